@@ -1,0 +1,3 @@
+from rewind_ls.cli import main
+
+raise SystemExit(main())

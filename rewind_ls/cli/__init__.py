@@ -1,0 +1,17 @@
+"""`rewind-ls` entry point. `hook` is dispatched before argparse is even imported: it runs on every
+agent edit, and Python start-up is most of its cost."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) == 2 and args[0] == "hook" and not args[1].startswith("-"):
+        from rewind_ls.core.claude_hook import run
+
+        return run(args[1])
+    from rewind_ls.cli.app import run_cli
+
+    return run_cli(args)

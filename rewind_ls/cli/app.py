@@ -1,0 +1,445 @@
+"""The command line: argument parsing, rendering, confirmation. Logic lives in the core."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from rewind_ls import __version__
+from rewind_ls.core.errors import ConflictError, RewindError
+from rewind_ls.core.store import Store
+
+EPILOG = """\
+TURN is a turn number in the current (latest) agent session, or a turn id (see `rewind-ls turns`).
+The store lives in $REWIND_LS_HOME (default ~/.local/share/rewind-ls), never in the workspace.
+Exit codes: 0 ok, 1 cancelled, 2 error, 3 conflict (nothing written)."""
+
+
+def _workspace(args: argparse.Namespace) -> str:
+    from rewind_ls.core.paths import find_workspace_root
+
+    start = args.workspace or os.getcwd()
+    if not os.path.isdir(start):
+        raise RewindError(f"{start}: workspace folder not found")
+    return find_workspace_root(start)
+
+
+def _open(args: argparse.Namespace, create: bool = False) -> Store:
+    from rewind_ls.core.apply_disk import recover
+
+    store = Store.open(_workspace(args), create=create)
+    rolled = recover(store)
+    for point in rolled:
+        print(f"rewind-ls: rolled back restore {point}, interrupted earlier", file=sys.stderr)
+    return store
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _safe(text: str) -> str:
+    """Paths and prompts can hold newlines or control characters: show them escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+# --- turns ------------------------------------------------------------------------------------
+
+
+def cmd_turns(args: argparse.Namespace) -> int:
+    from rewind_ls.core.timeline import list_sessions
+
+    with _open(args) as store:
+        listing = list_sessions(store, args.session)
+    if not args.all and args.session is None:
+        current = listing["currentSessionId"]
+        listing["sessions"] = [s for s in listing["sessions"] if s["id"] == current]
+    if args.json:
+        _print_json(listing)
+        return 0
+    if not listing["sessions"]:
+        print("no agent turns recorded in this workspace yet (install the hooks: rewind-ls install claude-code)")
+        return 0
+    for session in listing["sessions"]:
+        print(f"session {session['id']}  ({session['kind']}, {session['agent'] or '-'})")
+        print(f"  {'#':>3}  {'started':16}  {'prompt':40}  files")
+        for turn in session["turns"]:
+            when = (turn["startedAt"] or "").replace("T", " ")[:16]
+            prompt = _safe(" ".join(turn["prompt"].split()))
+            prompt = prompt[:39] + "…" if len(prompt) > 40 else prompt
+            files = ", ".join(f"{_mark(f['change'])}{_safe(f['path'])}" for f in turn["files"]) or "-"
+            print(f"  {turn['number']:>3}  {when:16}  {prompt:40}  {files}")
+    return 0
+
+
+def _mark(change: str) -> str:
+    return {"created": "+", "deleted": "-", "modified": "~"}.get(change, "?")
+
+
+# --- diff -------------------------------------------------------------------------------------
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from rewind_ls.core.diff import turn_diff
+    from rewind_ls.core.plan import resolve_turn
+
+    with _open(args) as store:
+        turn = resolve_turn(store, args.turn, args.session)
+        rel = _rel(store, args.path) if args.path else None
+        diffs = turn_diff(store, turn, rel)
+    if args.json:
+        _print_json({"turnId": turn["id"], "number": turn["number"], "files": diffs})
+        return 0
+    if not diffs:
+        print(f"turn {turn['number']} changed no file" + (f" {args.path}" if args.path else ""))
+    for d in diffs:
+        sys.stdout.write(d["diff"])
+    return 0
+
+
+def _rel(store: Store, path: str) -> str:
+    from rewind_ls.core.paths import relative_path
+
+    return relative_path(store.root, path, os.getcwd())
+
+
+# --- restores ---------------------------------------------------------------------------------
+
+
+def _render_plan(plan: Any, out: Callable[[str], None]) -> None:
+    for pp in plan.paths:
+        if not pp.will_write and pp.conflict is None:
+            continue
+        stat = "binary" if pp.binary else f"+{pp.added} -{pp.removed}"
+        line = f"  {pp.action:9} {_safe(pp.path)}  {stat}"
+        if pp.conflict is not None:
+            line += f"\n            conflict ({pp.conflict.kind}): {_safe(pp.conflict.message)}"
+            for hunk in pp.conflict.hunks[:3]:
+                line += f"\n              base lines {hunk['baseStart'] + 1}-{hunk['baseEnd']}"
+        out(line)
+
+
+def _plan_json(plan: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "path": pp.path,
+            "action": pp.action,
+            "added": pp.added,
+            "removed": pp.removed,
+            "binary": pp.binary,
+            "conflict": None
+            if pp.conflict is None
+            else {"kind": pp.conflict.kind, "message": pp.conflict.message, "hunks": pp.conflict.hunks},
+        }
+        for pp in plan.paths
+        if pp.will_write or pp.conflict is not None
+    ]
+
+
+def _confirm(plan: Any, args: argparse.Namespace) -> tuple[bool, bool, bool]:
+    """(proceed, force, skip_conflicts) after asking on a terminal."""
+    force, skip = args.force, args.skip_conflicts
+    if args.yes or args.json or not sys.stdin.isatty():
+        return True, force, skip
+    blocking = [p for p in plan.conflicts if not (force and p.conflict.forcible)]
+    if blocking and not skip:
+        answer = input(f"{len(blocking)} conflict(s). [s]kip them / [f]orce overwrite / [c]ancel? ")
+        choice = answer.strip().lower()[:1]
+        if choice == "s":
+            return True, force, True
+        if choice == "f":
+            return True, True, skip
+        return False, force, skip
+    answer = input(f"Restore {len(plan.changes())} file(s)? [y/N] ")
+    return answer.strip().lower() in ("y", "yes"), force, skip
+
+
+def _restore(args: argparse.Namespace, mode: str) -> int:
+    from rewind_ls.core.apply_disk import apply_to_disk
+    from rewind_ls.core.plan import disk_reader, plan_revert, plan_rewind, plan_undo, resolve_turn
+
+    scope = getattr(args, "scope", "code")
+    with _open(args) as store:
+        reader = disk_reader(store.root)
+        if mode == "undo":
+            plan = plan_undo(store, reader)
+            turn = plan.turn
+        else:
+            turn = resolve_turn(store, args.turn, args.session)
+            label = f"{mode} to turn {turn['number']} ({scope})" if mode == "rewind" else f"revert turn {turn['number']}"
+            paths = [_rel(store, p) for p in args.path] if getattr(args, "path", None) else None
+            plan = (
+                plan_rewind(store, turn, reader, paths, label=label)
+                if mode == "rewind"
+                else plan_revert(store, turn, reader, label=label)
+            )
+        code_scope = scope in ("code", "both")
+        result: dict[str, Any] = {"mode": mode, "turnId": turn["id"], "number": turn["number"], "scope": scope}
+        lines: list[str] = []
+        if code_scope:
+            result["files"] = _plan_json(plan)
+            if not args.json:
+                header = "undo" if mode == "undo" else f"{mode} turn {turn['number']}: {_safe(turn['prompt'][:60])}"
+                print(f"{header}")
+                _render_plan(plan, print)
+                if not plan.changes() and not plan.conflicts:
+                    print("  nothing to restore: every path already matches")
+        if args.dry_run:
+            result["status"] = "planned"
+            if args.json:
+                _print_json(result)
+            return 3 if plan.conflicts and code_scope else 0
+        proceed, force, skip = _confirm(plan, args) if code_scope and plan.changes() else (True, args.force, args.skip_conflicts)
+        if not proceed:
+            print("cancelled; nothing written")
+            return 1
+        if code_scope:
+            outcome = apply_to_disk(store, plan, force=force, skip_conflicts=skip)
+            result.update(status=outcome.status, message=outcome.message, restorePointId=outcome.point)
+            lines.append(outcome.message + (f" (undo: rewind-ls undo)" if outcome.point else ""))
+        if scope in ("conversation", "both") and mode == "rewind":
+            from rewind_ls.core.transcript import fork_turn
+
+            fork = fork_turn(store, turn)
+            result["conversation"] = {
+                "sessionId": fork.session_id,
+                "transcriptPath": fork.path,
+                "resumeCommand": fork.resume_command,
+                "prompt": fork.prompt,
+            }
+            result.setdefault("status", "applied")
+            lines.append(f"conversation forked before turn {turn['number']}: {fork.resume_command}")
+            lines.append("the turn's prompt, to edit and send again:")
+            lines.append("  " + fork.prompt.replace("\n", "\n  "))
+    if args.json:
+        _print_json(result)
+    else:
+        for line in lines:
+            print(line)
+    return 0
+
+
+def cmd_rewind(args: argparse.Namespace) -> int:
+    return _restore(args, "rewind")
+
+
+def cmd_revert(args: argparse.Namespace) -> int:
+    return _restore(args, "revert")
+
+
+def cmd_undo(args: argparse.Namespace) -> int:
+    return _restore(args, "undo")
+
+
+# --- maintenance ------------------------------------------------------------------------------
+
+
+def cmd_gc(args: argparse.Namespace) -> int:
+    from rewind_ls.core import gc
+
+    kw: dict[str, Any] = {}
+    if args.retention_days is not None:
+        kw["retention_days"] = args.retention_days
+    if args.max_bytes is not None:
+        kw["max_bytes"] = args.max_bytes
+    with _open(args) as store:
+        result = gc.run(store, dry_run=args.dry_run, **kw)
+    if args.json:
+        _print_json(result)
+    else:
+        verb = "would drop" if args.dry_run else "dropped"
+        print(
+            f"{verb} {result['turnsDropped']} turn(s), {result['blobsDropped']} stored content(s); "
+            f"store {result['bytesBefore']} -> {result['bytesAfter']} bytes"
+        )
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from rewind_ls.core.doctor import diagnose
+
+    report = diagnose(_workspace(args), repair=args.repair)
+    if args.json:
+        _print_json(report)
+    else:
+        for check in report["checks"]:
+            print(f"{'ok  ' if check['ok'] else 'FAIL'} {check['name']}: {_safe(check['detail'])}")
+    return 0 if report["ok"] else 2
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    from rewind_ls.core.claude_settings import install, settings_path
+
+    if args.agent != "claude-code":
+        raise RewindError(f"install: unknown agent {args.agent!r} (supported: claude-code)")
+    path = settings_path(_workspace(args), args.user)
+    command = args.command or "rewind-ls hook claude-code"
+    changed = install(path, command, uninstall=args.uninstall)
+    if not changed:
+        print(f"{path}: already {'clean' if args.uninstall else 'installed'}, nothing changed")
+    else:
+        print(f"{path}: " + ", ".join(changed))
+    return 0
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from rewind_ls.core.claude_hook import run
+
+    return run(args.agent)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from rewind_ls.server.main import serve
+
+    return serve(tcp=args.tcp, log_level=args.log_level, log_file=args.log_file)
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    from rewind_ls.core.capture import Recorder
+
+    with _open(args, create=True) as store:
+        rec = Recorder(store)
+        if args.action == "begin-turn":
+            turn = rec.begin_turn(args.session, args.prompt or "", "agent", args.agent)
+        elif args.action == "end-turn":
+            turn = rec.end_turn(args.session) or ""
+        else:
+            if not args.paths:
+                raise RewindError("record edit: name at least one PATH")
+            store.ensure_session(args.session, "agent", args.agent)
+            turn = ""
+            for p in args.paths:
+                rel = _rel(store, p)
+                turn = (rec.before if args.phase == "before" else rec.after)(args.session, rel, "record", args.agent)
+        if args.json:
+            _print_json({"turnId": turn})
+        elif turn:
+            print(turn)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from rewind_ls.cli.demo import run_demo
+
+    return run_demo(keep=args.keep)
+
+
+# --- parser -----------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rewind-ls",
+        description="Checkpoints and rewind for AI coding agents: restore code, conversation or both "
+        "to the start of any turn, revert one turn, undo any rewind.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"rewind-ls {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-C", "--workspace", metavar="DIR", help="workspace folder (default: the current folder's git top level, or the folder)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add(name: str, func: Callable[[argparse.Namespace], int], help: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help, description=help, epilog=EPILOG,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.set_defaults(func=func)
+        return p
+
+    p = add("turns", cmd_turns, "List recorded turns (newest session by default).")
+    p.add_argument("--session", help="a session id (default: the latest agent session)")
+    p.add_argument("--all", action="store_true", help="every session, including your saves and restore points")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p = add("diff", cmd_diff, "Show what a turn changed (before -> after), as a unified diff.")
+    p.add_argument("turn", metavar="TURN")
+    p.add_argument("path", metavar="PATH", nargs="?")
+    p.add_argument("--session")
+    p.add_argument("--json", action="store_true")
+
+    def restore_flags(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--dry-run", action="store_true", help="only show the preview")
+        p.add_argument("--force", action="store_true", help="overwrite paths changed behind rewind-ls' back (undoable)")
+        p.add_argument("--skip-conflicts", action="store_true", help="restore the rest, leave conflicting paths alone")
+        p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+        p.add_argument("--json", action="store_true")
+
+    p = add("rewind", cmd_rewind, "Restore code, conversation or both to the start of TURN.")
+    p.add_argument("turn", metavar="TURN")
+    p.add_argument("--scope", choices=["code", "conversation", "both"], default="code")
+    p.add_argument("--path", action="append", metavar="P", help="only this path (repeatable)")
+    p.add_argument("--session")
+    restore_flags(p)
+
+    p = add("revert", cmd_revert, "Undo only TURN's own changes by a three-way merge; later work survives.")
+    p.add_argument("turn", metavar="TURN")
+    p.add_argument("--session")
+    restore_flags(p)
+
+    p = add("undo", cmd_undo, "Undo the last rewind, revert or undo.")
+    restore_flags(p)
+
+    p = add("gc", cmd_gc, "Drop old checkpoints (retention, size cap) and unused content.")
+    p.add_argument("--retention-days", type=int)
+    p.add_argument("--max-bytes", type=int)
+    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--json", action="store_true")
+
+    p = add("doctor", cmd_doctor, "Check the store, its permissions and the hooks; --repair fixes what it can.")
+    p.add_argument("--repair", action="store_true")
+    p.add_argument("--json", action="store_true")
+
+    p = add("install", cmd_install, "Add rewind-ls' hooks to Claude Code's settings (idempotent).")
+    p.add_argument("agent", choices=["claude-code"])
+    p.add_argument("--user", action="store_true", help="~/.claude/settings.json instead of the project's")
+    p.add_argument("--uninstall", action="store_true", help="remove only rewind-ls' hooks")
+    p.add_argument("--command", help="hook command (default: rewind-ls hook claude-code)")
+
+    p = add("hook", cmd_hook, "Record one agent hook payload read from stdin (used by the agent).")
+    p.add_argument("agent", choices=["claude-code", "codex"])
+
+    p = add("serve", cmd_serve, "Run the language server on stdio.")
+    p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--log-file", help="default: <store home>/server.log")
+
+    p = add("record", cmd_record, "Record turns for an agent that is not Claude Code.")
+    p.add_argument("action", choices=["begin-turn", "edit", "end-turn"])
+    p.add_argument("paths", nargs="*", metavar="PATH", help="edit: the files about to change / just changed")
+    p.add_argument("--session", required=True)
+    p.add_argument("--prompt", help="begin-turn: the user's prompt")
+    p.add_argument("--agent", default="other")
+    p.add_argument("--phase", choices=["before", "after"], default="before", help="edit: before or after the change")
+    p.add_argument("--json", action="store_true")
+
+    p = add("demo", cmd_demo, "Record a scripted agent session in a temporary workspace and rewind it.")
+    p.add_argument("--keep", action="store_true", help="keep the temporary workspace and store")
+    return parser
+
+
+def run_cli(argv: list[str]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+        return code
+    except ConflictError as exc:
+        if getattr(args, "json", False):
+            _print_json({"status": "conflict", "message": str(exc), "paths": exc.paths})
+        else:
+            print(f"rewind-ls: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except RewindError as exc:
+        if getattr(args, "json", False):
+            _print_json({"status": "error", "message": str(exc)})
+        print(f"rewind-ls: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("rewind-ls: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

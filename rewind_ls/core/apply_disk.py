@@ -1,0 +1,286 @@
+"""Applying a plan to disk, all or nothing.
+
+Steps: record a restore point (content now + content to write), write every new content to a temporary
+file beside its target, check each target still holds what the plan expected (compare-and-swap), move
+each old file aside to a backup name and the new one into place, then mark the restore point applied
+and drop the backups. Any failure rolls back what was swapped. A process killed midway leaves a
+`pending` restore point whose journal names every temporary and backup file: `recover()` (run by every
+CLI command and the server at start) puts the workspace back as it was before the restore.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from rewind_ls.core.capture import REWIND_SESSION, read_current
+from rewind_ls.core.errors import ConflictError, RewindError
+from rewind_ls.core.paths import safe_target
+from rewind_ls.core.plan import REVERT, PathPlan, Plan
+from rewind_ls.core.restore_point import (
+    PENDING,
+    ROLLED_BACK,
+    finish_restore_point,
+    open_restore_point,
+    update_journal,
+)
+from rewind_ls.core.store import ABSENT, FILE, Store, Version, digest
+
+# Test hook for crash-safety tests: `REWIND_LS_FAULT=after-swap:2` kills the process (os._exit) just
+# after the second file is swapped into place. Never set in normal use.
+_FAULT = os.environ.get("REWIND_LS_FAULT", "")
+
+
+class Outcome:
+    def __init__(
+        self,
+        status: str,
+        message: str,
+        plan: Plan,
+        items: Sequence[PathPlan] = (),
+        point: str | None = None,
+        failed: Sequence[str] = (),
+    ) -> None:
+        self.status = status
+        self.message = message
+        self.plan = plan
+        self.items = list(items)
+        self.point = point
+        self.failed = list(failed)
+
+
+def _fault(stage: str, index: int) -> None:
+    if _FAULT and _FAULT == f"{stage}:{index}":
+        os._exit(137)
+
+
+def select(plan: Plan, force: bool, skip_conflicts: bool) -> list[PathPlan]:
+    """The paths to write. Raises ConflictError (nothing written) when a conflict is not resolved by
+    the caller's choice: `force` overwrites paths changed behind rewind-ls' back, `skip_conflicts`
+    leaves every conflicting path alone. A revert whose merge does not apply writes nothing at all."""
+    conflicts = plan.conflicts
+    merge = [p for p in conflicts if p.conflict is not None and p.conflict.kind == "merge"]
+    if plan.mode == REVERT and merge:
+        raise ConflictError(
+            "revert refused, nothing written: " + "; ".join(p.conflict.message for p in merge if p.conflict),
+            [p.path for p in merge],
+        )
+    blocking = [p for p in conflicts if p.conflict is not None and not (force and p.conflict.forcible)]
+    if blocking and not skip_conflicts:
+        hint = "--force to overwrite, --skip-conflicts to restore the rest"
+        raise ConflictError(
+            f"{len(blocking)} conflict(s), nothing written ({hint}):\n  "
+            + "\n  ".join(p.conflict.message for p in blocking if p.conflict),
+            [p.path for p in blocking],
+        )
+    return [
+        p
+        for p in plan.paths
+        if p.will_write and (p.conflict is None or (force and p.conflict.forcible))
+    ]
+
+
+@contextmanager
+def restore_lock(store: Store, blocking: bool = True) -> Iterator[bool]:
+    """One restore at a time per workspace, across processes."""
+    fd = os.open(os.path.join(store.path, "restore.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _names(full: str) -> tuple[str, str]:
+    directory, name = os.path.split(full)
+    tag = os.urandom(4).hex()
+    return (
+        os.path.join(directory, f".{name}.rewind-{tag}.tmp"),
+        os.path.join(directory, f".{name}.rewind-{tag}.bak"),
+    )
+
+
+def _fsync_dir(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_file_atomic(full: str, data: bytes, mode: int | None) -> None:
+    """Write a single file by temp + rename (used by the server for files it writes itself)."""
+    tmp, _ = _names(full)
+    _write_tmp(tmp, data, mode)
+    os.replace(tmp, full)
+    _fsync_dir(os.path.dirname(full))
+
+
+def _write_tmp(tmp: str, data: bytes, mode: int | None) -> None:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.chmod(tmp, mode if mode is not None else 0o644)
+
+
+def _makedirs(directory: str, created: list[str]) -> None:
+    missing = []
+    probe = directory
+    while not os.path.isdir(probe):
+        missing.append(probe)
+        probe = os.path.dirname(probe)
+    for d in reversed(missing):
+        os.mkdir(d, 0o755)
+        created.append(d)
+
+
+def rollback(ops: Sequence[dict[str, Any]], created_dirs: Sequence[str] = ()) -> list[str]:
+    """Undo swapped files using the journal; returns paths that could not be put back."""
+    stuck: list[str] = []
+    for op in reversed(ops):
+        full, tmp, backup = op["full"], op["tmp"], op["backup"]
+        try:
+            if os.path.lexists(backup):
+                os.replace(backup, full)
+            elif op["expected_absent"] and os.path.lexists(full):
+                version, _, _ = read_current(os.path.dirname(full), os.path.basename(full))
+                if version.hash == op.get("target_hash"):
+                    os.unlink(full)
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+        except OSError:
+            stuck.append(op["path"])
+    for d in sorted(created_dirs, key=len, reverse=True):
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+    return stuck
+
+
+def apply_to_disk(
+    store: Store, plan: Plan, force: bool = False, skip_conflicts: bool = False
+) -> Outcome:
+    items = select(plan, force, skip_conflicts)
+    if not items:
+        skipped = len(plan.conflicts)
+        note = f" ({skipped} conflicting path(s) left alone)" if skipped else ""
+        return Outcome("nothing-to-do", f"nothing to restore: every path already matches{note}", plan)
+    with restore_lock(store):
+        return _swap_all(store, plan, items)
+
+
+def _swap_all(store: Store, plan: Plan, items: list[PathPlan]) -> Outcome:
+    root = store.root
+    ops: list[dict[str, Any]] = []
+    for pp in items:
+        full = safe_target(root, pp.path)
+        tmp, backup = _names(full)
+        ops.append(
+            {
+                "path": pp.path,
+                "full": full,
+                "tmp": tmp,
+                "backup": backup,
+                "expected_absent": pp.current.kind == ABSENT,
+                "target_hash": pp.target.hash,
+            }
+        )
+    point = open_restore_point(store, plan, items, {"ops": ops, "applier": "disk"})
+    created_dirs: list[str] = []
+    try:
+        for op, pp in zip(ops, items):
+            if pp.target.kind == FILE:
+                assert pp.target_data is not None
+                _makedirs(os.path.dirname(op["full"]), created_dirs)
+                _write_tmp(op["tmp"], pp.target_data, pp.target.mode)
+        update_journal(store, point, created_dirs=created_dirs)
+        for pp in items:
+            now, _, _ = read_current(root, pp.path)
+            if not now == pp.current:
+                raise ConflictError(
+                    f"{pp.path}: changed while the restore was being prepared; nothing written",
+                    [pp.path],
+                )
+        for index, (op, pp) in enumerate(zip(ops, items), 1):
+            if pp.current.kind != ABSENT:
+                os.rename(op["full"], op["backup"])
+            if pp.target.kind == FILE:
+                os.rename(op["tmp"], op["full"])
+            _fault("after-swap", index)
+        for d in {os.path.dirname(op["full"]) for op in ops}:
+            _fsync_dir(d)
+    except BaseException as exc:
+        stuck = rollback(ops, created_dirs)
+        store.set_turn_state(point, ROLLED_BACK)
+        if stuck:
+            raise RewindError(
+                f"restore failed ({exc}) and these paths could not be put back: {', '.join(stuck)}; "
+                f"their previous content is in restore point {point}"
+            ) from exc
+        if isinstance(exc, RewindError):
+            raise
+        if isinstance(exc, OSError):
+            raise RewindError(
+                f"{getattr(exc, 'filename', '') or 'restore'}: {exc.strerror or exc}; nothing changed"
+            ) from exc
+        raise
+    reached: dict[str, tuple[Version, os.stat_result | None]] = {}
+    for op, pp in zip(ops, items):
+        try:
+            st: os.stat_result | None = os.lstat(op["full"]) if pp.target.kind == FILE else None
+        except OSError:
+            st = None
+        reached[pp.path] = (pp.target, st)
+    finish_restore_point(store, point, reached)
+    for op in ops:
+        try:
+            os.unlink(op["backup"])
+        except FileNotFoundError:
+            pass
+    return Outcome("applied", f"restored {len(items)} file(s)", plan, items, point)
+
+
+def recover(store: Store) -> list[str]:
+    """Roll back restores that a killed process left pending. Returns the restore point ids handled."""
+    rows = store.conn.execute(
+        "SELECT id, info FROM turns WHERE session_id = ? AND state = ?", (REWIND_SESSION, PENDING)
+    ).fetchall()
+    if not rows:
+        return []
+    handled: list[str] = []
+    with restore_lock(store, blocking=False) as mine:
+        if not mine:
+            return []  # a live restore holds the lock: it is not abandoned
+        for point, info in rows:
+            journal = json.loads(info) if info else {}
+            rollback(journal.get("ops", []), journal.get("created_dirs", []))
+            # Paths the interrupted restore had not touched still hold what rewind-ls knew.
+            store.set_turn_state(point, ROLLED_BACK)
+            handled.append(point)
+    return handled
+
+
+def current_matches(root: str, path: str, version: Version) -> bool:
+    now, data, _ = read_current(root, path)
+    if version.kind == FILE and data is not None:
+        return digest(data) == version.hash and now == version
+    return now == version

@@ -1,0 +1,237 @@
+"""Recording what files looked like: turns, first-touch snapshots, after-contents, boundary re-checks.
+
+Every recorder (the Claude Code hook, `rewind-ls record`, the language server's saves) goes through
+`Recorder`, so the rules live in one place:
+- a turn's `before` for a path is the content when the path is first touched in that turn;
+- its `after` is the content the last time it was seen in that turn;
+- at turn boundaries, paths whose metadata changed since rewind-ls last saw them are read again,
+  so a change made by a shell command is not missed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mod
+from collections.abc import Iterable
+
+from rewind_ls.core import config
+from rewind_ls.core.errors import BadPath
+from rewind_ls.core.store import (
+    ABSENT,
+    ABSENT_VERSION,
+    FILE,
+    TOO_LARGE,
+    UNKNOWN,
+    Store,
+    Version,
+    digest,
+)
+
+# Fixed sessions for changes that belong to no agent turn.
+EDITOR_SESSION = "editor"  # the person's saves in an editor
+EXTERNAL_SESSION = "external"  # changes found at a turn boundary that happened between turns
+REWIND_SESSION = "rewind"  # restore points written by rewind-ls itself
+
+_CHUNK = 1 << 20
+
+
+def read_current(root: str, rel: str, max_bytes: int | None = None) -> tuple[Version, bytes | None, os.stat_result | None]:
+    """The path's content now: (version, bytes or None, lstat or None)."""
+    full = os.path.join(root, *rel.split("/"))
+    try:
+        st = os.lstat(full)
+    except (FileNotFoundError, NotADirectoryError):
+        return ABSENT_VERSION, None, None
+    if stat_mod.S_ISLNK(st.st_mode):
+        raise BadPath(rel, "is a symbolic link; rewind-ls records regular files only")
+    if not stat_mod.S_ISREG(st.st_mode):
+        raise BadPath(rel, "is not a regular file")
+    limit = config.max_file_bytes() if max_bytes is None else max_bytes
+    mode = stat_mod.S_IMODE(st.st_mode)
+    if st.st_size > limit:
+        import hashlib
+
+        h = hashlib.sha256()
+        with open(full, "rb") as f:
+            for chunk in iter(lambda: f.read(_CHUNK), b""):
+                h.update(chunk)
+        return Version(TOO_LARGE, h.hexdigest(), mode, st.st_size), None, st
+    with open(full, "rb") as f:
+        data = f.read()
+    return Version(FILE, digest(data), mode, len(data)), data, st
+
+
+def _stat_matches(st: os.stat_result | None, known: Version, mtime_ns: int | None, ino: int | None) -> bool:
+    if st is None:
+        return known.kind == ABSENT
+    return (
+        known.kind != ABSENT
+        and mtime_ns == st.st_mtime_ns
+        and ino == st.st_ino
+        and known.size == st.st_size
+        and (known.mode or 0) == stat_mod.S_IMODE(st.st_mode)
+    )
+
+
+class Recorder:
+    """Records turns and changes for one workspace store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.root = store.root
+
+    # --- content -------------------------------------------------------------------------------
+
+    def snapshot(self, rel: str, previous: Version | None = None) -> Version:
+        """Read `rel` now, keep its content in the store, remember it as the path's known content."""
+        version, data, st = read_current(self.root, rel)
+        if data is not None and version.hash is not None:
+            prev_hash = previous.hash if previous is not None and previous.kind == FILE else None
+            self.store.put_blob(data, previous=prev_hash, h=version.hash)
+        self.store.set_known(rel, version, st)
+        return version
+
+    def known_version(self, rel: str) -> Version | None:
+        known = self.store.known(rel)
+        return None if known is None else known[0]
+
+    def current_version(self, rel: str) -> Version:
+        """The path's content now, reading it only when its metadata changed since last seen."""
+        known = self.store.known(rel)
+        if known is not None:
+            full = os.path.join(self.root, *rel.split("/"))
+            try:
+                st: os.stat_result | None = os.lstat(full)
+            except (FileNotFoundError, NotADirectoryError):
+                st = None
+            if _stat_matches(st, *known):
+                return known[0]
+        return self.snapshot(rel, None if known is None else known[0])
+
+    # --- turns ---------------------------------------------------------------------------------
+
+    def open_turn_id(self, session_id: str) -> str | None:
+        row = self.store.session(session_id)
+        return None if row is None else row["open_turn"]
+
+    def begin_turn(
+        self,
+        session_id: str,
+        prompt: str,
+        kind: str = "agent",
+        agent: str | None = None,
+        transcript: str | None = None,
+    ) -> str:
+        """Close the session's open turn (as if it had stopped), attribute changes made since the last
+        boundary, and open a new turn."""
+        self.store.ensure_session(session_id, kind, agent, transcript)
+        open_turn = self.open_turn_id(session_id)
+        if open_turn is not None:
+            self.end_turn(session_id)
+        else:
+            self.attribute_outside_changes()
+        return self.store.begin_turn(session_id, prompt)
+
+    def ensure_turn(self, session_id: str, kind: str = "agent", agent: str | None = None) -> str:
+        """The session's open turn, opening an unlabelled one if edits arrive outside any turn."""
+        turn = self.open_turn_id(session_id)
+        if turn is not None:
+            return turn
+        return self.begin_turn(session_id, "(edits outside a recorded prompt)", kind, agent)
+
+    def end_turn(self, session_id: str) -> str | None:
+        turn = self.open_turn_id(session_id)
+        if turn is None:
+            return None
+        for rel, old, new in self.changed_since_seen():
+            self._record_change(turn, rel, old, new, "scan")
+        self.store.end_turn(turn)
+        return turn
+
+    # --- changes -------------------------------------------------------------------------------
+
+    def before(self, session_id: str, rel: str, source: str = "tool", agent: str | None = None) -> str:
+        """First touch of `rel` in the session's turn: keep what it holds now."""
+        turn = self.ensure_turn(session_id, agent=agent)
+        if self.store.change(turn, rel) is None:
+            version = self.current_version(rel)
+            self.store.record_before(turn, rel, version, source)
+        return turn
+
+    def after(self, session_id: str, rel: str, source: str = "tool", agent: str | None = None) -> str:
+        """`rel` was just changed in the session's turn: keep what it holds now."""
+        turn = self.ensure_turn(session_id, agent=agent)
+        known = self.store.known(rel)
+        previous = None if known is None else known[0]
+        if self.store.change(turn, rel) is None:
+            # No before was seen (hook installed mid-edit): the last known content is the best truth.
+            self.store.record_before(turn, rel, previous or Version(UNKNOWN), source)
+        version = self.snapshot(rel, previous)
+        self._settle(turn, rel, version)
+        return turn
+
+    def _settle(self, turn: str, rel: str, after: Version) -> None:
+        row = self.store.change(turn, rel)
+        if row is None:
+            return
+        before = Version(row["before_kind"], row["before_hash"], row["before_mode"])
+        if before == after:
+            # Touched but back to where it started (a failed or undone edit): not a change.
+            self.store.drop_change(turn, rel)
+        else:
+            self.store.record_after(turn, rel, after)
+
+    def record_known_change(self, turn: str, rel: str, before: Version, after: Version, source: str) -> None:
+        self._record_change(turn, rel, before, after, source)
+
+    def _record_change(self, turn: str, rel: str, old: Version, new: Version, source: str) -> None:
+        with self.store.transaction():
+            self.store.record_before(turn, rel, old, source)
+            self._settle(turn, rel, new)
+
+    def changed_since_seen(self, paths: Iterable[str] | None = None) -> list[tuple[str, Version, Version]]:
+        """Known paths whose content differs from what rewind-ls last saw: (path, old, new).
+
+        Only paths whose metadata changed are read. Paths an open turn of any session is editing
+        right now (before recorded, after not yet) are left to that turn.
+        """
+        busy = {
+            r[0]
+            for r in self.store.conn.execute(
+                "SELECT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
+                " WHERE c.after_kind IS NULL AND t.state = 'open'"
+            )
+        }
+        found: list[tuple[str, Version, Version]] = []
+        entries = self.store.known_paths()
+        wanted = None if paths is None else set(paths)
+        for rel, version, mtime_ns, ino in entries:
+            if rel in busy or (wanted is not None and rel not in wanted):
+                continue
+            full = os.path.join(self.root, *rel.split("/"))
+            try:
+                st: os.stat_result | None = os.lstat(full)
+            except (FileNotFoundError, NotADirectoryError):
+                st = None
+            if _stat_matches(st, version, mtime_ns, ino):
+                continue
+            try:
+                new = self.snapshot(rel, version)
+            except (BadPath, OSError):
+                continue
+            if not new.same_content(version) or (new.mode or 0) != (version.mode or 0):
+                found.append((rel, version, new))
+        return found
+
+    def attribute_outside_changes(self) -> str | None:
+        """Changes made between turns (the person, a tool) go into a turn of the external session, so
+        they are part of the timeline and a later rewind knows they are someone's work."""
+        changed = self.changed_since_seen()
+        if not changed:
+            return None
+        self.store.ensure_session(EXTERNAL_SESSION, "external", "workspace")
+        turn = self.store.begin_turn(EXTERNAL_SESSION, "changes made outside agent turns")
+        for rel, old, new in changed:
+            self._record_change(turn, rel, old, new, "scan")
+        self.store.end_turn(turn)
+        return turn

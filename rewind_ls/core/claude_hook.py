@@ -1,0 +1,141 @@
+"""Claude Code hook payloads -> recorder calls.
+
+Runs in its own process on every agent edit, so it imports only the core (stdlib + the store) and
+never fails the agent: `run()` turns every error into a message on stderr and in the log, exit 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from rewind_ls.core import config
+from rewind_ls.core.errors import BadInput, RewindError
+
+AGENT = "claude-code"
+
+# Edit tools and the tool_input field that names the file they change.
+EDIT_TOOLS = {
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
+SHELL_TOOLS = {"Bash"}
+
+
+def log(message: str) -> None:
+    """Append to the log; never raises (the log is a courtesy, not a requirement)."""
+    try:
+        config.ensure_private_dir(config.home_dir())
+        fd = os.open(config.log_path(), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as f:
+            f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}\n")
+    except OSError:
+        pass
+
+
+def _text(payload: dict[str, Any], key: str, required: bool = True) -> str | None:
+    value = payload.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value):
+        raise BadInput(f"hook payload: field {key!r} must be a non-empty string, got {value!r:.80}")
+    if "\x00" in value:
+        raise BadInput(f"hook payload: field {key!r} contains a NUL byte")
+    return value
+
+
+def parse(raw: bytes) -> dict[str, Any]:
+    if not raw.strip():
+        raise BadInput("hook payload: stdin was empty (expected one JSON object from Claude Code)")
+    try:
+        payload = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadInput(f"hook payload: not valid JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise BadInput(f"hook payload: expected a JSON object, got {type(payload).__name__}")
+    return payload
+
+
+def handle(payload: dict[str, Any]) -> str:
+    """Record one hook event. Returns a short description of what was done (for the log)."""
+    from rewind_ls.core.capture import Recorder
+    from rewind_ls.core.paths import find_workspace_root, relative_path
+    from rewind_ls.core.store import Store
+
+    event = _text(payload, "hook_event_name")
+    session_id = _text(payload, "session_id")
+    cwd = _text(payload, "cwd")
+    assert event is not None and session_id is not None and cwd is not None
+    if not os.path.isabs(cwd) or not os.path.isdir(cwd):
+        raise BadInput(f"hook payload: cwd {cwd!r} is not an existing absolute folder")
+    transcript = _text(payload, "transcript_path", required=False)
+    root = find_workspace_root(cwd)
+    tool = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    watched = event in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd") or (
+        event in ("PreToolUse", "PostToolUse") and (tool in EDIT_TOOLS or tool in SHELL_TOOLS)
+    )
+    if not watched:
+        return f"{event}: ignored"
+
+    with Store.open(root) as store:
+        rec = Recorder(store)
+        if event == "SessionStart":
+            store.ensure_session(session_id, "agent", AGENT, transcript)
+            rec.attribute_outside_changes()
+            return f"SessionStart {session_id}"
+        if event == "UserPromptSubmit":
+            prompt = payload.get("prompt")
+            prompt = prompt if isinstance(prompt, str) else ""
+            turn = rec.begin_turn(session_id, prompt.replace("\x00", ""), "agent", AGENT, transcript)
+            return f"turn {turn} opened"
+        if event in ("Stop", "SessionEnd"):
+            turn = rec.end_turn(session_id)
+            return f"turn {turn} closed"
+        store.ensure_session(session_id, "agent", AGENT, transcript)
+        if tool in SHELL_TOOLS:
+            if event == "PostToolUse":
+                # A shell command may have changed files no edit tool reports: attribute them now.
+                turn = rec.ensure_turn(session_id, agent=AGENT)
+                changed = rec.changed_since_seen()
+                for rel, old, new in changed:
+                    rec.record_known_change(turn, rel, old, new, "scan")
+                return f"{tool}: {len(changed)} changed file(s)"
+            return f"{tool}: nothing to do before"
+        if not isinstance(tool_input, dict):
+            raise BadInput(f"hook payload: {tool} tool_input must be an object")
+        file_path = tool_input.get(EDIT_TOOLS[str(tool)])
+        if not isinstance(file_path, str) or not file_path:
+            raise BadInput(f"hook payload: {tool} tool_input has no {EDIT_TOOLS[str(tool)]!r}")
+        rel = relative_path(root, file_path, cwd)
+        if event == "PreToolUse":
+            turn = rec.before(session_id, rel, "tool", AGENT)
+            return f"{tool} {rel}: before recorded in {turn}"
+        turn = rec.after(session_id, rel, "tool", AGENT)
+        return f"{tool} {rel}: after recorded in {turn}"
+
+
+def run(agent: str, stdin: Any = None) -> int:
+    """Entry point of `rewind-ls hook <agent>`: always exit 0 so the agent is never blocked."""
+    if agent not in (AGENT, "codex"):
+        sys.stderr.write(f"rewind-ls hook: unknown agent {agent!r} (expected claude-code or codex)\n")
+        return 0
+    raw = b""
+    try:
+        raw = (stdin or sys.stdin.buffer).read()
+        payload = parse(raw)
+        done = handle(payload)
+        if os.environ.get("REWIND_LS_DEBUG"):
+            log(f"hook {agent}: {done}")
+    except RewindError as exc:
+        sys.stderr.write(f"rewind-ls hook: {exc}\n")
+        log(f"hook {agent}: {exc}")
+    except Exception as exc:  # never block the agent for our own failure
+        sys.stderr.write(f"rewind-ls hook: internal error: {type(exc).__name__}: {exc}\n")
+        log(f"hook {agent}: internal error: {type(exc).__name__}: {exc} (payload {raw[:200]!r})")
+    return 0

@@ -1,0 +1,118 @@
+"""Installing rewind-ls' hooks into Claude Code's settings, idempotently, keeping every other hook."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from rewind_ls.core.errors import BadInput
+
+# Events we listen to and the tool matcher for each (None: the event has no matcher).
+EVENTS: dict[str, str | None] = {
+    "SessionStart": None,
+    "UserPromptSubmit": None,
+    "PreToolUse": "Write|Edit|MultiEdit|NotebookEdit|Bash",
+    "PostToolUse": "Write|Edit|MultiEdit|NotebookEdit|Bash",
+    "Stop": None,
+}
+MARK = "rewind-ls hook claude-code"
+
+
+def settings_path(workspace: str, user: bool) -> str:
+    if user:
+        from rewind_ls.core.config import claude_dir
+
+        return os.path.join(claude_dir(), "settings.json")
+    return os.path.join(workspace, ".claude", "settings.json")
+
+
+def _load(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return {}
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise BadInput(f"{path}: not valid JSON ({exc}); fix it by hand, nothing was changed") from None
+    if not isinstance(data, dict):
+        raise BadInput(f"{path}: expected a JSON object at the top; nothing was changed")
+    return data
+
+
+def _ours(entry: Any) -> bool:
+    return isinstance(entry, dict) and MARK in str(entry.get("command", ""))
+
+
+def install(path: str, command: str, uninstall: bool = False) -> list[str]:
+    """Add (or remove) our hooks. Returns a list of what changed (empty: nothing to do)."""
+    data = _load(path)
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise BadInput(f"{path}: \"hooks\" is not an object; nothing was changed")
+    changed: list[str] = []
+    for event, matcher in EVENTS.items():
+        groups = hooks.get(event, [])
+        if not isinstance(groups, list):
+            raise BadInput(f"{path}: hooks.{event} is not a list; nothing was changed")
+        kept = []
+        found = False
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(inner, list):
+                kept.append(group)
+                continue
+            mine = [h for h in inner if _ours(h)]
+            if mine and not uninstall and not found and any(h.get("command") == command for h in mine):
+                found = True
+                kept.append(group)
+                continue
+            if mine:
+                changed.append(f"removed {event}")
+                rest = [h for h in inner if not _ours(h)]
+                if rest:
+                    kept.append({**group, "hooks": rest})
+                continue
+            kept.append(group)
+        if not uninstall and not found:
+            entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
+            if matcher is not None:
+                entry = {"matcher": matcher, **entry}
+            kept.append(entry)
+            changed.append(f"added {event}")
+        if kept:
+            hooks[event] = kept
+        else:
+            hooks.pop(event, None)
+    if not hooks:
+        data.pop("hooks", None)
+    if changed:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = path + ".rewind-ls.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+    return changed
+
+
+def installed(path: str) -> bool:
+    try:
+        data = _load(path)
+    except BadInput:
+        return False
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        return False
+    return any(
+        _ours(h)
+        for groups in hooks.values()
+        if isinstance(groups, list)
+        for g in groups
+        if isinstance(g, dict)
+        for h in (g.get("hooks") or [])
+    )

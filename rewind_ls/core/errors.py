@@ -1,0 +1,50 @@
+"""Errors of the core. Each names the thing it is about and the reason, so a message can be shown as is."""
+
+from __future__ import annotations
+
+
+class RewindError(Exception):
+    """Base of every error rewind-ls reports to a person (CLI exit 2, LSP error message)."""
+
+    exit_code = 2
+
+
+class OutsideWorkspace(RewindError):
+    def __init__(self, path: str, root: str, reason: str = "resolves outside the workspace") -> None:
+        super().__init__(f"{path}: {reason} ({root}); refused")
+        self.path = path
+
+
+class BadPath(RewindError):
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path!r}: {reason}")
+        self.path = path
+
+
+class UnknownTurn(RewindError):
+    def __init__(self, spec: str, reason: str) -> None:
+        super().__init__(f"turn {spec}: {reason}")
+
+
+class StoreError(RewindError):
+    """The store cannot be used: newer schema, corrupt data, unwritable location."""
+
+
+class CorruptBlob(StoreError):
+    def __init__(self, digest: str, reason: str) -> None:
+        super().__init__(f"stored content {digest[:12]} is damaged: {reason}")
+        self.digest = digest
+
+
+class ConflictError(RewindError):
+    """A restore was refused because paths changed behind rewind-ls' back (nothing was written)."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, paths: list[str]) -> None:
+        super().__init__(message)
+        self.paths = paths
+
+
+class BadInput(RewindError):
+    """Malformed input from an agent, a file or a caller."""

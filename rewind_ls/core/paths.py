@@ -1,0 +1,103 @@
+"""Workspace roots and workspace-relative paths. Nothing outside the workspace root is ever captured
+or written: every path goes through `relative_path` (capture) or `safe_target` (restore)."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from rewind_ls.core.errors import BadPath, OutsideWorkspace
+
+
+def find_workspace_root(start: str) -> str:
+    """The git top level above `start` if there is one (no git process: look for `.git`), else `start`."""
+    here = os.path.realpath(start)
+    probe = here
+    while True:
+        if os.path.lexists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return here
+        probe = parent
+
+
+def _check_name(path: str) -> None:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadPath(path, "the file name is not valid UTF-8; rewind-ls cannot record it") from None
+    if "\x00" in path:
+        raise BadPath(path, "the file name contains a NUL byte")
+
+
+def relative_path(root: str, path: str, cwd: str | None = None) -> str:
+    """Workspace-relative POSIX path of `path` (absolute, or relative to `cwd`), symlinks resolved.
+
+    Raises OutsideWorkspace when the real location is not inside `root`.
+    """
+    _check_name(path)
+    full = path if os.path.isabs(path) else os.path.join(cwd or root, path)
+    real = os.path.realpath(full)
+    root_real = os.path.realpath(root)
+    if real == root_real or not real.startswith(root_real.rstrip(os.sep) + os.sep):
+        raise OutsideWorkspace(path, root_real)
+    rel = os.path.relpath(real, root_real)
+    if rel.split(os.sep)[0] == ".git" or f"{os.sep}.git{os.sep}" in f"{os.sep}{rel}":
+        raise BadPath(path, "is inside a .git folder; rewind-ls never records repository metadata")
+    return rel.replace(os.sep, "/")
+
+
+def check_relative(rel: str) -> None:
+    """Refuse a stored or requested relative path that could escape the root."""
+    _check_name(rel)
+    if not rel or rel.startswith("/") or os.path.isabs(rel):
+        raise BadPath(rel, "is not a workspace-relative path")
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        raise BadPath(rel, "contains an empty, '.' or '..' component")
+    if ".git" in parts:
+        raise BadPath(rel, "is inside a .git folder")
+
+
+def safe_target(root: str, rel: str) -> str:
+    """Absolute path for writing `rel`, after checking that no existing component is a symlink that
+    leads outside the workspace and that the file itself is not a symlink (we replace names, never
+    write through links)."""
+    check_relative(rel)
+    root_real = os.path.realpath(root)
+    full = os.path.join(root_real, *rel.split("/"))
+    parent = os.path.dirname(full)
+    probe = parent
+    # The nearest existing ancestor must resolve inside the root.
+    while not os.path.lexists(probe):
+        probe = os.path.dirname(probe)
+    real_parent = os.path.realpath(probe)
+    if real_parent != root_real and not real_parent.startswith(root_real + os.sep):
+        raise OutsideWorkspace(rel, root_real, "a parent folder is a link that leads outside the workspace")
+    try:
+        st = os.lstat(full)
+    except FileNotFoundError:
+        return full
+    if stat.S_ISLNK(st.st_mode):
+        raise BadPath(rel, "is a symbolic link; rewind-ls does not write through links")
+    if stat.S_ISDIR(st.st_mode):
+        raise BadPath(rel, "is a folder now; rewind-ls will not replace a folder with a file")
+    return full
+
+
+def to_uri(root: str, rel: str) -> str:
+    from urllib.parse import quote
+
+    return "file://" + quote(os.path.join(os.path.realpath(root), *rel.split("/")).replace(os.sep, "/"))
+
+
+def from_uri(uri: str) -> str:
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        raise BadPath(uri, "is not a file: URI")
+    if parsed.netloc not in ("", "localhost"):
+        raise BadPath(uri, "names a remote host")
+    return unquote(parsed.path)

@@ -1,0 +1,315 @@
+"""Planning a restore: for each path, the content to reach, the content expected now, and conflicts.
+
+The planner knows nothing of who applies the plan: the CLI writes it to disk (`apply_disk`), the
+language server turns it into a WorkspaceEdit. Both pass a `reader` that returns a path's current
+content (the server's reader prefers the editor's buffer), so compare-and-swap sees what the person sees.
+
+Semantics (DESIGN.md):
+- rewind to T: every path changed in T or later turns of T's session goes back to its content at the
+  start of T (the `before` of the first change to it after T began, in any session);
+- revert T: T's own changes are undone by a three-way merge (base = after T, ours = now, theirs = before T);
+- undo: rewind to the latest restore point.
+Conflicts: `modified-outside` (the content now is not what rewind-ls last saw), `other-session` (another
+session or the person changed the path after T's session last did), `merge`, `not-restorable`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from rewind_ls.core.capture import REWIND_SESSION, read_current
+from rewind_ls.core.errors import CorruptBlob, RewindError, UnknownTurn
+from rewind_ls.core.merge import diffstat, is_binary, merge3
+from rewind_ls.core.store import ABSENT, FILE, Store, Version, digest
+
+Reader = Callable[[str], "tuple[Version, bytes | None]"]
+
+REWIND = "rewind"
+REVERT = "revert"
+UNDO = "undo"
+
+
+class Conflict:
+    __slots__ = ("hunks", "kind", "message")
+
+    def __init__(self, kind: str, message: str, hunks: list[dict[str, object]] | None = None) -> None:
+        self.kind = kind
+        self.message = message
+        self.hunks = hunks or []
+
+    @property
+    def forcible(self) -> bool:
+        """Whether --force may overwrite it (a merge conflict or missing content cannot be forced)."""
+        return self.kind in ("modified-outside", "other-session")
+
+
+class PathPlan:
+    """One path of a restore."""
+
+    __slots__ = (
+        "action",
+        "added",
+        "binary",
+        "conflict",
+        "current",
+        "current_data",
+        "path",
+        "removed",
+        "target",
+        "target_data",
+    )
+
+    def __init__(self, path: str, current: Version, current_data: bytes | None) -> None:
+        self.path = path
+        self.current = current
+        self.current_data = current_data
+        self.target: Version = current
+        self.target_data: bytes | None = current_data
+        self.action = "unchanged"
+        self.conflict: Conflict | None = None
+        self.added = 0
+        self.removed = 0
+        self.binary = False
+
+    def set_target(self, target: Version, data: bytes | None) -> None:
+        self.target = target
+        self.target_data = data
+        if target == self.current:
+            self.action = "unchanged"
+        elif target.kind == ABSENT:
+            self.action = "delete"
+        elif self.current.kind == ABSENT:
+            self.action = "create"
+        else:
+            self.action = "modify"
+        old = self.current_data or b""
+        new = data or b""
+        self.binary = is_binary(old) or is_binary(new)
+        if not self.binary:
+            self.added, self.removed = diffstat(old, new)
+
+    @property
+    def will_write(self) -> bool:
+        return self.action != "unchanged"
+
+
+class Plan:
+    def __init__(self, mode: str, turn: sqlite3.Row, label: str) -> None:
+        self.mode = mode
+        self.turn = turn
+        self.label = label
+        self.paths: list[PathPlan] = []
+
+    @property
+    def conflicts(self) -> list[PathPlan]:
+        return [p for p in self.paths if p.conflict is not None]
+
+    def changes(self) -> list[PathPlan]:
+        return [p for p in self.paths if p.will_write]
+
+
+def disk_reader(root: str) -> Reader:
+    def read(rel: str) -> tuple[Version, bytes | None]:
+        version, data, _ = read_current(root, rel)
+        return version, data
+
+    return read
+
+
+def _version(row: sqlite3.Row, side: str) -> Version:
+    return Version(row[f"{side}_kind"] or ABSENT, row[f"{side}_hash"], row[f"{side}_mode"])
+
+
+def _content(store: Store, version: Version, path: str) -> tuple[bytes | None, Conflict | None]:
+    if version.kind == ABSENT:
+        return None, None
+    if version.kind != FILE or version.hash is None:
+        why = "was larger than the size cap" if version.kind == "too-large" else "was never seen"
+        return None, Conflict("not-restorable", f"{path}: the content needed {why}; not restorable")
+    try:
+        return store.get_blob(version.hash), None
+    except CorruptBlob as exc:
+        return None, Conflict("not-restorable", f"{path}: {exc}")
+
+
+def _describe(store: Store, row: sqlite3.Row) -> str:
+    session = store.session(row["session_id"])
+    kind = session["kind"] if session is not None else "?"
+    turn = store.turn(row["turn_id"])
+    number = turn["number"] if turn is not None else "?"
+    if kind == "editor":
+        return "your save in the editor"
+    if kind == "external":
+        return "a change made outside agent turns"
+    return f"turn #{number} of session {str(row['session_id'])[:8]}"
+
+
+def _check_cas(store: Store, pp: PathPlan) -> None:
+    known = store.known(pp.path)
+    if known is None or pp.action == "unchanged":
+        return
+    if not (known[0] == pp.current):
+        pp.conflict = Conflict(
+            "modified-outside",
+            f"{pp.path}: changed since rewind-ls last saw it (unsaved buffer, or an edit it did not "
+            "record); left alone",
+        )
+
+
+def plan_rewind(
+    store: Store, turn: sqlite3.Row, reader: Reader, paths: list[str] | None = None, label: str = ""
+) -> Plan:
+    plan = Plan(REWIND if turn["session_id"] != REWIND_SESSION else UNDO, turn, label)
+    session_turns = [
+        t["id"] for t in store.turns(turn["session_id"]) if t["seq"] >= turn["seq"]
+    ]
+    candidates = sorted({c["path"] for c in store.changes_of_turns(session_turns)})
+    if paths is not None:
+        wanted = set(paths)
+        candidates = [p for p in candidates if p in wanted]
+    for path in candidates:
+        history = [h for h in store.path_history(path) if h["seq"] > turn["seq"]]
+        if not history:
+            continue
+        target = _version(history[0], "before")
+        current, current_data = reader(path)
+        pp = PathPlan(path, current, current_data)
+        plan.paths.append(pp)
+        data, problem = _content(store, target, path)
+        if problem is not None:
+            if not target.same_content(current):
+                pp.action = "modify" if target.kind != ABSENT else "delete"
+                pp.conflict = problem
+            continue
+        pp.set_target(target, data)
+        _check_cas(store, pp)
+        if pp.conflict is None and pp.will_write:
+            own = [h for h in history if h["session_id"] == turn["session_id"]]
+            last_own = own[-1]["seq"] if own else turn["seq"]
+            later = [
+                h
+                for h in history
+                if h["seq"] > last_own
+                and h["session_id"] not in (turn["session_id"], REWIND_SESSION)
+                and h["turn_state"] not in ("rolled-back",)
+            ]
+            if later:
+                pp.conflict = Conflict(
+                    "other-session",
+                    f"{path}: also changed by {_describe(store, later[-1])} after this session's "
+                    "last change; restoring would discard that work",
+                )
+    return plan
+
+
+def plan_revert(store: Store, turn: sqlite3.Row, reader: Reader, label: str = "") -> Plan:
+    plan = Plan(REVERT, turn, label)
+    for change in store.changes(turn["id"]):
+        path = change["path"]
+        theirs = _version(change, "before")
+        base = _version(change, "after") if change["after_kind"] else None
+        current, current_data = reader(path)
+        pp = PathPlan(path, current, current_data)
+        plan.paths.append(pp)
+        if base is None:
+            known = store.known(path)
+            base = known[0] if known is not None else current
+        theirs_data, problem = _content(store, theirs, path)
+        if problem is not None:
+            pp.action, pp.conflict = "modify", problem
+            continue
+        if current == base:
+            pp.set_target(theirs, theirs_data)
+            continue
+        if current == theirs:
+            continue  # already as it was before the turn
+        base_data, problem = _content(store, base, path)
+        if problem is not None:
+            pp.action, pp.conflict = "modify", problem
+            continue
+        if ABSENT in (current.kind, base.kind, theirs.kind):
+            pp.action = "modify"
+            pp.conflict = Conflict(
+                "merge", f"{path}: created or deleted by the turn and changed since; cannot merge"
+            )
+            continue
+        assert base_data is not None and theirs_data is not None
+        ours = current_data or b""
+        if is_binary(base_data) or is_binary(ours) or is_binary(theirs_data):
+            pp.action = "modify"
+            pp.conflict = Conflict("merge", f"{path}: binary file changed since the turn; cannot merge")
+            continue
+        result = merge3(base_data, ours, theirs_data)
+        if result.merged is None:
+            pp.action = "modify"
+            pp.conflict = Conflict(
+                "merge",
+                f"{path}: later changes overlap this turn's changes ({len(result.conflicts)} hunk(s))",
+                [
+                    {
+                        "baseStart": c.base_start,
+                        "baseEnd": c.base_end,
+                        "ours": [line.decode("utf-8", "replace") for line in c.ours],
+                        "theirs": [line.decode("utf-8", "replace") for line in c.theirs],
+                    }
+                    for c in result.conflicts
+                ],
+            )
+            continue
+        # Mode: keep the person's mode if they changed it since the turn, else the one before the turn.
+        mode = current.mode if (current.mode or 0) != (base.mode or 0) else theirs.mode
+        merged = result.merged
+        pp.set_target(Version(FILE, digest(merged), mode, len(merged)), merged)
+    return plan
+
+
+def latest_restore_point(store: Store) -> sqlite3.Row:
+    rows = store.conn.execute(
+        "SELECT id FROM turns WHERE session_id = ? AND state IN ('applied', 'partial')"
+        " ORDER BY seq DESC LIMIT 1",
+        (REWIND_SESSION,),
+    ).fetchone()
+    if rows is None:
+        raise RewindError("nothing to undo: no rewind, revert or undo has been applied here")
+    turn = store.turn(rows[0])
+    assert turn is not None
+    return turn
+
+
+def plan_undo(store: Store, reader: Reader) -> Plan:
+    point = latest_restore_point(store)
+    return plan_rewind(store, point, reader, label=f"undo of: {point['prompt']}")
+
+
+def resolve_turn(store: Store, spec: str, session_id: str | None = None) -> sqlite3.Row:
+    """A turn from a number (in `session_id`, default the latest agent session) or a turn id."""
+    spec = spec.strip()
+    if not spec:
+        raise UnknownTurn(spec, "empty turn")
+    if not spec.isdigit():
+        turn = store.turn(spec)
+        if turn is None:
+            raise UnknownTurn(spec, "no turn with that id in this workspace")
+        return turn
+    sid = session_id or current_session(store)
+    if sid is None:
+        raise UnknownTurn(spec, "no agent session has been recorded in this workspace")
+    row = store.conn.execute(
+        "SELECT id FROM turns WHERE session_id = ? AND number = ?", (sid, int(spec))
+    ).fetchone()
+    if row is None:
+        count = store.conn.execute(
+            "SELECT count(*) FROM turns WHERE session_id = ?", (sid,)
+        ).fetchone()[0]
+        raise UnknownTurn(spec, f"session {sid[:8]} has turns 1..{count}" if count else "no turns")
+    turn = store.turn(row[0])
+    assert turn is not None
+    return turn
+
+
+def current_session(store: Store) -> str | None:
+    row = store.conn.execute(
+        "SELECT id FROM sessions WHERE kind = 'agent' ORDER BY last_activity_at DESC LIMIT 1"
+    ).fetchone()
+    return None if row is None else str(row[0])

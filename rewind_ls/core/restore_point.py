@@ -1,0 +1,67 @@
+"""Restore points: what rewind-ls records just before it changes anything, so every restore is undoable.
+
+A restore point is a turn of the `rewind` session. Its changes hold, per path, the content found just
+before the restore (`before`) and the content the restore writes (`after`). Its state is `pending`
+while the restore runs, then `applied`, `partial` or `rolled-back`. Both appliers (disk, editor) use it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+
+from rewind_ls.core.capture import REWIND_SESSION
+from rewind_ls.core.plan import PathPlan, Plan
+from rewind_ls.core.store import FILE, Store, Version
+
+PENDING = "pending"
+APPLIED = "applied"
+PARTIAL = "partial"
+ROLLED_BACK = "rolled-back"
+
+
+def open_restore_point(
+    store: Store, plan: Plan, items: Sequence[PathPlan], journal: dict[str, object] | None = None
+) -> str:
+    """Record the current and target content of every path in `items` before anything is written."""
+    store.ensure_session(REWIND_SESSION, "rewind", "rewind-ls")
+    info = json.dumps({"mode": plan.mode, "turn": plan.turn["id"], **(journal or {})})
+    with store.transaction():
+        point = store.begin_turn(REWIND_SESSION, plan.label, state=PENDING, info=info)
+        for pp in items:
+            # The current content may never have been stored (an unsaved buffer, an unseen edit):
+            # keep it now, or undo could not bring it back.
+            if pp.current.kind == FILE and pp.current_data is not None and pp.current.hash:
+                store.put_blob(pp.current_data, h=pp.current.hash)
+            if pp.target.kind == FILE and pp.target_data is not None and pp.target.hash:
+                store.put_blob(pp.target_data, previous=pp.current.hash, h=pp.target.hash)
+            store.record_before(point, pp.path, pp.current, "restore")
+            store.record_after(point, pp.path, pp.target)
+        store.conn.execute("UPDATE sessions SET open_turn = NULL WHERE id = ?", (REWIND_SESSION,))
+    return point
+
+
+def update_journal(store: Store, point: str, **entries: object) -> None:
+    turn = store.turn(point)
+    info = json.loads(turn["info"]) if turn is not None and turn["info"] else {}
+    info.update(entries)
+    with store.transaction():
+        store.conn.execute("UPDATE turns SET info = ? WHERE id = ?", (json.dumps(info), point))
+
+
+def finish_restore_point(
+    store: Store,
+    point: str,
+    reached: dict[str, tuple[Version, os.stat_result | None]],
+    failed: Sequence[str] = (),
+) -> str:
+    """Mark the restore point applied (or partial) and remember what each path now holds."""
+    state = PARTIAL if failed else APPLIED
+    with store.transaction():
+        for path, (version, st) in reached.items():
+            store.set_known(path, version, st)
+        store.set_turn_state(point, state, None)
+    if failed:
+        update_journal(store, point, failed=list(failed))
+    return state

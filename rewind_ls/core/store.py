@@ -1,0 +1,481 @@
+"""The checkpoint store: one SQLite database (WAL) per workspace, outside the workspace.
+
+Layout: `<home>/workspaces/<sha256(root)[:16]>/store.sqlite3`. Content is addressed by its SHA-256
+and stored once (zlib; an older version of a file is re-encoded as a delta against its newer
+version, so the newest content is always one decompression away). Every write happens in one
+`BEGIN IMMEDIATE` transaction, so a process killed at any instant leaves the last committed
+checkpoint whole, and several processes (agent hooks, the server, the CLI) can write at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rewind_ls.core import config
+from rewind_ls.core.errors import CorruptBlob, StoreError
+
+SCHEMA_VERSION = 1
+
+# Blob codecs.
+RAW = 0
+ZLIB = 1
+DELTA = 2  # zlib(delta against `base`)
+
+# Version kinds: what a path held at some moment.
+FILE = "file"
+ABSENT = "absent"
+TOO_LARGE = "too-large"  # content known by hash and size only; not restorable
+UNKNOWN = "unknown"  # seen only after a change (hook installed mid-edit); not restorable
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS blobs(
+  hash TEXT PRIMARY KEY, size INTEGER NOT NULL, codec INTEGER NOT NULL, base TEXT,
+  data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions(
+  id TEXT PRIMARY KEY, kind TEXT NOT NULL, agent TEXT, transcript_path TEXT,
+  started_at REAL NOT NULL, last_activity_at REAL NOT NULL, open_turn TEXT);
+CREATE TABLE IF NOT EXISTS turns(
+  id TEXT PRIMARY KEY, session_id TEXT NOT NULL, number INTEGER NOT NULL,
+  seq INTEGER NOT NULL, prompt TEXT NOT NULL, started_at REAL NOT NULL, ended_at REAL,
+  state TEXT NOT NULL DEFAULT 'open', info TEXT, UNIQUE(session_id, number));
+CREATE INDEX IF NOT EXISTS turns_seq ON turns(seq);
+CREATE TABLE IF NOT EXISTS changes(
+  turn_id TEXT NOT NULL, path TEXT NOT NULL, seq INTEGER NOT NULL, source TEXT NOT NULL,
+  before_kind TEXT NOT NULL, before_hash TEXT, before_mode INTEGER,
+  after_kind TEXT, after_hash TEXT, after_mode INTEGER, after_seq INTEGER,
+  PRIMARY KEY(turn_id, path));
+CREATE INDEX IF NOT EXISTS changes_path ON changes(path, seq);
+CREATE TABLE IF NOT EXISTS known(
+  path TEXT PRIMARY KEY, kind TEXT NOT NULL, hash TEXT, mode INTEGER, size INTEGER,
+  mtime_ns INTEGER, ino INTEGER, seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS counter(id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+INSERT OR IGNORE INTO counter VALUES (1, 0);
+"""
+
+
+class Version:
+    """What a path held: a file (hash, mode, size), absent, or too large to keep."""
+
+    __slots__ = ("hash", "kind", "mode", "size")
+
+    def __init__(
+        self, kind: str, hash: str | None = None, mode: int | None = None, size: int = 0
+    ) -> None:
+        self.kind = kind
+        self.hash = hash
+        self.mode = mode
+        self.size = size
+
+    def same_content(self, other: Version) -> bool:
+        if self.kind == ABSENT or other.kind == ABSENT:
+            return self.kind == other.kind
+        return self.hash == other.hash
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Version)
+            and self.same_content(other)
+            and (self.kind == ABSENT or (self.mode or 0) & 0o111 == (other.mode or 0) & 0o111)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.hash))
+
+    def __repr__(self) -> str:
+        if self.kind == ABSENT:
+            return "Version(absent)"
+        return f"Version({self.kind}, {str(self.hash)[:10]}, mode={oct(self.mode or 0)})"
+
+
+ABSENT_VERSION = Version(ABSENT)
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def workspace_key(root: str) -> str:
+    return hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def store_dir_for(root: str, home: str | None = None) -> str:
+    return os.path.join(home or config.home_dir(), "workspaces", workspace_key(root))
+
+
+class Store:
+    """One workspace's store. Open with `Store.open(root)`; close when done (or use `with`)."""
+
+    def __init__(self, conn: sqlite3.Connection, root: str, path: str) -> None:
+        self.conn = conn
+        self.root = root
+        self.path = path
+        self._in_tx = False
+
+    # --- opening -------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, root: str, home: str | None = None, create: bool = True) -> Store:
+        root = os.path.realpath(root)
+        directory = store_dir_for(root, home)
+        db = os.path.join(directory, "store.sqlite3")
+        if not create and not os.path.exists(db):
+            raise StoreError(f"{root}: no checkpoints recorded for this workspace yet ({db})")
+        try:
+            config.ensure_private_dir(directory)
+            old_umask = os.umask(0o077)
+            try:
+                conn = sqlite3.connect(db, timeout=30.0, isolation_level=None, check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+            finally:
+                os.umask(old_umask)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"{db}: cannot open the store: {exc}") from exc
+        store = cls(conn, root, directory)
+        store._init_schema()
+        return store
+
+    def _init_schema(self) -> None:
+        try:
+            row = self.conn.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'"
+            ).fetchone()
+        except sqlite3.OperationalError:
+            row = None
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: the store database is damaged: {exc}") from exc
+        if row is not None:
+            version = int(row[0])
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: this store was written by a newer rewind-ls (schema {version}, "
+                    f"this version reads {SCHEMA_VERSION}); upgrade rewind-ls"
+                )
+            return
+        with self.transaction():
+            for statement in _SCHEMA.strip().split(";"):
+                if statement.strip():
+                    self.conn.execute(statement)
+            self.conn.execute(
+                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?), ('root', ?)",
+                (str(SCHEMA_VERSION), self.root),
+            )
+        # The database file itself was created under the private umask; make sure of the WAL too.
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.chmod(os.path.join(self.path, "store.sqlite3" + suffix), 0o600)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction; nested use joins the outer one. Waits for other writers."""
+        if self._in_tx:
+            yield self.conn
+            return
+        deadline = time.monotonic() + 60.0
+        while True:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                break
+            except sqlite3.OperationalError as exc:
+                # busy_timeout normally absorbs contention; this is the rare case it gives up.
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    raise StoreError(f"{self.path}: the store stayed busy for 60 s") from exc
+                time.sleep(0.05)
+        self._in_tx = True
+        try:
+            yield self.conn
+        except BaseException:
+            self._in_tx = False
+            self.conn.execute("ROLLBACK")
+            raise
+        self._in_tx = False
+        self.conn.execute("COMMIT")
+
+    def next_seq(self) -> int:
+        """A workspace-wide, strictly increasing sequence number (call inside a transaction)."""
+        row = self.conn.execute("UPDATE counter SET n = n + 1 WHERE id = 1 RETURNING n").fetchone()
+        return int(row[0])
+
+    # --- blobs ---------------------------------------------------------------------------------
+
+    def has_blob(self, h: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM blobs WHERE hash = ?", (h,)).fetchone() is not None
+
+    def put_blob(self, data: bytes, previous: str | None = None, h: str | None = None) -> str:
+        """Store `data` once; return its hash. `previous` is the hash of an older version of the same
+        file: if it is stored whole, it is re-encoded as a delta against `data` when that is smaller."""
+        h = h or digest(data)
+        with self.transaction():
+            if self.has_blob(h):
+                return h
+            level = 6 if len(data) < 4 * config.MiB else 1
+            packed = zlib.compress(data, level)
+            codec, payload = (ZLIB, packed) if len(packed) < len(data) else (RAW, data)
+            self.conn.execute(
+                "INSERT INTO blobs(hash, size, codec, base, data) VALUES (?, ?, ?, NULL, ?)",
+                (h, len(data), codec, payload),
+            )
+            if previous and previous != h:
+                self._rebase_as_delta(previous, h, data)
+        return h
+
+    def _rebase_as_delta(self, old: str, new: str, new_data: bytes) -> None:
+        row = self.conn.execute(
+            "SELECT codec, data FROM blobs WHERE hash = ?", (old,)
+        ).fetchone()
+        # Only whole blobs become deltas, and only against a whole blob: the base graph stays acyclic.
+        if row is None or row[0] == DELTA:
+            return
+        try:
+            from rewind_ls.core.delta import make_delta
+        except ImportError:  # pragma: no cover - delta support is optional at runtime
+            return
+        old_data = self._decode(old, row[0], row[1], None)
+        delta = zlib.compress(make_delta(new_data, old_data), 6)
+        if len(delta) * 2 < len(row[1]):
+            self.conn.execute(
+                "UPDATE blobs SET codec = ?, base = ?, data = ? WHERE hash = ?",
+                (DELTA, new, delta, old),
+            )
+
+    def get_blob(self, h: str) -> bytes:
+        row = self.conn.execute("SELECT codec, base, data FROM blobs WHERE hash = ?", (h,)).fetchone()
+        if row is None:
+            raise CorruptBlob(h, "missing from the store")
+        return self._decode(h, row[0], row[2], row[1])
+
+    def _decode(self, h: str, codec: int, payload: bytes, base: str | None, depth: int = 0) -> bytes:
+        try:
+            if codec == RAW:
+                data = bytes(payload)
+            elif codec == ZLIB:
+                data = zlib.decompress(payload)
+            elif codec == DELTA:
+                if base is None or depth > 10_000:
+                    raise CorruptBlob(h, "delta without a usable base")
+                from rewind_ls.core.delta import apply_delta
+
+                data = apply_delta(self.get_blob(base), zlib.decompress(payload))
+            else:
+                raise CorruptBlob(h, f"unknown codec {codec}")
+        except (zlib.error, ValueError) as exc:
+            raise CorruptBlob(h, str(exc)) from exc
+        if digest(data) != h:
+            raise CorruptBlob(h, "content does not match its hash")
+        return data
+
+    # --- sessions and turns --------------------------------------------------------------------
+
+    def ensure_session(
+        self, session_id: str, kind: str, agent: str | None = None, transcript: str | None = None
+    ) -> None:
+        now = time.time()
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO sessions(id, kind, agent, transcript_path, started_at, last_activity_at)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
+                " last_activity_at = excluded.last_activity_at,"
+                " transcript_path = coalesce(excluded.transcript_path, transcript_path)",
+                (session_id, kind, agent, transcript, now, now),
+            )
+
+    def session(self, session_id: str) -> sqlite3.Row | None:
+        cur = self.conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,))
+        cur.row_factory = sqlite3.Row
+        row: sqlite3.Row | None = cur.fetchone()
+        return row
+
+    def sessions(self) -> list[sqlite3.Row]:
+        cur = self.conn.execute("SELECT * FROM sessions ORDER BY last_activity_at")
+        cur.row_factory = sqlite3.Row
+        return list(cur.fetchall())
+
+    def begin_turn(
+        self, session_id: str, prompt: str, state: str = "open", info: str | None = None
+    ) -> str:
+        """Open a new turn in `session_id` (which must exist) and make it the session's open turn."""
+        turn_id = "t" + os.urandom(6).hex()
+        now = time.time()
+        with self.transaction():
+            number = self.conn.execute(
+                "SELECT coalesce(max(number), 0) + 1 FROM turns WHERE session_id = ?", (session_id,)
+            ).fetchone()[0]
+            self.conn.execute(
+                "INSERT INTO turns(id, session_id, number, seq, prompt, started_at, state, info)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (turn_id, session_id, number, self.next_seq(), prompt, now, state, info),
+            )
+            self.conn.execute(
+                "UPDATE sessions SET open_turn = ?, last_activity_at = ? WHERE id = ?",
+                (turn_id, now, session_id),
+            )
+        return turn_id
+
+    def end_turn(self, turn_id: str, state: str = "closed") -> None:
+        with self.transaction():
+            self.conn.execute(
+                "UPDATE turns SET ended_at = ?, state = ? WHERE id = ?", (time.time(), state, turn_id)
+            )
+            self.conn.execute("UPDATE sessions SET open_turn = NULL WHERE open_turn = ?", (turn_id,))
+
+    def set_turn_state(self, turn_id: str, state: str, info: str | None = None) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "UPDATE turns SET state = ?, info = coalesce(?, info), ended_at = ? WHERE id = ?",
+                (state, info, time.time(), turn_id),
+            )
+
+    def turn(self, turn_id: str) -> sqlite3.Row | None:
+        cur = self.conn.execute("SELECT * FROM turns WHERE id = ?", (turn_id,))
+        cur.row_factory = sqlite3.Row
+        row: sqlite3.Row | None = cur.fetchone()
+        return row
+
+    def turns(self, session_id: str | None = None) -> list[sqlite3.Row]:
+        if session_id is None:
+            cur = self.conn.execute("SELECT * FROM turns ORDER BY seq")
+        else:
+            cur = self.conn.execute(
+                "SELECT * FROM turns WHERE session_id = ? ORDER BY seq", (session_id,)
+            )
+        cur.row_factory = sqlite3.Row
+        return list(cur.fetchall())
+
+    # --- changes -------------------------------------------------------------------------------
+
+    def change(self, turn_id: str, path: str) -> sqlite3.Row | None:
+        cur = self.conn.execute(
+            "SELECT * FROM changes WHERE turn_id = ? AND path = ?", (turn_id, path)
+        )
+        cur.row_factory = sqlite3.Row
+        row: sqlite3.Row | None = cur.fetchone()
+        return row
+
+    def changes(self, turn_id: str) -> list[sqlite3.Row]:
+        cur = self.conn.execute("SELECT * FROM changes WHERE turn_id = ? ORDER BY path", (turn_id,))
+        cur.row_factory = sqlite3.Row
+        return list(cur.fetchall())
+
+    def changes_of_turns(self, turn_ids: list[str]) -> list[sqlite3.Row]:
+        if not turn_ids:
+            return []
+        marks = ",".join("?" * len(turn_ids))
+        cur = self.conn.execute(
+            f"SELECT * FROM changes WHERE turn_id IN ({marks}) ORDER BY seq", turn_ids
+        )
+        cur.row_factory = sqlite3.Row
+        return list(cur.fetchall())
+
+    def path_history(self, path: str) -> list[sqlite3.Row]:
+        """Every change to `path`, oldest first, with its turn's session and state."""
+        cur = self.conn.execute(
+            "SELECT c.*, t.session_id AS session_id, t.state AS turn_state, s.kind AS session_kind"
+            " FROM changes c JOIN turns t ON t.id = c.turn_id JOIN sessions s ON s.id = t.session_id"
+            " WHERE c.path = ? ORDER BY c.seq",
+            (path,),
+        )
+        cur.row_factory = sqlite3.Row
+        return list(cur.fetchall())
+
+    def record_before(self, turn_id: str, path: str, before: Version, source: str) -> bool:
+        """Record `before` for (turn, path) on first touch only; returns True when recorded."""
+        with self.transaction():
+            if self.change(turn_id, path) is not None:
+                return False
+            self.conn.execute(
+                "INSERT INTO changes(turn_id, path, seq, source, before_kind, before_hash,"
+                " before_mode) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (turn_id, path, self.next_seq(), source, before.kind, before.hash, before.mode),
+            )
+        return True
+
+    def record_after(self, turn_id: str, path: str, after: Version) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "UPDATE changes SET after_kind = ?, after_hash = ?, after_mode = ?, after_seq = ?"
+                " WHERE turn_id = ? AND path = ?",
+                (after.kind, after.hash, after.mode, self.next_seq(), turn_id, path),
+            )
+
+    def drop_change(self, turn_id: str, path: str) -> None:
+        with self.transaction():
+            self.conn.execute("DELETE FROM changes WHERE turn_id = ? AND path = ?", (turn_id, path))
+
+    # --- last known content of each path (compare-and-swap, cheap re-checks) --------------------
+
+    def known(self, path: str) -> tuple[Version, int | None, int | None] | None:
+        """(version, mtime_ns, ino) last seen for `path`, or None when never seen."""
+        row = self.conn.execute(
+            "SELECT kind, hash, mode, size, mtime_ns, ino FROM known WHERE path = ?", (path,)
+        ).fetchone()
+        if row is None:
+            return None
+        return Version(row[0], row[1], row[2], row[3] or 0), row[4], row[5]
+
+    def set_known(
+        self, path: str, version: Version, st: os.stat_result | None = None
+    ) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO known(path, kind, hash, mode, size, mtime_ns, ino, seq)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    path,
+                    version.kind,
+                    version.hash,
+                    version.mode,
+                    version.size,
+                    st.st_mtime_ns if st else None,
+                    st.st_ino if st else None,
+                    self.next_seq(),
+                ),
+            )
+
+    def known_paths(self) -> list[tuple[str, Version, int | None, int | None]]:
+        rows = self.conn.execute(
+            "SELECT path, kind, hash, mode, size, mtime_ns, ino FROM known ORDER BY path"
+        ).fetchall()
+        return [(r[0], Version(r[1], r[2], r[3], r[4] or 0), r[5], r[6]) for r in rows]
+
+    # --- meta ----------------------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction():
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def stats(self) -> dict[str, Any]:
+        blobs, raw, stored = self.conn.execute(
+            "SELECT count(*), coalesce(sum(size), 0), coalesce(sum(length(data)), 0) FROM blobs"
+        ).fetchone()
+        turns = self.conn.execute("SELECT count(*) FROM turns").fetchone()[0]
+        return {"blobs": blobs, "contentBytes": raw, "storedBytes": stored, "turns": turns}
+
+
+def version_of(kind: str | None, h: str | None, mode: int | None) -> Version:
+    return Version(kind or ABSENT, h, mode)

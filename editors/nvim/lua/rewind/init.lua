@@ -1,0 +1,206 @@
+--- rewind.nvim: the Neovim client of rewind-ls (checkpoint and rewind for AI coding agents).
+---
+--- All rewind logic lives in the server; this plugin starts it, picks, shows and applies.
+--- See `:help rewind`.
+local async = require('rewind.async')
+local config = require('rewind.config')
+local rpc = require('rewind.client')
+local state = require('rewind.state')
+local turns = require('rewind.turns')
+
+local M = {}
+
+local did_setup = false
+
+--- Configures the plugin and starts attaching rewind-ls to file buffers. Optional: without a call the
+--- defaults apply (plugin/rewind.lua calls it at VimEnter). Calling it again replaces the options.
+---@param opts? rewind.Options
+function M.setup(opts)
+  config.set(opts)
+  did_setup = true
+  if config.options.autostart ~= false then
+    rpc.enable()
+  end
+end
+
+--- Called from plugin/rewind.lua: setup() with defaults unless the user already called it.
+function M._auto_setup()
+  if not did_setup and vim.g.rewind_autostart ~= false then
+    M.setup(vim.g.rewind_options)
+  end
+end
+
+--- The state of the last operation: { busy, seq, last = { op, status, message, result? } }.
+function M.status()
+  return { busy = state.busy, seq = state.seq, last = state.last }
+end
+
+local levels = vim.log.levels
+
+--- Runs an operation `fn(client)` in a coroutine with the busy guard and the RewindDone event.
+local function operation(op, fn)
+  if not state.begin(op) then
+    vim.notify(string.format('rewind: %s is still running', state.busy), levels.WARN)
+    return
+  end
+  local outcome
+  async.run(function()
+    local client, err = rpc.ready_client(0)
+    if not client then
+      outcome = { status = 'error', message = err }
+      vim.notify('rewind: ' .. err, levels.ERROR)
+      return
+    end
+    outcome = fn(client) or { status = 'done', message = '' }
+  end, function(ok, err)
+    if not ok then
+      outcome = { status = 'error', message = tostring(err) }
+    end
+    state.finish(op, outcome or { status = 'error', message = 'no outcome' })
+  end)
+end
+
+--- Fetches turns and resolves `ref` (number or id). Returns the turn or an outcome table (error).
+local function resolve(client, ref)
+  local err, list = turns.fetch(client)
+  if err then
+    local msg = require('rewind.restore').err_message(err)
+    vim.notify('rewind: ' .. msg, levels.ERROR)
+    return nil, { status = 'error', message = msg, error = err }
+  end
+  local turn, rerr = turns.resolve(list, ref)
+  if not turn then
+    vim.notify('rewind: ' .. rerr, levels.ERROR)
+    return nil, { status = 'error', message = rerr }
+  end
+  return turn
+end
+
+--- Asks for a turn of the current session (newest first). Returns the turn, or nil and an outcome.
+local function pick_turn(client, prompt)
+  local err, list = turns.fetch(client)
+  if err then
+    local msg = require('rewind.restore').err_message(err)
+    vim.notify('rewind: ' .. msg, levels.ERROR)
+    return nil, { status = 'error', message = msg }
+  end
+  local items = {}
+  local current = turns.current_turns(list)
+  for i = #current, 1, -1 do
+    items[#items + 1] = current[i]
+  end
+  if #items == 0 then
+    local msg = 'no agent turns recorded in ' .. (list.workspace or rpc.cwd_root()) .. ' yet'
+    vim.notify('rewind: ' .. msg, levels.WARN)
+    return nil, { status = 'empty', message = msg }
+  end
+  local turn = async.select(items, { prompt = prompt, kind = 'rewind.turn', format_item = turns.label })
+  if not turn then
+    return nil, { status = 'cancelled', message = 'cancelled' }
+  end
+  return turn
+end
+
+--- `:Rewind {n} [scope]`: rewind to the start of turn `ref` (number or id).
+function M.rewind(ref, scope)
+  operation('rewind', function(client)
+    local turn, outcome = resolve(client, ref)
+    if not turn then
+      return outcome
+    end
+    return require('rewind.restore').run(client, turn, scope, 'rewind')
+  end)
+end
+
+--- `:Rewind revert {n}`: undo only turn `ref`'s changes, keeping later work.
+function M.revert(ref)
+  operation('revert', function(client)
+    local turn, outcome
+    if ref == nil or ref == '' then
+      turn, outcome = pick_turn(client, 'Revert which turn (later work is kept)?')
+    else
+      turn, outcome = resolve(client, ref)
+    end
+    if not turn then
+      return outcome
+    end
+    return require('rewind.restore').run(client, turn, 'code', 'revert')
+  end)
+end
+
+--- `:Rewind undo`: undo the latest rewind, revert or undo.
+function M.undo()
+  operation('undo', function(client)
+    return require('rewind.restore').undo(client)
+  end)
+end
+
+--- `:Rewind`: pick a turn (newest first), then what to rewind.
+function M.pick()
+  operation('pick', function(client)
+    local turn, outcome = pick_turn(client, 'Rewind to the start of which turn?')
+    if not turn then
+      return outcome
+    end
+    local n = turn.number
+    local scopes = {
+      { label = string.format('Code only: files go back to the start of #%d', n), scope = 'code', mode = 'rewind' },
+      { label = 'Code and conversation', scope = 'both', mode = 'rewind' },
+      { label = string.format('Conversation only: fork the chat before prompt #%d', n), scope = 'conversation', mode = 'rewind' },
+      { label = string.format('Revert only turn #%d (keep later work)', n), scope = 'code', mode = 'revert' },
+    }
+    -- The configured default scope first.
+    for i, c in ipairs(scopes) do
+      if c.mode == 'rewind' and c.scope == config.options.default_scope and i > 1 then
+        table.insert(scopes, 1, table.remove(scopes, i))
+        break
+      end
+    end
+    local choice = async.select(scopes, {
+      prompt = string.format('Rewind #%d: what?', n),
+      kind = 'rewind.scope',
+      format_item = function(c)
+        return c.label
+      end,
+    })
+    if not choice then
+      return { status = 'cancelled', message = 'cancelled' }
+    end
+    return require('rewind.restore').run(client, turn, choice.scope, choice.mode)
+  end)
+end
+
+--- `:Rewind diff {n} [path]`: diff split of the file at turn n against its buffer.
+function M.diff(ref, path)
+  operation('diff', function(client)
+    local turn, outcome
+    if ref == nil or ref == '' then
+      turn, outcome = pick_turn(client, 'Diff which turn?')
+    else
+      turn, outcome = resolve(client, ref)
+    end
+    if not turn then
+      return outcome
+    end
+    local res = require('rewind.diff').run(client, turn, path)
+    if res.status == 'error' then
+      vim.notify('rewind: ' .. res.message, levels.ERROR)
+    elseif res.status == 'shown' then
+      vim.notify(res.message, levels.INFO)
+    end
+    return res
+  end)
+end
+
+--- `:Rewind log`: the timeline with its code lenses.
+function M.log()
+  operation('log', function(client)
+    local res = require('rewind.log').open(client)
+    if res.status == 'error' then
+      vim.notify('rewind: ' .. res.message, levels.ERROR)
+    end
+    return res
+  end)
+end
+
+return M

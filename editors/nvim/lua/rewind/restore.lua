@@ -1,0 +1,248 @@
+--- Restores: preview, the conflict prompt, `rewind/restore` / `rewind/undo`, then writing the buffers
+--- that were unmodified before and showing what the server reports.
+---
+--- The edit itself arrives as `workspace/applyEdit` while the request runs; Neovim's default handler
+--- applies it with the client's negotiated position encoding. The server then checks what the buffers
+--- hold (a stale-version edit that Neovim skips is reported as failed), so this module never decides
+--- on its own that a restore worked: it shows `status`, `message` and `failed` as they come.
+local async = require('rewind.async')
+local config = require('rewind.config')
+local rpc = require('rewind.client')
+
+local M = {}
+
+local levels = vim.log.levels
+
+local function notify(lines, level)
+  if type(lines) == 'table' then
+    lines = table.concat(lines, '\n')
+  end
+  vim.notify(lines, level or levels.INFO, { title = 'rewind' })
+end
+M.notify = notify
+
+--- Loaded buffers by normalized file name.
+local function buffers_by_name()
+  local out = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) then
+      local name = vim.api.nvim_buf_get_name(b)
+      if name ~= '' and not name:match('^%a[%w+.-]*://') then
+        out[rpc.normalize(name)] = b
+      end
+    end
+  end
+  return out
+end
+
+--- Which buffers were modified before the request.
+local function snapshot()
+  local snap = {}
+  for name, b in pairs(buffers_by_name()) do
+    snap[name] = { bufnr = b, modified = vim.bo[b].modified }
+  end
+  return snap
+end
+
+local function conflict_lines(files)
+  local lines = {}
+  for _, f in ipairs(files or {}) do
+    if type(f.conflict) == 'table' then
+      lines[#lines + 1] = string.format('  %s: %s', f.path, f.conflict.message or f.conflict.kind)
+    end
+  end
+  return lines
+end
+
+--- Shows the conflicts and asks what to do. Returns the options to send, or nil (cancelled).
+local function ask_conflicts(title, files, count)
+  local lines = { string.format('%s: %d conflict%s:', title, count, count == 1 and '' or 's') }
+  vim.list_extend(lines, conflict_lines(files))
+  notify(lines, levels.WARN)
+  local choices = {
+    { label = 'Skip conflicting files (restore the others)', opts = { skipConflicts = true } },
+    { label = 'Overwrite conflicting files (:Rewind undo brings them back)', opts = { force = true } },
+    { label = 'Cancel', opts = nil },
+  }
+  local choice = async.select(choices, {
+    prompt = string.format('%s: %d file%s changed since rewind-ls last saw them', title, count, count == 1 and '' or 's'),
+    kind = 'rewind.conflicts',
+    format_item = function(c)
+      return c.label
+    end,
+  })
+  return choice and choice.opts or nil
+end
+
+local function set_register(reg, value)
+  if reg and reg ~= '' and value and value ~= '' then
+    vim.fn.setreg(reg, value)
+  end
+end
+
+--- After the server answered: write buffers that were unmodified before, reload the ones the server wrote
+--- on disk, and collect the modified ones that keep the restored text unsaved.
+local function settle_buffers(result, before)
+  local now = buffers_by_name()
+  local written, kept, write_errors = {}, {}, {}
+  local by_server = {}
+  for _, p in ipairs(result.writtenByServer or {}) do
+    by_server[p] = true
+  end
+  for _, f in ipairs(result.files or {}) do
+    local fname = f.uri and rpc.normalize(vim.uri_to_fname(f.uri))
+    local b = fname and now[fname]
+    if b and vim.api.nvim_buf_is_valid(b) then
+      local prev = before[fname]
+      local was_modified = prev and prev.modified
+      if vim.bo[b].modified then
+        if not was_modified and config.options.write_unmodified and f.action ~= 'delete' then
+          local ok, err = pcall(vim.api.nvim_buf_call, b, function()
+            vim.cmd('silent keepalt keepjumps write')
+          end)
+          if ok then
+            written[#written + 1] = f.path
+          else
+            write_errors[#write_errors + 1] = string.format('%s: %s', f.path, err)
+          end
+        elseif was_modified then
+          kept[#kept + 1] = f.path
+        end
+      elseif by_server[f.path] or not was_modified then
+        -- The server may have written the file itself (binary, closed): show the new disk content.
+        pcall(vim.cmd, 'silent! checktime ' .. b)
+      end
+    end
+  end
+  return written, kept, write_errors
+end
+
+local function show_result(title, result, written, kept, write_errors, scope)
+  local status = result.status
+  local level = levels.INFO
+  if status == 'partial' or status == 'failed' or #write_errors > 0 then
+    level = levels.ERROR
+  elseif status == 'conflict' then
+    level = levels.WARN
+  end
+  local lines = { string.format('%s: %s', title, result.message or status) }
+  if result.failed and #result.failed > 0 then
+    lines[#lines + 1] = 'Not restored: ' .. table.concat(result.failed, ', ')
+  end
+  if status == 'conflict' then
+    vim.list_extend(lines, conflict_lines(result.files))
+  end
+  for _, e in ipairs(write_errors) do
+    lines[#lines + 1] = 'Could not write ' .. e
+  end
+  if #kept > 0 then
+    lines[#lines + 1] = 'Unsaved (they had changes; u brings your text back): ' .. table.concat(kept, ', ')
+  end
+  local regs = config.options.registers or {}
+  local conv = result.conversation
+  if type(conv) == 'table' then
+    lines[#lines + 1] = 'Resume the conversation: ' .. (conv.resumeCommand or '')
+    set_register(regs.resume, conv.resumeCommand)
+    if regs.clipboard and vim.fn.has('clipboard') == 1 then
+      pcall(vim.fn.setreg, '+', conv.resumeCommand)
+    end
+    if regs.resume then
+      lines[#lines] = lines[#lines] .. string.format('  (in register "%s)', regs.resume)
+    end
+  end
+  local prompt = (type(conv) == 'table' and conv.prompt) or result.prompt
+  if scope ~= 'code' and type(prompt) == 'string' and prompt ~= '' then
+    set_register(regs.prompt, prompt)
+    lines[#lines + 1] = 'Prompt'
+      .. (regs.prompt and string.format(' (in register "%s)', regs.prompt) or '')
+      .. ': '
+      .. prompt
+  end
+  notify(lines, level)
+end
+
+local function err_message(err)
+  if type(err) == 'table' then
+    return err.message or vim.inspect(err)
+  end
+  return tostring(err)
+end
+M.err_message = err_message
+
+--- Sends the restore (or undo) and settles the buffers. Asks again when the server reports conflicts.
+local function send(client, method, params, title, scope)
+  while true do
+    local before = snapshot()
+    local err, result = rpc.request(client, method, params)
+    if err then
+      notify(title .. ': ' .. err_message(err), levels.ERROR)
+      return { status = 'error', message = err_message(err), error = err }
+    end
+    if result.status == 'conflict' and not params.force and not params.skipConflicts then
+      local n = #conflict_lines(result.files)
+      local opts = ask_conflicts(title, result.files, n > 0 and n or 1)
+      if not opts then
+        notify(title .. ': cancelled, nothing was changed.')
+        return { status = 'cancelled', message = 'cancelled', result = result }
+      end
+      params = vim.tbl_extend('force', params, opts)
+    else
+      local written, kept, write_errors = settle_buffers(result, before)
+      show_result(title, result, written, kept, write_errors, scope)
+      require('rewind.turns').invalidate(client.id)
+      require('rewind.log').refresh_all(client.id)
+      return {
+        status = result.status,
+        message = result.message,
+        result = result,
+        written = written,
+        kept = kept,
+      }
+    end
+  end
+end
+
+--- Rewind (mode "rewind") or revert (mode "revert") `turn` in a coroutine. Returns the outcome table.
+function M.run(client, turn, scope, mode)
+  scope = scope or config.options.default_scope
+  mode = mode or 'rewind'
+  local title = mode == 'revert' and string.format('Revert #%d', turn.number)
+    or string.format('Rewind to #%d (%s)', turn.number, scope)
+  local params = { turnId = turn.id, scope = scope, mode = mode }
+  local err, preview = rpc.request(client, 'rewind/preview', params)
+  if err then
+    notify(title .. ': ' .. err_message(err), levels.ERROR)
+    return { status = 'error', message = err_message(err), error = err }
+  end
+  local opts = {}
+  if (preview.conflicts or 0) > 0 then
+    opts = ask_conflicts(title, preview.files, preview.conflicts)
+    if not opts then
+      notify(title .. ': cancelled, nothing was changed.')
+      return { status = 'cancelled', message = 'cancelled', preview = preview }
+    end
+  elseif config.options.confirm then
+    local changing = {}
+    for _, f in ipairs(preview.files or {}) do
+      if f.action ~= 'unchanged' then
+        changing[#changing + 1] = string.format('%s %s (+%d -%d)', f.action, f.path, f.added or 0, f.removed or 0)
+      end
+    end
+    local yes = async.select({ 'Yes', 'No' }, {
+      prompt = string.format('%s: %s?', title, #changing > 0 and table.concat(changing, ', ') or 'no file changes'),
+      kind = 'rewind.confirm',
+    })
+    if yes ~= 'Yes' then
+      notify(title .. ': cancelled, nothing was changed.')
+      return { status = 'cancelled', message = 'cancelled', preview = preview }
+    end
+  end
+  return send(client, 'rewind/restore', vim.tbl_extend('force', params, opts), title, scope)
+end
+
+--- Undo the latest rewind (in a coroutine).
+function M.undo(client)
+  return send(client, 'rewind/undo', vim.empty_dict(), 'Undo rewind', 'code')
+end
+
+return M

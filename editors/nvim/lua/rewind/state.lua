@@ -1,0 +1,32 @@
+--- What the plugin is doing and what its last operation answered (for statuslines, tests and
+--- `require('rewind').status()`). Every operation ends with `User RewindDone`.
+local M = {
+  busy = nil, ---@type string? name of the running operation
+  seq = 0, ---@type integer operations finished so far
+  last = nil, ---@type table? { op, status, message, result?, error? }
+}
+
+function M.begin(op)
+  if M.busy then
+    return false
+  end
+  M.busy = op
+  return true
+end
+
+---@param op string
+---@param info table { status, message, result?, error? }
+function M.finish(op, info)
+  M.busy = nil
+  M.seq = M.seq + 1
+  info.op = op
+  info.seq = M.seq
+  M.last = info
+  vim.api.nvim_exec_autocmds('User', {
+    pattern = 'RewindDone',
+    modeline = false,
+    data = { op = op, status = info.status, message = info.message },
+  })
+end
+
+return M

@@ -1,0 +1,155 @@
+--- The turn list (`rewind/listTurns`): cache, resolving `:Rewind {n}`, labels for pickers.
+local rpc = require('rewind.client')
+
+local M = {}
+
+--- client id -> ListTurnsResult
+M.cache = {}
+
+function M.invalidate(client_id)
+  if client_id then
+    M.cache[client_id] = nil
+  else
+    M.cache = {}
+  end
+end
+
+--- Fetches the turn list (in a coroutine). Returns err, result.
+function M.fetch(client)
+  local err, res = rpc.request(client, 'rewind/listTurns', vim.empty_dict())
+  if not err and res then
+    M.cache[client.id] = res
+  end
+  return err, res
+end
+
+--- The cached list, or a synchronous fetch (for completion).
+function M.cached_or_sync(client)
+  if not client then
+    return nil
+  end
+  local res = M.cache[client.id]
+  if res then
+    return res
+  end
+  res = rpc.request_sync(client, 'rewind/listTurns', vim.empty_dict(), require('rewind.config').options.request_timeout)
+  if res then
+    M.cache[client.id] = res
+  end
+  return res
+end
+
+--- The session a bare turn number refers to.
+function M.current_session(list)
+  if not list or list.currentSessionId == vim.NIL then
+    return nil
+  end
+  for _, s in ipairs(list.sessions or {}) do
+    if s.id == list.currentSessionId then
+      return s
+    end
+  end
+  return nil
+end
+
+--- Turns of the current session, oldest first.
+function M.current_turns(list)
+  local s = M.current_session(list)
+  return s and s.turns or {}
+end
+
+--- A turn from a number (in the current session) or a turn id (any session).
+---@return table? turn
+---@return string? err
+function M.resolve(list, ref)
+  if ref == nil or ref == '' then
+    return nil, 'no turn given'
+  end
+  local n = tonumber(ref)
+  if n then
+    for _, t in ipairs(M.current_turns(list)) do
+      if t.number == n then
+        return t
+      end
+    end
+    local s = M.current_session(list)
+    if not s then
+      return nil, 'no agent session recorded in this workspace yet'
+    end
+    return nil, string.format('there is no turn %d in the current session (it has %d)', n, #s.turns)
+  end
+  for _, s in ipairs(list.sessions or {}) do
+    for _, t in ipairs(s.turns or {}) do
+      if t.id == ref then
+        return t
+      end
+    end
+  end
+  return nil, 'unknown turn ' .. tostring(ref)
+end
+
+local function tz_offset()
+  local now = os.time()
+  return os.difftime(now, os.time(os.date('!*t', now) --[[@as osdateparam]]))
+end
+
+--- "14:03" today, else "2025-11-21 14:03" (local time) from an ISO 8601 UTC timestamp.
+function M.format_time(iso)
+  if type(iso) ~= 'string' then
+    return '?'
+  end
+  local y, mo, d, h, mi, s = iso:match('^(%d+)-(%d+)-(%d+)[T ](%d+):(%d+):?(%d*)')
+  if not y then
+    return iso
+  end
+  local t = os.time({
+    year = tonumber(y),
+    month = tonumber(mo),
+    day = tonumber(d),
+    hour = tonumber(h),
+    min = tonumber(mi),
+    sec = tonumber(s) or 0,
+    isdst = false,
+  }) + tz_offset()
+  if os.date('%Y-%m-%d', t) == os.date('%Y-%m-%d') then
+    return os.date('%H:%M', t) --[[@as string]]
+  end
+  return os.date('%Y-%m-%d %H:%M', t) --[[@as string]]
+end
+
+local function one_line(s, max)
+  s = (s or ''):gsub('%s+', ' '):gsub('^ ', ''):gsub(' $', '')
+  if vim.fn.strchars(s) > max then
+    s = vim.fn.strcharpart(s, 0, max - 1) .. '…'
+  end
+  return s
+end
+M.one_line = one_line
+
+function M.files_summary(turn, max)
+  max = max or 3
+  local files = turn.files or {}
+  if #files == 0 then
+    return 'no files'
+  end
+  local names = {}
+  for i = 1, math.min(#files, max) do
+    names[#names + 1] = files[i].path
+  end
+  local s = table.concat(names, ', ')
+  if #files > max then
+    s = s .. string.format(' +%d more', #files - max)
+  end
+  return s
+end
+
+--- "#3  14:03  add a parser  (src/a.py, README.md)"
+function M.label(turn)
+  local prompt = one_line(turn.prompt, 60)
+  if prompt == '' then
+    prompt = '(no prompt)'
+  end
+  return string.format('#%d  %s  %s  (%s)', turn.number, M.format_time(turn.startedAt), prompt, M.files_summary(turn))
+end
+
+return M

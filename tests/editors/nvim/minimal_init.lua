@@ -1,0 +1,47 @@
+-- Minimal init for the Neovim tests (tests/editors/test_nvim.py): the plugin from this repository, the
+-- server command of the test, and recording stubs for vim.ui.select / vim.notify so a test can answer
+-- pickers by label. The plugin's own code paths are the real ones.
+vim.opt.runtimepath:prepend(assert(vim.env.REWIND_TEST_PLUGIN, 'REWIND_TEST_PLUGIN not set'))
+vim.opt.swapfile = false
+vim.opt.shadafile = 'NONE'
+vim.opt.more = false
+vim.opt.updatetime = 100
+vim.lsp.set_log_level('INFO')
+
+_G.rewind_test = {
+  notes = {}, -- every vim.notify: { msg, level }
+  selects = {}, -- every vim.ui.select: { prompt, kind, labels, chosen }
+  answers = {}, -- queue of plain substrings; each select picks the first item whose label contains it
+}
+
+vim.notify = function(msg, level)
+  table.insert(_G.rewind_test.notes, { msg = tostring(msg), level = level or vim.log.levels.INFO })
+end
+
+vim.ui.select = function(items, opts, on_choice)
+  opts = opts or {}
+  local fmt = opts.format_item or tostring
+  local labels = {}
+  for i, item in ipairs(items) do
+    labels[i] = fmt(item)
+  end
+  local want = table.remove(_G.rewind_test.answers, 1)
+  local record = { prompt = opts.prompt, kind = opts.kind, labels = labels, want = want }
+  table.insert(_G.rewind_test.selects, record)
+  vim.schedule(function()
+    if want then
+      for i, label in ipairs(labels) do
+        if label:find(want, 1, true) then
+          record.chosen = label
+          return on_choice(items[i], i)
+        end
+      end
+    end
+    record.chosen = vim.NIL
+    on_choice(nil, nil)
+  end)
+end
+
+require('rewind').setup({
+  cmd = vim.json.decode(assert(vim.env.REWIND_TEST_SERVER_CMD)),
+})

@@ -1,0 +1,288 @@
+// The palette commands and the restore flow: pick, preview, confirm conflicts, restore, save, report.
+import * as fs from 'node:fs';
+import * as vscode from 'vscode';
+import {
+  conflictPrompt,
+  errorText,
+  pathsToSave,
+  pickerEntries,
+  resultReport,
+  scopeItems,
+} from './format';
+import {
+  type FileChange,
+  type ListTurnsResult,
+  Methods,
+  type Mode,
+  type PreviewResult,
+  type RestoreOptions,
+  type RestoreResult,
+  type Scope,
+  type TimelineResult,
+  type TurnInfo,
+} from './protocol';
+import { rewindUri } from './contentProvider';
+import type { RewindServer } from './server';
+
+type VsItem = vscode.QuickPickItem & { turn?: TurnInfo };
+
+const uriToPath = (uri: string): string => vscode.Uri.parse(uri).fsPath;
+
+export class Commands {
+  constructor(private readonly server: RewindServer) {}
+
+  listTurns(): Promise<ListTurnsResult> {
+    return this.server.request<ListTurnsResult>(Methods.listTurns, {});
+  }
+
+  /** The turn picker; it refreshes itself while open when turns are recorded. */
+  async pickTurn(title: string): Promise<TurnInfo | undefined> {
+    const qp = vscode.window.createQuickPick<VsItem>();
+    qp.title = title;
+    qp.placeholder = 'Type to filter by prompt or file; newest turn first';
+    qp.matchOnDetail = true;
+    qp.busy = true;
+    qp.show();
+    const load = async (): Promise<void> => {
+      qp.busy = true;
+      try {
+        const list = await this.listTurns();
+        const entries = pickerEntries(list);
+        const activeId = qp.activeItems[0]?.turn?.id;
+        qp.items = entries.map((e): VsItem =>
+          e.kind === 'separator'
+            ? { label: e.label, kind: vscode.QuickPickItemKind.Separator }
+            : { label: e.label, detail: e.detail, turn: e.turn },
+        );
+        if (entries.length === 0) {
+          qp.placeholder = 'No agent turns recorded in this workspace yet';
+        }
+        const again = qp.items.find((i) => i.turn?.id === activeId);
+        if (again) qp.activeItems = [again];
+      } catch (e) {
+        qp.hide();
+        void vscode.window.showErrorMessage(`Rewind: ${errorText(e)}`);
+      } finally {
+        qp.busy = false;
+      }
+    };
+    const sub = this.server.onDidChangeTurns(() => void load());
+    void load();
+    try {
+      return await new Promise<TurnInfo | undefined>((resolve) => {
+        qp.onDidAccept(() => {
+          const turn = qp.selectedItems[0]?.turn;
+          if (turn) {
+            resolve(turn);
+            qp.hide();
+          }
+        });
+        qp.onDidHide(() => resolve(undefined));
+      });
+    } finally {
+      sub.dispose();
+      qp.dispose();
+    }
+  }
+
+  async pickScope(turn: TurnInfo): Promise<Scope | undefined> {
+    const choice = await vscode.window.showQuickPick(scopeItems(turn), {
+      title: `Rewind to before turn #${turn.number}`,
+      placeHolder: 'What to rewind',
+    });
+    return choice?.scope;
+  }
+
+  // --- palette commands ------------------------------------------------------------------------
+
+  async rewindToTurn(turnId?: string, scope?: Scope): Promise<void> {
+    let turn: TurnInfo | undefined;
+    if (turnId) {
+      turn = await this.findTurn(turnId);
+    } else {
+      turn = await this.pickTurn('Rewind to Turn');
+    }
+    if (!turn) return;
+    scope = scope ?? (await this.pickScope(turn));
+    if (!scope) return;
+    await this.restore(turn, scope, 'rewind');
+  }
+
+  async revertTurn(turnId?: string): Promise<void> {
+    const turn = turnId ? await this.findTurn(turnId) : await this.pickTurn('Revert Turn (undo only its changes)');
+    if (!turn) return;
+    await this.restore(turn, 'code', 'revert');
+  }
+
+  async undoLastRewind(options: RestoreOptions = {}): Promise<void> {
+    const result = await this.withSaving('Undoing the last rewind…', () =>
+      this.server.request<RestoreResult>(Methods.undo, { ...options }),
+    );
+    if (!result) return;
+    if (result.status === 'conflict' && !options.force && !options.skipConflicts) {
+      const choice = await this.askConflicts(result.files, 'Undoing the last rewind');
+      if (!choice) return;
+      return this.undoLastRewind(choice);
+    }
+    this.report(result);
+  }
+
+  async compareTurn(turnId?: string, fileUri?: string): Promise<void> {
+    const turn = turnId ? await this.findTurn(turnId) : await this.pickTurn('Compare Turn with Current');
+    if (!turn) return;
+    let file: FileChange | undefined;
+    if (fileUri) {
+      file = turn.files.find((f) => f.uri === fileUri) ?? { path: vscode.workspace.asRelativePath(vscode.Uri.parse(fileUri)), uri: fileUri, change: 'modified' };
+    } else if (turn.files.length === 0) {
+      void vscode.window.showInformationMessage(`Rewind: turn #${turn.number} changed no file.`);
+      return;
+    } else if (turn.files.length === 1) {
+      file = turn.files[0];
+    } else {
+      const pick = await vscode.window.showQuickPick(
+        turn.files.map((f) => ({ label: f.path, description: f.change, file: f })),
+        { title: `Compare a file of turn #${turn.number} with the current one`, matchOnDescription: true },
+      );
+      file = pick?.file;
+    }
+    if (!file) return;
+    const left = rewindUri(turn.id, file.uri, 'before', file.path);
+    const current = vscode.Uri.parse(file.uri);
+    const right = fs.existsSync(current.fsPath) ? current : rewindUri(turn.id, file.uri, 'absent', file.path);
+    await vscode.commands.executeCommand(
+      'vscode.diff',
+      left,
+      right,
+      `${file.path} (before turn #${turn.number}) ↔ current`,
+      { preview: true },
+    );
+  }
+
+  async openTimeline(): Promise<void> {
+    const timeline = await this.server.request<TimelineResult>(Methods.timeline, {});
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(timeline.uri));
+    await vscode.window.showTextDocument(doc, { preview: false });
+  }
+
+  // --- the restore flow --------------------------------------------------------------------------
+
+  private async findTurn(turnId: string): Promise<TurnInfo | undefined> {
+    const list = await this.listTurns();
+    for (const s of list.sessions) {
+      const t = s.turns.find((t) => t.id === turnId);
+      if (t) return t;
+    }
+    void vscode.window.showErrorMessage(`Rewind: unknown turn ${turnId}`);
+    return undefined;
+  }
+
+  async restore(turn: TurnInfo, scope: Scope, mode: Mode, options: RestoreOptions = {}): Promise<void> {
+    const base = { turnId: turn.id, scope, mode };
+    if (!options.force && !options.skipConflicts) {
+      const preview = await this.server.request<PreviewResult>(Methods.preview, base);
+      if (scope !== 'code' && preview.conversation && !preview.conversation.available) {
+        const reason = preview.conversation.reason ?? 'the conversation cannot be rewound';
+        if (scope === 'conversation') {
+          void vscode.window.showWarningMessage(`Rewind: ${reason}`);
+          return;
+        }
+        const go = await vscode.window.showWarningMessage(
+          `Rewind: ${reason}`,
+          { modal: true, detail: 'The files can still be rewound.' },
+          'Rewind Code Only',
+        );
+        if (go !== 'Rewind Code Only') return;
+        scope = 'code';
+        base.scope = scope;
+      }
+      if (preview.conflicts > 0) {
+        const what = mode === 'revert' ? `Reverting turn #${turn.number}` : `Rewinding to turn #${turn.number}`;
+        const choice = await this.askConflicts(preview.files, what);
+        if (!choice) return;
+        options = choice;
+      }
+    }
+    const title = mode === 'revert' ? `Reverting turn #${turn.number}…` : `Rewinding to turn #${turn.number}…`;
+    const result = await this.withSaving(title, () =>
+      this.server.request<RestoreResult>(Methods.restore, { ...base, ...options }),
+    );
+    if (!result) return;
+    if (result.status === 'conflict' && !options.force && !options.skipConflicts) {
+      const choice = await this.askConflicts(result.files, 'The restore');
+      if (choice) return this.restore(turn, scope, mode, choice);
+      return;
+    }
+    this.report(result);
+  }
+
+  /** Modal: skip the conflicting files, overwrite them, or cancel (undefined). */
+  private async askConflicts(files: PreviewResult['files'], what: string): Promise<RestoreOptions | undefined> {
+    const { message, detail } = conflictPrompt(files, what);
+    const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, 'Skip Conflicts', 'Overwrite');
+    if (choice === 'Skip Conflicts') return { skipConflicts: true };
+    if (choice === 'Overwrite') return { force: true };
+    return undefined;
+  }
+
+  /**
+   * Runs a restore request; afterwards saves the documents it changed that were not dirty before, so buffers and
+   * disk agree (dirty ones stay dirty with the restored text: VS Code's undo brings the person's text back).
+   */
+  private async withSaving(title: string, run: () => Promise<RestoreResult>): Promise<RestoreResult | undefined> {
+    const dirtyBefore = new Set(vscode.workspace.textDocuments.filter((d) => d.isDirty).map((d) => d.uri.fsPath));
+    let result: RestoreResult;
+    try {
+      result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Rewind: ${title}` },
+        run,
+      );
+    } catch (e) {
+      void vscode.window.showErrorMessage(`Rewind: ${errorText(e)}`);
+      return undefined;
+    }
+    const docs = new Map(vscode.workspace.textDocuments.map((d) => [d.uri.fsPath, d] as const));
+    const dirtyNow = new Set([...docs.values()].filter((d) => d.isDirty).map((d) => d.uri.fsPath));
+    for (const p of pathsToSave(result.files ?? [], uriToPath, dirtyBefore, dirtyNow)) {
+      const doc = docs.get(p);
+      try {
+        if (doc && !(await doc.save())) this.server.output.appendLine(`could not save ${p}`);
+      } catch (e) {
+        this.server.output.appendLine(`could not save ${p}: ${errorText(e)}`);
+      }
+    }
+    this.server.fireTurnsChanged(undefined);
+    return result;
+  }
+
+  private report(result: RestoreResult): void {
+    const { severity, text } = resultReport(result);
+    if (severity === 'error') {
+      void vscode.window.showErrorMessage(text, 'Show Output').then((c) => c && this.server.output.show());
+    } else if (severity === 'warning') {
+      void vscode.window.showWarningMessage(text);
+    } else if (!result.conversation) {
+      void vscode.window.showInformationMessage(text);
+    }
+    if (result.conversation) void this.showConversation(result);
+  }
+
+  private async showConversation(result: RestoreResult): Promise<void> {
+    const fork = result.conversation;
+    if (!fork) return;
+    const prompt = result.prompt ?? fork.prompt;
+    if (prompt) await vscode.env.clipboard.writeText(prompt);
+    const choice = await vscode.window.showInformationMessage(
+      `Rewind: conversation forked before the prompt${prompt ? ' (the prompt is on the clipboard)' : ''}. Resume it with: ${fork.resumeCommand}`,
+      'Copy',
+      'Open in Terminal',
+    );
+    if (choice === 'Copy') {
+      await vscode.env.clipboard.writeText(fork.resumeCommand);
+    } else if (choice === 'Open in Terminal') {
+      const folder = vscode.workspace.workspaceFolders?.[0];
+      const term = vscode.window.createTerminal({ name: 'Rewind: resume', cwd: folder?.uri });
+      term.show();
+      term.sendText(fork.resumeCommand);
+    }
+  }
+}

@@ -1,0 +1,31 @@
+// Read-only `rewind:` documents: a file's content at a turn, from rewind/fileAt (the left side of diffs).
+import * as vscode from 'vscode';
+import { type FileAtResult, Methods } from './protocol';
+import type { RewindServer } from './server';
+
+export const SCHEME = 'rewind';
+
+/** rewind:/<path>?turn=…&side=before|after|absent&uri=… (the path keeps the file name for the language mode). */
+export function rewindUri(turnId: string, fileUri: string, side: 'before' | 'after' | 'absent', path: string): vscode.Uri {
+  const query = new URLSearchParams({ turn: turnId, side, uri: fileUri }).toString();
+  return vscode.Uri.from({ scheme: SCHEME, path: '/' + path.replace(/^\/+/, ''), query });
+}
+
+export class RewindContentProvider implements vscode.TextDocumentContentProvider {
+  constructor(private readonly server: RewindServer) {}
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const q = new URLSearchParams(uri.query);
+    const side = q.get('side');
+    if (side === 'absent') return '';
+    const result = await this.server.request<FileAtResult>(Methods.fileAt, {
+      turnId: q.get('turn') ?? '',
+      uri: q.get('uri') ?? '',
+      side: side === 'after' ? 'after' : 'before',
+    });
+    if (!result.exists) return '';
+    if (result.binary) return '(binary file: not shown)';
+    if (result.tooLarge) return '(file too large: not recorded)';
+    return result.text ?? '';
+  }
+}

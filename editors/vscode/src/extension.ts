@@ -1,0 +1,102 @@
+// Entry point: wires the language server, the palette commands, the `rewind:` documents and the status bar.
+import * as vscode from 'vscode';
+import type { Middleware } from 'vscode-languageclient/node';
+import { Commands } from './commands';
+import { RewindContentProvider, SCHEME } from './contentProvider';
+import { currentTurnCount, errorText, statusText } from './format';
+import { type RestoreOptions, type Scope, ServerCommands } from './protocol';
+import { RewindServer } from './server';
+
+const SCOPES: readonly string[] = ['code', 'conversation', 'both'];
+
+export function activate(context: vscode.ExtensionContext): void {
+  const output = vscode.window.createOutputChannel('Rewind');
+  // Set once the server object exists (the middleware needs the commands, the commands need the server).
+  const ref: { commands?: Commands } = {};
+
+  // The server's own commands (what its code lenses run) go through the same flow as the palette: preview,
+  // conflict choice, saving of the documents that were clean. rewind.diff opens VS Code's diff editor.
+  const middleware: Middleware = {
+    executeCommand: async (command, args: unknown[], next): Promise<unknown> => {
+      const commands = ref.commands;
+      if (!commands) return next(command, args) as unknown;
+      const turnId = typeof args[0] === 'string' ? args[0] : undefined;
+      switch (command) {
+        case ServerCommands.rewind: {
+          const scope = typeof args[1] === 'string' && SCOPES.includes(args[1]) ? (args[1] as Scope) : undefined;
+          return commands.rewindToTurn(turnId, scope);
+        }
+        case ServerCommands.revert:
+          return commands.revertTurn(turnId);
+        case ServerCommands.undo:
+          return commands.undoLastRewind((args[0] as RestoreOptions | undefined) ?? {});
+        case ServerCommands.diff:
+          return commands.compareTurn(turnId, typeof args[1] === 'string' ? args[1] : undefined);
+        default:
+          return next(command, args) as unknown;
+      }
+    },
+  };
+
+  const server = new RewindServer(output, middleware);
+  const cmds = new Commands(server);
+  ref.commands = cmds;
+
+  const guard =
+    (fn: () => Promise<void>) =>
+    async (): Promise<void> => {
+      try {
+        await fn();
+      } catch (e) {
+        void vscode.window.showErrorMessage(`Rewind: ${errorText(e)}`);
+      }
+    };
+
+  const status = vscode.window.createStatusBarItem('rewind.turns', vscode.StatusBarAlignment.Left, 10);
+  status.name = 'Rewind';
+  status.command = 'rewind.rewindToTurn';
+  status.tooltip = 'Rewind: turns of the current agent session. Click to rewind.';
+  let refreshTimer: NodeJS.Timeout | undefined;
+  const refreshStatus = (): void => {
+    if (refreshTimer) clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(() => {
+      refreshTimer = undefined;
+      if (!vscode.workspace.getConfiguration('rewind').get<boolean>('statusBar.enabled', true)) {
+        status.hide();
+        return;
+      }
+      if (!server.running) return;
+      cmds.listTurns().then(
+        (list) => {
+          status.text = statusText(currentTurnCount(list));
+          status.show();
+        },
+        (e) => output.appendLine(`status bar: ${errorText(e)}`),
+      );
+    }, 150);
+  };
+
+  context.subscriptions.push(
+    output,
+    server,
+    status,
+    server.onDidChangeTurns(refreshStatus),
+    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('rewind.statusBar') && refreshStatus()),
+    vscode.workspace.registerTextDocumentContentProvider(SCHEME, new RewindContentProvider(server)),
+    vscode.commands.registerCommand('rewind.rewindToTurn', guard(() => cmds.rewindToTurn())),
+    vscode.commands.registerCommand('rewind.revertTurn', guard(() => cmds.revertTurn())),
+    vscode.commands.registerCommand('rewind.undoLastRewind', guard(() => cmds.undoLastRewind())),
+    vscode.commands.registerCommand('rewind.compareTurn', guard(() => cmds.compareTurn())),
+    vscode.commands.registerCommand('rewind.openTimeline', guard(() => cmds.openTimeline())),
+    vscode.commands.registerCommand('rewind.restartServer', guard(async () => void (await server.restart()))),
+    vscode.commands.registerCommand('rewind.showOutput', () => output.show()),
+  );
+
+  if (vscode.workspace.workspaceFolders?.length) {
+    void server.start();
+  }
+}
+
+export function deactivate(): void {
+  // The server is disposed with the extension's subscriptions.
+}

@@ -1,0 +1,180 @@
+// What the person sees: quick pick items, messages. Pure (no vscode import): unit-tested.
+import type { FilePreview, ListTurnsResult, RestoreResult, Scope, SessionInfo, TurnInfo } from './protocol';
+
+export interface TurnItem {
+  kind: 'turn';
+  label: string;
+  description?: string;
+  detail: string;
+  turn: TurnInfo;
+}
+
+export interface SeparatorItem {
+  kind: 'separator';
+  label: string;
+}
+
+export type PickerEntry = TurnItem | SeparatorItem;
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const pad = (n: number): string => String(n).padStart(2, '0');
+
+/** "14:03" today, "Nov 21 14:03" this year, "2025-11-21 14:03" otherwise (local time). */
+export function formatTime(iso: string, now: Date = new Date()): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const hm = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  if (d.toDateString() === now.toDateString()) return hm;
+  if (d.getFullYear() === now.getFullYear()) return `${MONTHS[d.getMonth()]} ${d.getDate()} ${hm}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${hm}`;
+}
+
+/** First line of a prompt, collapsed and cut to `max` characters. */
+export function promptSummary(prompt: string, max = 80): string {
+  const line = prompt.split(/\r?\n/).find((l) => l.trim().length > 0) ?? '';
+  const text = line.trim().replace(/\s+/g, ' ');
+  const multi = prompt.trim().includes('\n');
+  if (!text) return '(no prompt)';
+  if (text.length > max) return text.slice(0, max - 1) + '…';
+  return multi ? text + ' …' : text;
+}
+
+const CHANGE_MARK = { created: 'A', modified: 'M', deleted: 'D' } as const;
+
+/** "M a.txt  A src/b.py  D c.md" (git-style marks), cut after `max` files. */
+export function filesSummary(files: TurnInfo['files'], max = 6): string {
+  if (files.length === 0) return 'no file changes';
+  const shown = files.slice(0, max).map((f) => `${CHANGE_MARK[f.change] ?? '?'} ${f.path}`);
+  const more = files.length > max ? `  (+${files.length - max} more)` : '';
+  return shown.join('  ') + more;
+}
+
+export function turnLabel(turn: TurnInfo, now?: Date): string {
+  return `#${turn.number}  ${formatTime(turn.startedAt, now)}  ${promptSummary(turn.prompt)}`;
+}
+
+export function turnItem(turn: TurnInfo, now?: Date): TurnItem {
+  return { kind: 'turn', label: turnLabel(turn, now), detail: filesSummary(turn.files), turn };
+}
+
+function sessionTitle(s: SessionInfo, now?: Date): string {
+  const who = s.kind === 'agent' ? (s.agent ?? 'agent') : s.kind;
+  return `${who} session ${s.id.slice(0, 8)} · ${formatTime(s.lastActivityAt, now)}`;
+}
+
+/**
+ * The turn picker: the current session's turns newest first, then the other sessions (latest activity first),
+ * each under a separator. Restore points (kind "rewind") are left out: "Undo Last Rewind" is their command.
+ */
+export function pickerEntries(list: ListTurnsResult, now?: Date, includeRestorePoints = false): PickerEntry[] {
+  const entries: PickerEntry[] = [];
+  const sessions = list.sessions.filter((s) => includeRestorePoints || s.kind !== 'rewind');
+  const current = sessions.find((s) => s.id === list.currentSessionId);
+  const others = sessions
+    .filter((s) => s !== current && s.turns.length > 0)
+    .sort((a, b) => b.lastActivityAt.localeCompare(a.lastActivityAt));
+  const newestFirst = (s: SessionInfo): TurnInfo[] => [...s.turns].sort((a, b) => b.number - a.number);
+  if (current) {
+    if (others.length > 0) entries.push({ kind: 'separator', label: 'current session' });
+    for (const t of newestFirst(current)) entries.push(turnItem(t, now));
+  }
+  for (const s of others) {
+    entries.push({ kind: 'separator', label: sessionTitle(s, now) });
+    for (const t of newestFirst(s)) entries.push(turnItem(t, now));
+  }
+  return entries;
+}
+
+/** Turn count of the current session, for the status bar. */
+export function currentTurnCount(list: ListTurnsResult | undefined): number {
+  if (!list || !list.currentSessionId) return 0;
+  return list.sessions.find((s) => s.id === list.currentSessionId)?.turns.length ?? 0;
+}
+
+export function statusText(count: number): string {
+  return `$(history) ${count} ${count === 1 ? 'turn' : 'turns'}`;
+}
+
+export interface ScopeItem {
+  label: string;
+  description: string;
+  scope: Scope | undefined;
+}
+
+export function scopeItems(turn: TurnInfo): ScopeItem[] {
+  const n = `#${turn.number}`;
+  return [
+    { label: 'Code and conversation', description: `files and the conversation as they were before ${n}`, scope: 'both' },
+    { label: 'Code only', description: `files as they were before ${n}; the conversation stays`, scope: 'code' },
+    { label: 'Conversation only', description: `fork the conversation before ${n}; files stay`, scope: 'conversation' },
+    { label: 'Cancel', description: '', scope: undefined },
+  ];
+}
+
+export interface ConflictPrompt {
+  message: string;
+  detail: string;
+}
+
+/** The modal shown when a restore would overwrite changes rewind-ls did not see. */
+export function conflictPrompt(files: FilePreview[], what = 'This rewind'): ConflictPrompt {
+  const conflicting = files.filter((f) => f.conflict);
+  const n = conflicting.length;
+  const message = `${what} would overwrite ${n} ${n === 1 ? 'file' : 'files'} changed since rewind-ls last saw ${
+    n === 1 ? 'it' : 'them'
+  }.`;
+  const lines = conflicting.slice(0, 15).map((f) => `• ${f.path}: ${f.conflict?.message ?? f.conflict?.kind ?? ''}`);
+  if (n > 15) lines.push(`• … and ${n - 15} more`);
+  const others = files.filter((f) => !f.conflict && f.action !== 'unchanged').length;
+  lines.push(
+    '',
+    `Skip Conflicts: restore the other ${others} ${others === 1 ? 'file' : 'files'} and leave these alone.`,
+    'Overwrite: restore every file (the rewind can still be undone).',
+  );
+  return { message, detail: lines.join('\n') };
+}
+
+/** Paths to save after a restore: listed in the result, dirty now, and not dirty (or not open) before. */
+export function pathsToSave(
+  resultFiles: { uri: string; action: string }[],
+  toPath: (uri: string) => string,
+  dirtyBefore: ReadonlySet<string>,
+  dirtyNow: ReadonlySet<string>,
+): string[] {
+  const out: string[] = [];
+  for (const f of resultFiles) {
+    if (f.action === 'unchanged') continue;
+    const p = toPath(f.uri);
+    if (dirtyNow.has(p) && !dirtyBefore.has(p) && !out.includes(p)) out.push(p);
+  }
+  return out;
+}
+
+export type Severity = 'info' | 'warning' | 'error';
+
+/** How to report a restore result: severity and text (the server's message, plus the failed paths). */
+export function resultReport(result: RestoreResult): { severity: Severity; text: string } {
+  const msg = result.message || result.status;
+  switch (result.status) {
+    case 'applied':
+    case 'nothing-to-do':
+    case 'planned':
+      return { severity: 'info', text: `Rewind: ${msg}` };
+    case 'conflict':
+      return { severity: 'warning', text: `Rewind: nothing was written. ${msg}` };
+    default: {
+      const failed = result.failed?.length ? ` Not restored: ${result.failed.join(', ')}.` : '';
+      return { severity: 'error', text: `Rewind: ${msg}${failed}` };
+    }
+  }
+}
+
+/** An error from the server (JSON-RPC error or anything else) as one line. */
+export function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (err && typeof err === 'object' && 'message' in err) {
+    const { message } = err;
+    if (typeof message === 'string') return message;
+  }
+  return String(err);
+}

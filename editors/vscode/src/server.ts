@@ -1,0 +1,176 @@
+// The language server's lifecycle: resolve the command, start, restart when the setting changes, explain
+// start failures. Everything else talks to the server through `RewindServer.request`.
+import * as vscode from 'vscode';
+import {
+  CodeLensRequest,
+  LanguageClient,
+  type LanguageClientOptions,
+  type Middleware,
+  type ServerOptions,
+  State,
+} from 'vscode-languageclient/node';
+import { errorText } from './format';
+import { type DidChangeTurnsParams, Methods } from './protocol';
+import { displayCommand, findOnPath, resolveServerCommand, type ServerCommand, startFailureMessage } from './serverCommand';
+
+/** A LanguageClient that leaves the start-failure notification to us (ours says how to fix it). */
+class RewindLanguageClient extends LanguageClient {
+  public override error(message: string, data?: unknown, showNotification?: boolean | 'force'): void {
+    if (message.includes("couldn't create connection to server")) showNotification = false;
+    super.error(message, data, showNotification);
+  }
+}
+
+export class RewindServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<boolean> | undefined;
+  private readonly turnsChanged = new vscode.EventEmitter<DidChangeTurnsParams | undefined>();
+  /** Fired on rewind/didChangeTurns, after a restore, and when the server (re)starts. */
+  readonly onDidChangeTurns = this.turnsChanged.event;
+  private readonly disposables: vscode.Disposable[] = [];
+  private generation = 0;
+
+  constructor(
+    readonly output: vscode.OutputChannel,
+    private readonly middleware: Middleware,
+  ) {
+    this.disposables.push(
+      this.turnsChanged,
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('rewind.server')) {
+          this.output.appendLine('rewind.server.* changed: restarting the language server');
+          void this.restart();
+        }
+      }),
+    );
+  }
+
+  fireTurnsChanged(params?: DidChangeTurnsParams): void {
+    this.turnsChanged.fire(params);
+  }
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** Starts the server if it is not running; true when it runs. */
+  start(): Promise<boolean> {
+    if (this.running) return Promise.resolve(true);
+    if (!this.starting) {
+      this.starting = this.doStart().finally(() => {
+        this.starting = undefined;
+      });
+    }
+    return this.starting;
+  }
+
+  async restart(): Promise<boolean> {
+    await this.stop();
+    return this.start();
+  }
+
+  async stop(): Promise<void> {
+    this.generation++;
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.dispose(2000);
+      } catch (e) {
+        this.output.appendLine(`stopping the language server: ${errorText(e)}`);
+      }
+    }
+  }
+
+  private resolveCommand(): ServerCommand {
+    const setting = vscode.workspace.getConfiguration('rewind').get<unknown>('server.command');
+    return resolveServerCommand(setting, (name) => findOnPath(name, process.env.PATH) !== undefined);
+  }
+
+  private async doStart(): Promise<boolean> {
+    const generation = this.generation;
+    let cmd: ServerCommand;
+    try {
+      cmd = this.resolveCommand();
+    } catch (e) {
+      this.showStartError(`Rewind: ${errorText(e)}`);
+      return false;
+    }
+    const env = vscode.workspace.getConfiguration('rewind').get<Record<string, string>>('server.env') ?? {};
+    if (findOnPath(cmd.command, process.env.PATH) === undefined) {
+      this.showStartError(startFailureMessage(cmd, `"${cmd.command}" was not found`));
+      return false;
+    }
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const serverOptions: ServerOptions = {
+      command: cmd.command,
+      args: cmd.args,
+      options: { cwd: folder?.uri.fsPath, env: { ...process.env, ...env } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file' }],
+      initializationOptions: { closedFiles: 'server' },
+      outputChannel: this.output,
+      middleware: this.middleware,
+    };
+    this.output.appendLine(`starting: ${displayCommand(cmd)} (${cmd.origin})`);
+    const client = new RewindLanguageClient('rewind', 'Rewind', serverOptions, clientOptions);
+    client.onNotification(Methods.didChangeTurns, (params: DidChangeTurnsParams) => {
+      this.refreshCodeLenses(client);
+      this.turnsChanged.fire(params);
+    });
+    this.client = client;
+    try {
+      await client.start();
+    } catch (e) {
+      if (generation === this.generation) {
+        this.client = undefined;
+        this.showStartError(startFailureMessage(cmd, errorText(e)));
+        void client.dispose(1000).catch(() => undefined);
+      }
+      return false;
+    }
+    if (generation !== this.generation) return false;
+    this.output.appendLine('language server running');
+    this.turnsChanged.fire(undefined);
+    return true;
+  }
+
+  private showStartError(message: string): void {
+    this.output.appendLine(message);
+    void vscode.window.showErrorMessage(message, 'Open Settings', 'Show Output', 'Retry').then((choice) => {
+      if (choice === 'Open Settings') {
+        void vscode.commands.executeCommand('workbench.action.openSettings', 'rewind.server.command');
+      } else if (choice === 'Show Output') {
+        this.output.show();
+      } else if (choice === 'Retry') {
+        void this.restart();
+      }
+    });
+  }
+
+  /** Makes VS Code ask for the code lenses of the visible editors again. */
+  private refreshCodeLenses(client: LanguageClient): void {
+    try {
+      const feature = client.getFeature(CodeLensRequest.method);
+      for (const editor of vscode.window.visibleTextEditors) {
+        feature.getProvider(editor.document)?.onDidChangeCodeLensEmitter.fire();
+      }
+    } catch (e) {
+      this.output.appendLine(`code lens refresh: ${errorText(e)}`);
+    }
+  }
+
+  /** A request to the server, starting it first when needed. Throws with the server's message on errors. */
+  async request<R>(method: string, params: object): Promise<R> {
+    if (!(await this.start()) || !this.client) {
+      throw new Error('the rewind-ls language server is not running (see Output › Rewind)');
+    }
+    return this.client.sendRequest<R>(method, params);
+  }
+
+  dispose(): void {
+    void this.stop();
+    for (const d of this.disposables) d.dispose();
+  }
+}

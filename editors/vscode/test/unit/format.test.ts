@@ -1,0 +1,168 @@
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  conflictPrompt,
+  currentTurnCount,
+  errorText,
+  filesSummary,
+  formatTime,
+  pathsToSave,
+  pickerEntries,
+  promptSummary,
+  resultReport,
+  scopeItems,
+  statusText,
+  turnLabel,
+} from '../../src/format';
+import type { FilePreview, ListTurnsResult, RestoreResult, TurnInfo } from '../../src/protocol';
+
+const local = (y: number, mo: number, d: number, h: number, mi: number): string =>
+  new Date(y, mo - 1, d, h, mi).toISOString();
+
+function turn(n: number, prompt: string, session = 's1', files: TurnInfo['files'] = []): TurnInfo {
+  return {
+    id: `${session}-t${n}`,
+    number: n,
+    sessionId: session,
+    sessionKind: 'agent',
+    prompt,
+    startedAt: local(2026, 11, 22, 14, n),
+    files,
+  };
+}
+
+const NOW = new Date(2026, 10, 22, 15, 0);
+
+describe('formatTime', () => {
+  it('shows only the time today, the date this year, the full date before', () => {
+    assert.equal(formatTime(local(2026, 11, 22, 9, 5), NOW), '09:05');
+    assert.equal(formatTime(local(2026, 3, 1, 23, 59), NOW), 'Mar 1 23:59');
+    assert.equal(formatTime(local(2025, 12, 31, 8, 0), NOW), '2025-12-31 08:00');
+  });
+  it('leaves what it cannot parse alone', () => {
+    assert.equal(formatTime('not a date', NOW), 'not a date');
+  });
+});
+
+describe('promptSummary', () => {
+  it('keeps the first non-empty line, collapsed', () => {
+    assert.equal(promptSummary('\n  fix   the bug\nplease'), 'fix the bug …');
+    assert.equal(promptSummary('add tests'), 'add tests');
+  });
+  it('cuts long prompts and names empty ones', () => {
+    const s = promptSummary('x'.repeat(200), 20);
+    assert.equal(s.length, 20);
+    assert.ok(s.endsWith('…'));
+    assert.equal(promptSummary('   '), '(no prompt)');
+  });
+});
+
+describe('filesSummary', () => {
+  it('marks changes git-style and counts the rest', () => {
+    const files = [
+      { path: 'a.txt', uri: 'file:///w/a.txt', change: 'modified' as const },
+      { path: 'b/c.py', uri: 'file:///w/b/c.py', change: 'created' as const },
+      { path: 'd.md', uri: 'file:///w/d.md', change: 'deleted' as const },
+    ];
+    assert.equal(filesSummary(files), 'M a.txt  A b/c.py  D d.md');
+    assert.equal(filesSummary(files, 1), 'M a.txt  (+2 more)');
+    assert.equal(filesSummary([]), 'no file changes');
+  });
+});
+
+describe('pickerEntries', () => {
+  const list: ListTurnsResult = {
+    workspace: '/w',
+    currentSessionId: 's1',
+    sessions: [
+      { id: 'old-session', kind: 'agent', agent: 'claude-code', startedAt: local(2026, 11, 21, 8, 0), lastActivityAt: local(2026, 11, 21, 9, 0), turns: [turn(1, 'old', 'old-session')] },
+      { id: 's1', kind: 'agent', startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 2), turns: [turn(1, 'first'), turn(2, 'second')] },
+      { id: 'rp', kind: 'rewind', startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 30), turns: [turn(1, 'restore point', 'rp')] },
+    ],
+  };
+  it('lists the current session newest first, then the other sessions under separators, without restore points', () => {
+    const entries = pickerEntries(list, NOW);
+    assert.deepEqual(
+      entries.map((e) => e.label),
+      ['current session', '#2  14:02  second', '#1  14:01  first', 'claude-code session old-sess · Nov 21 09:00', '#1  14:01  old'],
+    );
+    assert.deepEqual(entries.map((e) => e.kind), ['separator', 'turn', 'turn', 'separator', 'turn']);
+  });
+  it('needs no separator when there is only the current session', () => {
+    const entries = pickerEntries({ ...list, sessions: [list.sessions[1]] }, NOW);
+    assert.deepEqual(entries.map((e) => e.label), ['#2  14:02  second', '#1  14:01  first']);
+  });
+  it('counts the current session turns for the status bar', () => {
+    assert.equal(currentTurnCount(list), 2);
+    assert.equal(currentTurnCount({ ...list, currentSessionId: null }), 0);
+    assert.equal(currentTurnCount(undefined), 0);
+    assert.equal(statusText(1), '$(history) 1 turn');
+    assert.equal(statusText(2), '$(history) 2 turns');
+  });
+});
+
+describe('turnLabel and scopeItems', () => {
+  it('reads "#n  time  prompt"', () => {
+    assert.equal(turnLabel(turn(3, 'make it faster'), NOW), '#3  14:03  make it faster');
+  });
+  it('offers the four scope choices in order, Cancel last with no scope', () => {
+    const items = scopeItems(turn(1, 'x'));
+    assert.deepEqual(items.map((i) => i.label), ['Code and conversation', 'Code only', 'Conversation only', 'Cancel']);
+    assert.deepEqual(items.map((i) => i.scope), ['both', 'code', 'conversation', undefined]);
+  });
+});
+
+describe('conflictPrompt', () => {
+  const f = (path: string, conflict: FilePreview['conflict'], action: FilePreview['action'] = 'modify'): FilePreview => ({
+    path, uri: `file:///w/${path}`, action, added: 1, removed: 1, conflict,
+  });
+  it('names every conflicting path with the server message and explains the choices', () => {
+    const p = conflictPrompt([
+      f('a.txt', { kind: 'modified-outside', message: 'changed on disk since the turn' }),
+      f('b.txt', null),
+      f('c.txt', null, 'unchanged'),
+    ], 'Rewinding to turn #1');
+    assert.equal(p.message, 'Rewinding to turn #1 would overwrite 1 file changed since rewind-ls last saw it.');
+    assert.match(p.detail, /• a\.txt: changed on disk since the turn/);
+    assert.match(p.detail, /Skip Conflicts: restore the other 1 file and leave these alone\./);
+    assert.match(p.detail, /Overwrite: restore every file/);
+    assert.doesNotMatch(p.detail, /b\.txt/);
+  });
+  it('shortens long lists', () => {
+    const many = Array.from({ length: 20 }, (_, i) => f(`f${i}`, { kind: 'merge', message: 'does not merge' }));
+    const p = conflictPrompt(many);
+    assert.match(p.message, /20 files changed since rewind-ls last saw them/);
+    assert.match(p.detail, /… and 5 more/);
+  });
+});
+
+describe('pathsToSave', () => {
+  const toPath = (uri: string): string => uri.replace('file://', '');
+  it('saves what the restore made dirty, never what was dirty before', () => {
+    const files = [
+      { uri: 'file:///w/clean.txt', action: 'modify' },
+      { uri: 'file:///w/dirty.txt', action: 'modify' },
+      { uri: 'file:///w/closed.txt', action: 'create' },
+      { uri: 'file:///w/same.txt', action: 'unchanged' },
+    ];
+    const before = new Set(['/w/dirty.txt', '/w/other.txt']);
+    const now = new Set(['/w/clean.txt', '/w/dirty.txt', '/w/other.txt', '/w/same.txt']);
+    assert.deepEqual(pathsToSave(files, toPath, before, now), ['/w/clean.txt']);
+  });
+});
+
+describe('resultReport and errorText', () => {
+  const r = (status: RestoreResult['status'], extra: Partial<RestoreResult> = {}): RestoreResult => ({
+    status, message: 'm', files: [], failed: [], ...extra,
+  });
+  it('maps statuses to severities and lists failed paths', () => {
+    assert.equal(resultReport(r('applied')).severity, 'info');
+    assert.equal(resultReport(r('nothing-to-do')).severity, 'info');
+    assert.equal(resultReport(r('conflict')).severity, 'warning');
+    assert.deepEqual(resultReport(r('partial', { failed: ['a', 'b'] })), { severity: 'error', text: 'Rewind: m Not restored: a, b.' });
+  });
+  it('shows a JSON-RPC error message as it is', () => {
+    assert.equal(errorText({ code: -32602, message: 'unknown turn 7' }), 'unknown turn 7');
+    assert.equal(errorText('plain'), 'plain');
+  });
+});

@@ -1,0 +1,428 @@
+"""The Neovim plugin (editors/nvim) in a real headless Neovim 0.11 against the real server.
+
+Agent turns are recorded through the real Claude Code hook (tests/support/agent.py). Neovim runs
+with tests/editors/nvim/minimal_init.lua: the plugin from this repository, the server command
+`[sys.executable, "-m", "rewind_ls", "serve"]`, and recording stubs for vim.ui.select/vim.notify so
+a test answers pickers by label; every plugin code path (commands, LSP client, the default
+workspace/applyEdit handler, writing buffers) is the real one. Waits are bounded polls.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+for p in (HERE, HERE.parent):  # nvim_support, and support.agent (tests/ has no package __init__)
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+from nvim_support import REPO, Nvim, nvim_env  # noqa: E402
+from support.agent import FakeClaude  # noqa: E402
+
+pytestmark = pytest.mark.editor
+
+OP_TIMEOUT = 60.0
+
+
+class Editor:
+    """One Neovim session on a workspace, with helpers that speak in files and buffers."""
+
+    def __init__(self, nv: Nvim, ws: Path) -> None:
+        self.nv = nv
+        self.ws = ws
+
+    def open(self, rel: str) -> None:
+        """:edit a file and wait until rewind-ls is attached to its buffer and initialized."""
+        self.nv.command("edit " + rel)
+        self.nv.wait_for(
+            "(function() local c = vim.lsp.get_clients({ name = 'rewind', bufnr = 0 })[1]"
+            " return c ~= nil and c.initialized == true end)()",
+            what=f"rewind-ls attached to {rel}",
+        )
+
+    def buffers(self) -> dict[str, dict[str, Any]]:
+        """Every loaded file buffer: workspace-relative name -> {text, modified}."""
+        return self.nv.luajson(
+            """
+            local out = {}
+            for _, b in ipairs(vim.api.nvim_list_bufs()) do
+              local name = vim.api.nvim_buf_get_name(b)
+              if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == '' and name ~= '' then
+                local lines = vim.api.nvim_buf_get_lines(b, 0, -1, false)
+                local text = table.concat(lines, '\\n')
+                if vim.bo[b].eol and not (#lines == 1 and lines[1] == '') then
+                  text = text .. '\\n'
+                end
+                out[vim.fn.fnamemodify(name, ':.')] = { text = text, modified = vim.bo[b].modified }
+              end
+            end
+            return out
+            """
+        )
+
+    def set_buffer(self, rel: str, text: str) -> None:
+        """An unsaved change by the person: replaces the buffer's text (it stays modified)."""
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        self.nv.lua(
+            "local b = vim.fn.bufnr(...)"
+            " vim.api.nvim_buf_set_lines(b, 0, -1, false, select(2, ...))",
+            rel,
+            lines,
+        )
+
+    def status(self) -> dict[str, Any]:
+        return self.nv.luajson(
+            "local s = require('rewind').status()"
+            " return { busy = s.busy, seq = s.seq, last = s.last }"
+        )
+
+    def run(self, cmd: str, answers: list[str] | None = None) -> dict[str, Any]:
+        """Runs an ex command that starts a rewind operation and waits until it finished."""
+        seq = self.status()["seq"]
+        self.nv.lua("_G.rewind_test.answers = ...", answers or [])
+        self.nv.command(cmd)
+        self.nv.wait_for(
+            f"require('rewind').status().seq > {seq} and require('rewind').status().busy == nil",
+            timeout=OP_TIMEOUT,
+            what=f"{cmd} to finish",
+        )
+        last = self.status()["last"]
+        assert last is not None
+        return last
+
+    def notes(self) -> list[dict[str, Any]]:
+        return self.nv.luajson("return _G.rewind_test.notes")
+
+    def selects(self) -> list[dict[str, Any]]:
+        return self.nv.luajson("return _G.rewind_test.selects")
+
+    def clear_records(self) -> None:
+        self.nv.lua("_G.rewind_test.notes = {}; _G.rewind_test.selects = {}")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> tuple[Path, Path]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "store"
+    home.mkdir()
+    return ws, home
+
+
+@pytest.fixture
+def editor(tmp_path: Path, workspace: tuple[Path, Path]) -> Iterator[Any]:
+    """A factory: call it (after recording turns, if you like) to start Neovim in the workspace."""
+    ws, home = workspace
+    started: list[Nvim] = []
+
+    def start() -> Editor:
+        ntmp = tmp_path / f"nvim{len(started)}"
+        ntmp.mkdir()
+        nv = Nvim(ws, nvim_env(ntmp, home), ntmp)
+        started.append(nv)
+        return Editor(nv, ws)
+
+    yield start
+    for nv in started:
+        nv.close()
+
+
+def read(ws: Path, rel: str) -> bytes | None:
+    p = ws / rel
+    return p.read_bytes() if p.exists() else None
+
+
+def two_turns(ws: Path, home: Path) -> FakeClaude:
+    """a.txt, b.txt exist; turn 1 edits a.txt and creates c.txt; turn 2 edits a.txt and b.txt."""
+    (ws / "a.txt").write_bytes(b"a0\n")
+    (ws / "b.txt").write_bytes(b"b0\n")
+    (ws / "notes.txt").write_bytes(b"my notes\n")
+    agent = FakeClaude(ws, home)
+    agent.turn("first prompt: make c", {"a.txt": "a1\n", "c.txt": "c1\n"})
+    agent.turn("second prompt: touch b", {"a.txt": "a2\n", "b.txt": "b2\n"})
+    return agent
+
+
+def test_rewind_code_then_undo(workspace: tuple[Path, Path], editor: Any) -> None:
+    ws, home = workspace
+    two_turns(ws, home)
+    ed = editor()
+    ed.open("a.txt")  # a file the rewind changes, unmodified
+    ed.open("notes.txt")  # a file it does not touch, with an unsaved change
+    ed.set_buffer("notes.txt", "my notes\nunsaved line\n")
+
+    last = ed.run("Rewind 1 code")
+    assert last["status"] == "applied", last
+    bufs = ed.buffers()
+    assert bufs["a.txt"] == {"text": "a0\n", "modified": False}  # restored and written
+    assert bufs["notes.txt"] == {"text": "my notes\nunsaved line\n", "modified": True}
+    assert read(ws, "a.txt") == b"a0\n"
+    assert read(ws, "b.txt") == b"b0\n"  # closed: written by the server
+    assert read(ws, "c.txt") is None  # created in turn 1: gone
+    assert read(ws, "notes.txt") == b"my notes\n"
+    assert "c.txt" not in bufs and "b.txt" not in bufs  # no hidden buffers for closed files
+    assert any("Rewind to #1" in n["msg"] for n in ed.notes())
+
+    last = ed.run("Rewind undo")
+    assert last["status"] == "applied", last
+    bufs = ed.buffers()
+    assert bufs["a.txt"] == {"text": "a2\n", "modified": False}
+    assert bufs["notes.txt"] == {"text": "my notes\nunsaved line\n", "modified": True}
+    assert read(ws, "a.txt") == b"a2\n"
+    assert read(ws, "b.txt") == b"b2\n"
+    assert read(ws, "c.txt") == b"c1\n"
+    assert read(ws, "notes.txt") == b"my notes\n"
+
+
+def test_revert_keeps_later_edit(workspace: tuple[Path, Path], editor: Any) -> None:
+    ws, home = workspace
+    (ws / "f.txt").write_bytes(b"1\n2\n3\n4\n5\n")
+    agent = FakeClaude(ws, home)
+    agent.turn("one", {"f.txt": "ONE\n2\n3\n4\n5\n"})
+    agent.turn("two", {"f.txt": "ONE\n2\n3\n4\nFIVE\n", "g.txt": "g\n"})
+    agent.turn("three: a later edit", {"f.txt": "ONE\n2\nTHREE\n4\nFIVE\n"})
+    ed = editor()
+    ed.open("f.txt")
+
+    last = ed.run("Rewind revert 2")
+    assert last["status"] == "applied", last
+    assert ed.buffers()["f.txt"] == {"text": "ONE\n2\nTHREE\n4\n5\n", "modified": False}
+    assert read(ws, "f.txt") == b"ONE\n2\nTHREE\n4\n5\n"
+    assert read(ws, "g.txt") is None
+
+
+def test_picker_code_and_conversation(workspace: tuple[Path, Path], editor: Any) -> None:
+    ws, home = workspace
+    two_turns(ws, home)
+    ed = editor()
+    ed.open("a.txt")
+
+    last = ed.run("Rewind", answers=["#1 ", "Code and conversation"])
+    selects = ed.selects()
+    assert [s["kind"] for s in selects[:2]] == ["rewind.turn", "rewind.scope"], selects
+    labels = selects[0]["labels"]
+    assert len(labels) == 2
+    assert labels[0].startswith("#2  ") and "second prompt: touch b" in labels[0]
+    assert "a.txt" in labels[0] and "b.txt" in labels[0]
+    assert labels[1].startswith("#1  ") and "first prompt: make c" in labels[1]
+    assert "c.txt" in labels[1]
+    assert selects[1]["chosen"] == "Code and conversation"
+
+    assert last["status"] == "applied", last
+    assert ed.buffers()["a.txt"] == {"text": "a0\n", "modified": False}
+    assert read(ws, "a.txt") == b"a0\n"
+    assert read(ws, "b.txt") == b"b0\n"
+    assert read(ws, "c.txt") is None
+    conversation = last["result"]["conversation"]
+    assert conversation and conversation["resumeCommand"], last
+    regs = ed.nv.luajson("return { r = vim.fn.getreg('r'), p = vim.fn.getreg('p') }")
+    assert regs["r"] == conversation["resumeCommand"]
+    assert regs["p"] == "first prompt: make c"
+    shown = "\n".join(n["msg"] for n in ed.notes())
+    assert conversation["resumeCommand"] in shown and "first prompt: make c" in shown
+
+
+def test_conflict_is_shown_not_overwritten(workspace: tuple[Path, Path], editor: Any) -> None:
+    ws, home = workspace
+    (ws / "a.txt").write_bytes(b"a0\n")
+    (ws / "b.txt").write_bytes(b"b0\n")
+    FakeClaude(ws, home).turn("change both", {"a.txt": "a1\n", "b.txt": "b1\n"})
+    ed = editor()
+    ed.open("a.txt")
+    ed.set_buffer("a.txt", "a1 mine\n")  # the person's unsaved change to a file the rewind wants
+
+    last = ed.run("Rewind 1", answers=["Cancel"])
+    assert last["status"] == "cancelled", last
+    conflict_selects = [s for s in ed.selects() if s["kind"] == "rewind.conflicts"]
+    assert len(conflict_selects) == 1
+    warnings = [n["msg"] for n in ed.notes() if n["level"] == 3]
+    assert any("a.txt" in w and "conflict" in w for w in warnings), ed.notes()
+    assert ed.buffers()["a.txt"] == {"text": "a1 mine\n", "modified": True}
+    assert read(ws, "a.txt") == b"a1\n"
+    assert read(ws, "b.txt") == b"b1\n"  # cancelled: nothing at all was written
+
+    # Skip the conflict: the other file is restored, the person's buffer is left alone.
+    last = ed.run("Rewind 1", answers=["Skip conflicting"])
+    assert last["status"] in ("applied", "partial"), last
+    assert read(ws, "b.txt") == b"b0\n"
+    assert ed.buffers()["a.txt"] == {"text": "a1 mine\n", "modified": True}
+    assert read(ws, "a.txt") == b"a1\n"
+
+
+def test_forced_restore_keeps_modified_buffer_unsaved_and_undoable(
+    workspace: tuple[Path, Path], editor: Any
+) -> None:
+    ws, home = workspace
+    (ws / "a.txt").write_bytes(b"a0\n")
+    FakeClaude(ws, home).turn("change a", {"a.txt": "a1\n"})
+    ed = editor()
+    ed.open("a.txt")
+    ed.nv.command("normal! ggcca1 mine")  # typed, not saved
+    assert ed.buffers()["a.txt"] == {"text": "a1 mine\n", "modified": True}
+
+    last = ed.run("Rewind 1", answers=["Overwrite"])
+    assert last["status"] == "applied", last
+    assert ed.buffers()["a.txt"] == {"text": "a0\n", "modified": True}  # restored, unsaved
+    assert read(ws, "a.txt") == b"a1\n"
+    assert any("u brings your text back" in n["msg"] for n in ed.notes())
+    ed.nv.command("normal! u")
+    assert ed.buffers()["a.txt"]["text"] == "a1 mine\n"
+
+
+def test_diff_split(workspace: tuple[Path, Path], editor: Any) -> None:
+    ws, home = workspace
+    two_turns(ws, home)
+    ed = editor()
+    ed.open("notes.txt")
+    last = ed.run("Rewind diff 1 a.txt")
+    assert last["status"] == "shown", last
+    wins = ed.nv.luajson(
+        """
+        local out = {}
+        for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+          local b = vim.api.nvim_win_get_buf(w)
+          out[#out + 1] = { name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ':.'),
+            diff = vim.wo[w].diff, lines = vim.api.nvim_buf_get_lines(b, 0, -1, false),
+            buftype = vim.bo[b].buftype }
+        end
+        return out
+        """
+    )
+    by_name = {w["name"]: w for w in wins}
+    assert by_name["a.txt"]["diff"] is True and by_name["a.txt"]["lines"] == ["a2"]
+    scratch = [w for w in wins if w["name"].startswith("rewind://1/")]
+    assert len(scratch) == 1, wins
+    assert scratch[0]["diff"] is True and scratch[0]["buftype"] == "nofile"
+    assert scratch[0]["lines"] == ["a0"]  # a.txt before turn 1
+
+
+def test_log_code_lens_runs_a_rewind(workspace: tuple[Path, Path], editor: Any) -> None:
+    ws, home = workspace
+    two_turns(ws, home)
+    ed = editor()
+    ed.open("a.txt")
+    last = ed.run("Rewind log")
+    assert last["status"] == "shown", last
+    assert ed.nv.luajson("return vim.b.rewind_log") is True
+    lenses = ed.nv.wait_for(
+        "#vim.lsp.codelens.get(0) > 0 and vim.tbl_map(function(l) return {"
+        " line = l.range.start.line,"
+        " title = l.command and l.command.title, args = l.command and l.command.arguments } end,"
+        " vim.lsp.codelens.get(0))",
+        what="code lenses in the timeline",
+    )
+    titles = {lens["title"] for lens in lenses}
+    assert {"Rewind to here", "Revert turn", "Diff"} <= titles, lenses
+    lines = ed.nv.luajson("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+    # The lens line of turn 1: the heading that mentions the first prompt.
+    turn1 = next(i for i, line in enumerate(lines) if "first prompt" in line)
+    lens_lines = sorted({lens["line"] for lens in lenses})
+    target = max(li for li in lens_lines if li <= turn1)
+    ed.nv.lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", target + 1)
+    last = ed.run("lua vim.lsp.codelens.run()", answers=["Rewind to here"])
+    assert last["op"] == "rewind" and last["status"] == "applied", last
+    assert read(ws, "a.txt") == b"a0\n" and read(ws, "c.txt") is None
+
+
+def test_completion(workspace: tuple[Path, Path], editor: Any) -> None:
+    ws, home = workspace
+    two_turns(ws, home)
+    ed = editor()
+    ed.open("a.txt")
+    first = ed.nv.luajson("return vim.fn.getcompletion('Rewind ', 'cmdline')")
+    assert {"revert", "undo", "diff", "log", "1", "2"} <= set(first), first
+    assert ed.nv.luajson("return vim.fn.getcompletion('Rewind 2 ', 'cmdline')") == [
+        "code",
+        "conversation",
+        "both",
+    ]
+    assert ed.nv.luajson("return vim.fn.getcompletion('Rewind revert ', 'cmdline')") == ["2", "1"]
+    paths = ed.nv.luajson("return vim.fn.getcompletion('Rewind diff 1 ', 'cmdline')")
+    assert set(paths) == {"a.txt", "c.txt"}
+
+
+def test_checkhealth(workspace: tuple[Path, Path], editor: Any) -> None:
+    ws, home = workspace
+    subprocess.run(
+        [sys.executable, "-m", "rewind_ls", "install", "claude-code"],
+        cwd=ws,
+        env={**os.environ, "REWIND_LS_HOME": str(home), "HOME": str(ws.parent / "home")},
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert (ws / ".claude" / "settings.json").exists()
+    ed = editor()
+    ed.nv.command("checkhealth rewind")
+    text = "\n".join(ed.nv.luajson("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+    assert "OK Neovim 0.11" in text, text
+    assert f"server command: {sys.executable} -m rewind_ls serve" in text, text
+    assert "OK version: rewind-ls" in text, text
+    assert "store: " + str(home) in text and "writable" in text, text
+    assert "OK Claude Code hooks installed" in text, text
+    assert "ERROR" not in text, text
+
+
+def test_help_tags(tmp_path: Path) -> None:
+    """doc/rewind.txt has no duplicate tags and documents every subcommand and option."""
+    doc = REPO / "editors" / "nvim" / "doc" / "rewind.txt"
+    (tmp_path / "doc").mkdir()
+    (tmp_path / "doc" / "rewind.txt").write_bytes(doc.read_bytes())
+    nvim = shutil.which("nvim")
+    assert nvim, "nvim is not on PATH"
+    proc = subprocess.run(
+        [
+            nvim,
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-c",
+            f"helptags {tmp_path / 'doc'}",
+            "-c",
+            "qa!",
+        ],
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and b"E154" not in proc.stderr, proc.stderr
+    tags = {line.split("\t")[0] for line in (tmp_path / "doc" / "tags").read_text().splitlines()}
+    for sub in ("revert", "undo", "diff", "log"):
+        assert f":Rewind-{sub}" in tags
+    from_config = json.loads(
+        subprocess.run(
+            [
+                nvim,
+                "--headless",
+                "-u",
+                "NONE",
+                "-i",
+                "NONE",
+                "--cmd",
+                f"set rtp^={REPO / 'editors' / 'nvim'}",
+                "-c",
+                "lua io.stdout:write(vim.json.encode("
+                "vim.tbl_keys(require('rewind.config').defaults)))",
+                "-c",
+                "qa!",
+            ],
+            capture_output=True,
+            timeout=60,
+            check=True,
+        ).stdout
+    )
+    for option in from_config:
+        assert f"rewind-{option}" in tags, f"option {option} is not documented"
+    assert {"rewind", ":Rewind", "rewind.setup()", "RewindDone"} <= tags

@@ -280,8 +280,11 @@ class Nvim:
 
     def luajson(self, code: str, *args: Any, timeout: float = 30.0) -> Any:
         """Runs Lua that returns a value, transferred as JSON (keeps strings and nesting exact)."""
-        wrapped = "local f = function(...) " + code + " end\nreturn vim.json.encode({ v = f(...) })"
-        return json.loads(self.lua(wrapped, *args, timeout=timeout))["v"]
+        wrapped = (
+            "local f = function(...) " + code + " end\n"
+            "return vim.json.encode({ v = f(...), ok = true })"  # ok: never an empty (array) table
+        )
+        return json.loads(self.lua(wrapped, *args, timeout=timeout)).get("v")
 
     def command(self, cmd: str, timeout: float = 30.0) -> None:
         self.request("nvim_command", cmd, timeout=timeout)

@@ -185,6 +185,20 @@ def test_rewind_code_then_undo(workspace: tuple[Path, Path], editor: Any) -> Non
     assert read(ws, "notes.txt") == b"my notes\n"
 
 
+def test_rewind_open_buffer_with_astral_chars(workspace: tuple[Path, Path], editor: Any) -> None:
+    """The edit's positions must match the negotiated encoding (emoji: 2 UTF-16 units, 4 bytes)."""
+    ws, home = workspace
+    before = "emoji 😀 in é line\nsecond 😀😀\n".encode()
+    (ws / "u.txt").write_bytes(before)
+    FakeClaude(ws, home).turn("rewrite u", {"u.txt": "😀 changed 😀\nsecond 😀😀 too\nthird\n"})
+    ed = editor()
+    ed.open("u.txt")
+    last = ed.run("Rewind 1 code")
+    assert last["status"] == "applied", last
+    assert ed.buffers()["u.txt"] == {"text": before.decode(), "modified": False}
+    assert read(ws, "u.txt") == before
+
+
 def test_revert_keeps_later_edit(workspace: tuple[Path, Path], editor: Any) -> None:
     ws, home = workspace
     (ws / "f.txt").write_bytes(b"1\n2\n3\n4\n5\n")

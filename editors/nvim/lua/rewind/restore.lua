@@ -65,7 +65,13 @@ local function ask_conflicts(title, files, count)
     { label = 'Cancel', opts = nil },
   }
   local choice = async.select(choices, {
-    prompt = string.format('%s: %d file%s changed since rewind-ls last saw them', title, count, count == 1 and '' or 's'),
+    prompt = string.format(
+      '%s: %d file%s changed since rewind-ls last saw %s',
+      title,
+      count,
+      count == 1 and '' or 's',
+      count == 1 and 'it' or 'them'
+    ),
     kind = 'rewind.conflicts',
     format_item = function(c)
       return c.label

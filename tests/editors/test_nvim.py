@@ -366,6 +366,26 @@ def test_completion(workspace: tuple[Path, Path], editor: Any) -> None:
     assert set(paths) == {"a.txt", "c.txt"}
 
 
+def test_did_change_turns_refreshes_turn_list(workspace: tuple[Path, Path], editor: Any) -> None:
+    """A turn recorded by the agent's hook (another process) reaches the cached turn list."""
+    ws, home = workspace
+    agent = two_turns(ws, home)
+    ed = editor()
+    ed.open("a.txt")
+    ed.nv.lua(
+        "_G.rewind_test.changed = 0\n"
+        "vim.api.nvim_create_autocmd('User', { pattern = 'RewindTurnsChanged',"
+        " callback = function() _G.rewind_test.changed = _G.rewind_test.changed + 1 end })"
+    )
+    assert "3" not in ed.nv.luajson("return vim.fn.getcompletion('Rewind ', 'cmdline')")
+    agent.turn("third prompt", {"a.txt": "a3\n"})
+    ed.nv.wait_for("_G.rewind_test.changed > 0", what="User RewindTurnsChanged")
+    ed.nv.wait_for(
+        "vim.tbl_contains(vim.fn.getcompletion('Rewind ', 'cmdline'), '3')",
+        what="turn 3 in the completion",
+    )
+
+
 def test_checkhealth(workspace: tuple[Path, Path], editor: Any) -> None:
     ws, home = workspace
     subprocess.run(

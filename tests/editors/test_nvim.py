@@ -43,11 +43,15 @@ class Editor:
     def open(self, rel: str) -> None:
         """:edit a file and wait until rewind-ls is attached to its buffer and initialized."""
         self.nv.command("edit " + rel)
-        self.nv.wait_for(
+        state = self.nv.wait_for(
             "(function() local c = vim.lsp.get_clients({ name = 'rewind', bufnr = 0 })[1]"
-            " return c ~= nil and c.initialized == true end)()",
+            " if c ~= nil and c.initialized then return 'attached' end"
+            " for _, n in ipairs(_G.rewind_test.notes) do"
+            "   if n.msg:find('quit with exit code', 1, true) then return 'server exited' end"
+            " end end)()",
             what=f"rewind-ls attached to {rel}",
         )
+        assert state == "attached", f"rewind-ls: {state}\n{self.nv.debug_dump()}"
 
     def buffers(self) -> dict[str, dict[str, Any]]:
         """Every loaded file buffer: workspace-relative name -> {text, modified}."""

@@ -189,6 +189,31 @@ def apply_to_disk(
 
 
 def _swap_all(store: Store, plan: Plan, items: list[PathPlan]) -> Outcome:
+    point = open_restore_point(store, plan, items, {"ops": [], "applier": "disk"})
+    try:
+        reached, ops = swap(store, point, items)
+    except BaseException:
+        store.set_turn_state(point, ROLLED_BACK)
+        raise
+    finish_restore_point(store, point, reached)
+    discard_backups(ops)
+    return Outcome("applied", f"restored {len(items)} file(s)", plan, items, point)
+
+
+Reached = dict[str, tuple[Version, "os.stat_result | None"]]
+
+
+def swap(
+    store: Store,
+    point: str,
+    items: Sequence[PathPlan],
+    disk_expected: dict[str, Version] | None = None,
+) -> tuple[Reached, list[dict[str, Any]]]:
+    """Write `items` to disk all or nothing, journaled in restore point `point`. Returns what each
+    path now holds and the journal entries; the caller marks the point applied, then calls
+    `discard_backups` (in that order: until the point is applied, the backups are the way back).
+    On failure everything swapped is put back and the error is raised. `disk_expected` overrides
+    the content expected on disk (the server plans against buffers, but swaps files)."""
     root = store.root
     ops: list[dict[str, Any]] = []
     for pp in items:
@@ -204,7 +229,8 @@ def _swap_all(store: Store, plan: Plan, items: list[PathPlan]) -> Outcome:
                 "target_hash": pp.target.hash,
             }
         )
-    point = open_restore_point(store, plan, items, {"ops": ops, "applier": "disk"})
+    # The journal names every temporary and backup file before any of them exists.
+    update_journal(store, point, ops=ops)
     created_dirs: list[str] = []
     try:
         for op, pp in zip(ops, items):
@@ -213,15 +239,16 @@ def _swap_all(store: Store, plan: Plan, items: list[PathPlan]) -> Outcome:
                 _makedirs(os.path.dirname(op["full"]), created_dirs)
                 _write_tmp(op["tmp"], pp.target_data, pp.target.mode)
         update_journal(store, point, created_dirs=created_dirs)
-        for pp in items:
+        for pp, op in zip(items, ops):
             now, _, _ = read_current(root, pp.path)
-            if not now == pp.current:
+            expected = (disk_expected or {}).get(pp.path, pp.current)
+            if not now == expected:
                 raise ConflictError(
                     f"{pp.path}: changed while the restore was being prepared; nothing written",
                     [pp.path],
                 )
         for index, (op, pp) in enumerate(zip(ops, items), 1):
-            if pp.current.kind != ABSENT:
+            if os.path.lexists(op["full"]):
                 os.rename(op["full"], op["backup"])
             if pp.target.kind == FILE:
                 os.rename(op["tmp"], op["full"])
@@ -230,7 +257,6 @@ def _swap_all(store: Store, plan: Plan, items: list[PathPlan]) -> Outcome:
             _fsync_dir(d)
     except BaseException as exc:
         stuck = rollback(ops, created_dirs)
-        store.set_turn_state(point, ROLLED_BACK)
         if stuck:
             raise RewindError(
                 f"restore failed ({exc}) and these paths could not be put back: {', '.join(stuck)}; "
@@ -243,20 +269,22 @@ def _swap_all(store: Store, plan: Plan, items: list[PathPlan]) -> Outcome:
                 f"{getattr(exc, 'filename', '') or 'restore'}: {exc.strerror or exc}; nothing changed"
             ) from exc
         raise
-    reached: dict[str, tuple[Version, os.stat_result | None]] = {}
+    reached: Reached = {}
     for op, pp in zip(ops, items):
         try:
             st: os.stat_result | None = os.lstat(op["full"]) if pp.target.kind == FILE else None
         except OSError:
             st = None
         reached[pp.path] = (pp.target, st)
-    finish_restore_point(store, point, reached)
+    return reached, ops
+
+
+def discard_backups(ops: Sequence[dict[str, Any]]) -> None:
     for op in ops:
         try:
             os.unlink(op["backup"])
         except FileNotFoundError:
             pass
-    return Outcome("applied", f"restored {len(items)} file(s)", plan, items, point)
 
 
 def recover(store: Store) -> list[str]:
@@ -264,6 +292,7 @@ def recover(store: Store) -> list[str]:
     rows = store.conn.execute(
         "SELECT id, info FROM turns WHERE session_id = ? AND state = ?", (REWIND_SESSION, PENDING)
     ).fetchall()
+    _discard_leftover_backups(store)
     if not rows:
         return []
     handled: list[str] = []
@@ -284,3 +313,20 @@ def current_matches(root: str, path: str, version: Version) -> bool:
     if version.kind == FILE and data is not None:
         return digest(data) == version.hash and now == version
     return now == version
+
+
+def _discard_leftover_backups(store: Store) -> None:
+    """A process killed after marking its restore applied may leave backup files behind."""
+    rows = store.conn.execute(
+        "SELECT info FROM turns WHERE session_id = ? AND state IN ('applied', 'partial')"
+        " AND info LIKE '%.bak%' ORDER BY seq DESC LIMIT 5",
+        (REWIND_SESSION,),
+    ).fetchall()
+    for (info,) in rows:
+        journal = json.loads(info) if info else {}
+        for op in journal.get("ops", []):
+            if os.path.lexists(op.get("backup", "")):
+                try:
+                    os.unlink(op["backup"])
+                except OSError:
+                    pass

@@ -1,0 +1,570 @@
+"""The pygls glue: receives LSP messages, validates `rewind/*` params with the protocol models, runs
+the work on the store's worker thread (`Service`), and talks back to the client.
+
+Nothing here decides what a restore means; that is the core's job (`rewind_ls.core.plan`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import attrs
+from lsprotocol import types
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcServerError
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+
+from rewind_ls import __version__
+from rewind_ls.core.errors import BadInput, BadPath, ConflictError, RewindError, UnknownTurn
+from rewind_ls.server import codelens
+from rewind_ls.server import protocol as proto
+from rewind_ls.server.service import ClientEditSupport, PendingRestore, Service
+from rewind_ls.server.workspace_view import OpenDoc
+
+log = logging.getLogger("rewind_ls.server")
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+# JSON-RPC error codes of rewind-ls (the server-error range).
+UNKNOWN_TURN = -32001
+BAD_PATH = -32002
+CONFLICT = -32003
+REWIND_ERROR = -32000
+
+PROGRESS_THRESHOLD = 5  # files: restores larger than this report $/progress
+VERIFY_SECONDS = 5.0  # how long to wait for the client's document updates after applyEdit
+POLL_SECONDS = 0.5  # how often the store is checked for turns recorded by other processes
+
+
+@attrs.define
+class RawRequest:
+    id: Any
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+@attrs.define
+class RawNotification:
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+class RewindProtocol(LanguageServerProtocol):
+    """`rewind/*` params arrive as plain JSON (dicts) so the pydantic models can validate them."""
+
+    def get_message_type(self, method: str) -> type[Any] | None:
+        if method.startswith("rewind/"):
+            return RawNotification if method == "rewind/didChangeTurns" else RawRequest
+        return super().get_message_type(method)
+
+
+class RewindServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("rewind-ls", __version__, protocol_cls=RewindProtocol)
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rewind-store")
+        self.service: Service | None = None
+        self.support = ClientEditSupport()
+        self.lens_refresh = False
+        self.progress_ok = False
+        self.poller: asyncio.Task[None] | None = None
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
+
+    def svc(self) -> Service:
+        if self.service is None:
+            raise JsonRpcServerError("rewind-ls: the server has no workspace yet", REWIND_ERROR)
+        return self.service
+
+    def docs(self) -> dict[str, OpenDoc]:
+        return {
+            uri: OpenDoc(uri, doc.source, doc.version)
+            for uri, doc in self.workspace.text_documents.items()
+        }
+
+    def notify_turns(self, session_ids: list[str], reason: str) -> None:
+        self.protocol.notify(
+            "rewind/didChangeTurns",
+            proto.DidChangeTurnsParams(session_ids=session_ids, reason=reason).model_dump(
+                mode="json", by_alias=True
+            ),
+        )
+        if self.lens_refresh:
+            self.workspace_code_lens_refresh(None)
+
+
+server = RewindServer()
+
+
+# --- errors and params --------------------------------------------------------------------------
+
+
+def to_rpc_error(exc: Exception) -> JsonRpcException:
+    if isinstance(exc, JsonRpcException):
+        return exc
+    if isinstance(exc, UnknownTurn):
+        return JsonRpcServerError(str(exc), UNKNOWN_TURN)
+    if isinstance(exc, BadPath):
+        return JsonRpcServerError(str(exc), BAD_PATH, {"path": exc.path})
+    if isinstance(exc, ConflictError):
+        return JsonRpcServerError(str(exc), CONFLICT, {"status": "conflict", "paths": exc.paths})
+    if isinstance(exc, BadInput):
+        return JsonRpcInvalidParams(str(exc))
+    if isinstance(exc, RewindError):
+        return JsonRpcServerError(str(exc), REWIND_ERROR)
+    log.exception("internal error")
+    return JsonRpcServerError(f"rewind-ls internal error: {type(exc).__name__}: {exc}", REWIND_ERROR)
+
+
+def parse(model: type[M], params: Any, method: str) -> M:
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise JsonRpcInvalidParams(f"{method}: params must be an object, got {type(params).__name__}")
+    try:
+        return model.model_validate(params)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(params)'}: {err['msg']}" for err in exc.errors()
+        )
+        raise JsonRpcInvalidParams(f"{method}: {problems}") from None
+
+
+def dump(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json", by_alias=True)
+
+
+def guarded(method: str) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
+    """Register a `rewind/*` request whose failures become clear JSON-RPC errors."""
+
+    def wrap(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def handler(ls: RewindServer, params: Any) -> Any:
+            try:
+                return await fn(ls, params)
+            except Exception as exc:
+                raise to_rpc_error(exc) from None
+
+        handler.__name__ = fn.__name__
+        server.feature(method)(handler)
+        return fn
+
+    return wrap
+
+
+# --- lifecycle ----------------------------------------------------------------------------------
+
+
+@server.feature(types.INITIALIZE)
+def on_initialize(ls: RewindServer, params: types.InitializeParams) -> None:
+    caps = params.capabilities
+    ws_edit = caps.workspace.workspace_edit if caps.workspace else None
+    ops = [str(getattr(o, "value", o)) for o in (ws_edit.resource_operations or [])] if ws_edit else []
+    options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+    closed = options.get("closedFiles", "edit")
+    if closed not in ("edit", "server"):
+        ls.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Warning,
+                message=f"rewind-ls: initializationOptions.closedFiles must be 'edit' or 'server', "
+                f"not {closed!r}; using 'edit'",
+            )
+        )
+        closed = "edit"
+    ls.support = ClientEditSupport(
+        document_changes=bool(ws_edit and ws_edit.document_changes),
+        create="create" in ops,
+        delete="delete" in ops,
+        closed_files=closed,
+    )
+    lens = caps.workspace.code_lens if caps.workspace else None
+    ls.lens_refresh = bool(lens and lens.refresh_support)
+    ls.progress_ok = bool(caps.window and caps.window.work_done_progress)
+
+
+@server.feature(types.INITIALIZED)
+async def on_initialized(ls: RewindServer, params: types.InitializedParams) -> None:
+    from rewind_ls.core.paths import find_workspace_root
+
+    folders = ls.workspace.folders
+    root = next(iter(folders.values())).uri if folders else ls.workspace.root_uri
+    if not root:
+        ls.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Warning,
+                message="rewind-ls: no workspace folder was given; open a folder to use rewind",
+            )
+        )
+        return
+    from rewind_ls.core.paths import from_uri
+
+    path = find_workspace_root(from_uri(root))
+    ls.support.encoding = str(getattr(ls.workspace.position_encoding, "value", "utf-16") or "utf-16")
+    try:
+        ls.service = await ls.call(Service, path)
+    except RewindError as exc:
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Error, message=f"rewind-ls: {exc}")
+        )
+        return
+    log.info("workspace %s (store %s)", path, ls.service.store.path)
+    ls.poller = asyncio.ensure_future(poll(ls))
+
+
+async def poll(ls: RewindServer) -> None:
+    """Turns recorded by other processes (the agent's hooks) reach clients without a restart."""
+    while True:
+        await asyncio.sleep(POLL_SECONDS)
+        try:
+            changed = await ls.call(ls.svc().changed_sessions)
+        except Exception:
+            log.exception("polling the store failed")
+            continue
+        if changed:
+            ls.notify_turns(changed, "recorded")
+
+
+@server.feature(types.SHUTDOWN)
+def on_shutdown(ls: RewindServer, params: Any) -> None:
+    if ls.poller is not None:
+        ls.poller.cancel()
+
+
+# --- saves --------------------------------------------------------------------------------------
+
+
+@server.feature(types.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL)
+async def will_save_wait_until(
+    ls: RewindServer, params: types.WillSaveTextDocumentParams
+) -> list[types.TextEdit]:
+    """Answer [] at once: record the pre-save content only if that takes well under the budget."""
+    if ls.service is not None:
+        job = asyncio.ensure_future(ls.call(ls.service.will_save, params.text_document.uri))
+        try:
+            await asyncio.wait_for(asyncio.shield(job), 0.3)
+        except asyncio.TimeoutError:
+            log.warning("willSave recording of %s is slow; not delaying the save", params.text_document.uri)
+        except Exception:
+            log.exception("willSave recording failed")
+    return []
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+async def did_save(ls: RewindServer, params: types.DidSaveTextDocumentParams) -> None:
+    if ls.service is None:
+        return
+    try:
+        if await ls.call(ls.service.did_save, params.text_document.uri):
+            ls.notify_turns(["editor"], "saved")
+    except Exception:
+        log.exception("recording a save failed")
+
+
+# --- code lens ----------------------------------------------------------------------------------
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+async def code_lens(ls: RewindServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    if ls.service is None:
+        return []
+    uri = params.text_document.uri
+    doc = ls.workspace.text_documents.get(uri)
+    if doc is None:
+        return []
+    try:
+        lenses = await ls.call(codelens.lenses_for, ls.service, uri, doc.source)
+    except Exception:
+        log.exception("code lens failed for %s", uri)
+        return []
+    return [
+        types.CodeLens(
+            range=types.Range(types.Position(line, 0), types.Position(line, 0)),
+            command=types.Command(title=title, command=command, arguments=args),
+        )
+        for line, title, command, args in lenses
+    ]
+
+
+# --- rewind/* requests ----------------------------------------------------------------------------
+
+
+@guarded("rewind/listTurns")
+async def list_turns(ls: RewindServer, params: Any) -> dict[str, Any]:
+    p = parse(proto.ListTurnsParams, params, "rewind/listTurns")
+    return await ls.call(ls.svc().list_turns, p.session_id)
+
+
+@guarded("rewind/preview")
+async def preview(ls: RewindServer, params: Any) -> dict[str, Any]:
+    p = parse(proto.PreviewParams, params, "rewind/preview")
+    svc = ls.svc()
+    turn = await ls.call(svc.turn, p.turn_id)
+    result: dict[str, Any] = {
+        "turn": await ls.call(svc.turn_info, turn),
+        "mode": p.mode,
+        "scope": p.scope,
+        "files": [],
+        "conflicts": 0,
+        "conversation": None,
+    }
+    if p.scope in ("code", "both"):
+        plan = await ls.call(svc.plan, p.mode, p.turn_id, ls.docs(), p.paths)
+        files = await ls.call(svc.preview, plan)
+        result["files"] = files
+        result["conflicts"] = sum(1 for f in files if f["conflict"])
+    if p.scope in ("conversation", "both"):
+        result["conversation"] = await ls.call(svc.conversation_preview, turn)
+    return result
+
+
+@guarded("rewind/restore")
+async def restore(ls: RewindServer, params: Any) -> dict[str, Any]:
+    p = parse(proto.RestoreParams, params, "rewind/restore")
+    return await run_restore(ls, p.mode, p.turn_id, p.scope, p.paths, p.force, p.skip_conflicts, p.apply)
+
+
+@guarded("rewind/undo")
+async def undo(ls: RewindServer, params: Any) -> dict[str, Any]:
+    p = parse(proto.UndoParams, params, "rewind/undo")
+    return await run_restore(ls, "undo", None, "code", None, p.force, p.skip_conflicts, p.apply)
+
+
+async def run_restore(
+    ls: RewindServer,
+    mode: str,
+    turn_id: str | None,
+    scope: str,
+    paths: list[str] | None,
+    force: bool,
+    skip_conflicts: bool,
+    apply: bool,
+) -> dict[str, Any]:
+    svc = ls.svc()
+    result: dict[str, Any] = {"status": "nothing-to-do", "message": "", "edit": None,
+                              "restorePointId": None, "files": [], "writtenByServer": [],
+                              "failed": [], "conversation": None, "prompt": None}
+    turn = await ls.call(svc.turn, turn_id) if turn_id else None
+    messages: list[str] = []
+    if scope in ("code", "both"):
+        docs = ls.docs()
+        plan = await ls.call(svc.plan, mode, turn_id, docs, paths)
+        result["files"] = await ls.call(svc.preview, plan)
+        pending = await ls.call(svc.prepare, plan, docs, ls.support, force, skip_conflicts)
+        if pending is None:
+            messages.append("nothing to restore: every path already matches")
+        else:
+            result["restorePointId"] = pending.point
+            result["edit"] = pending.edit
+            outcome = await apply_pending(ls, pending, apply)
+            result.update(
+                status=outcome["status"], failed=outcome["failed"], writtenByServer=outcome["written"]
+            )
+            messages.append(outcome["message"])
+    if scope in ("conversation", "both") and turn is not None:
+        result["conversation"] = await ls.call(svc.fork_conversation, turn)
+        result["prompt"] = turn["prompt"]
+        result["status"] = "applied" if result["status"] == "nothing-to-do" else result["status"]
+        messages.append(f"conversation forked: {result['conversation']['resumeCommand']}")
+    result["message"] = "; ".join(messages)
+    if result["status"] in ("partial", "failed"):
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=f"rewind-ls: {result['message']}")
+        )
+    if result["status"] != "nothing-to-do":
+        ls.notify_turns(["rewind"], "restored")
+    return dump(proto.RestoreResult.model_validate(result))
+
+
+async def apply_pending(ls: RewindServer, pending: PendingRestore, apply: bool) -> dict[str, Any]:
+    svc = ls.svc()
+    count = len(pending.items)
+    token = None
+    if ls.progress_ok and count > PROGRESS_THRESHOLD:
+        token = f"rewind-{pending.point}"
+        try:
+            await ls.work_done_progress.create_async(token)
+            ls.work_done_progress.begin(
+                token, types.WorkDoneProgressBegin(title="Rewind", message=f"restoring {count} files", percentage=0)
+            )
+        except Exception:
+            token = None
+    try:
+        applied = True
+        reason = ""
+        if pending.edit is not None:
+            if not apply:
+                # The caller applies the edit itself; the restore point stays pending until it is
+                # verified by a later request. Record it as not applied here.
+                await ls.call(svc.finish, pending, False, [])
+                return {"status": "planned", "failed": [], "written": [],
+                        "message": "edit returned, not applied (apply: false)"}
+            edit = ls.protocol._converter.structure(pending.edit, types.WorkspaceEdit)
+            answer = await ls.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=edit, label=pending.plan.label or "rewind")
+            )
+            applied = bool(answer and answer.applied)
+            reason = (answer.failure_reason or "") if answer else "no answer"
+        if token:
+            ls.work_done_progress.report(token, types.WorkDoneProgressReport(message="verifying", percentage=60))
+        missing: list[str] = []
+        if applied and pending.by_edit:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + VERIFY_SECONDS
+            while True:
+                missing = await ls.call(svc.edit_reached, pending, ls.docs())
+                if not missing or loop.time() > deadline:
+                    break
+                await asyncio.sleep(0.05)
+        outcome = await ls.call(svc.finish, pending, applied, missing)
+    finally:
+        if token:
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+    if outcome["status"] == "failed":
+        outcome["message"] = f"the editor did not apply the restore ({reason or 'no reason given'}); nothing changed"
+    elif outcome["status"] == "partial":
+        outcome["message"] = (
+            f"partial restore: {', '.join(outcome['failed'])} did not reach the planned content; "
+            "undo brings back what was there"
+        )
+    else:
+        outcome["message"] = f"restored {count} file(s)"
+    return outcome
+
+
+@guarded("rewind/fileAt")
+async def file_at(ls: RewindServer, params: Any) -> dict[str, Any]:
+    p = parse(proto.FileAtParams, params, "rewind/fileAt")
+    return await ls.call(ls.svc().file_at, p.turn_id, p.uri, p.side)
+
+
+@guarded("rewind/timeline")
+async def timeline(ls: RewindServer, params: Any) -> dict[str, Any]:
+    p = parse(proto.TimelineParams, params, "rewind/timeline")
+    return await ls.call(ls.svc().timeline, p.session_id)
+
+
+@guarded("rewind/beginTurn")
+async def begin_turn(ls: RewindServer, params: Any) -> dict[str, Any]:
+    p = parse(proto.BeginTurnParams, params, "rewind/beginTurn")
+    info = await ls.call(ls.svc().begin_turn, p.session_id, p.prompt, p.agent)
+    ls.notify_turns([p.session_id], "recorded")
+    return info
+
+
+@guarded("rewind/recordEdit")
+async def record_edit(ls: RewindServer, params: Any) -> dict[str, Any]:
+    p = parse(proto.RecordEditParams, params, "rewind/recordEdit")
+    return await ls.call(ls.svc().record_edit, p.session_id, p.uri, p.phase, p.text)
+
+
+@guarded("rewind/endTurn")
+async def end_turn(ls: RewindServer, params: Any) -> dict[str, Any]:
+    p = parse(proto.EndTurnParams, params, "rewind/endTurn")
+    info = await ls.call(ls.svc().end_turn, p.session_id)
+    ls.notify_turns([p.session_id], "recorded")
+    return info
+
+
+# --- workspace/executeCommand (code lenses, generic clients) ------------------------------------
+
+
+def _options(value: Any) -> proto.RestoreOptions:
+    if value is None:
+        return proto.RestoreOptions()
+    return parse(proto.RestoreOptions, value, "command options")
+
+
+async def _command_restore(ls: RewindServer, mode: str, turn_id: str | None, scope: str, opts: Any) -> dict[str, Any]:
+    """A restore started from a lens or a command: preview, ask about conflicts, restore, report."""
+    try:
+        options = _options(opts)
+        force, skip = options.force, options.skip_conflicts
+        if scope in ("code", "both") and not (force or skip):
+            plan = await ls.call(ls.svc().plan, mode, turn_id, ls.docs(), None)
+            conflicts = [c for c in plan.conflicts]
+            if conflicts:
+                listing = "\n".join(c.conflict.message for c in conflicts if c.conflict)[:1500]
+                choice = await ls.window_show_message_request_async(
+                    types.ShowMessageRequestParams(
+                        type=types.MessageType.Warning,
+                        message=f"rewind-ls: {len(conflicts)} conflict(s):\n{listing}",
+                        actions=[types.MessageActionItem("Skip Conflicts"), types.MessageActionItem("Overwrite"),
+                                 types.MessageActionItem("Cancel")],
+                    )
+                )
+                title = choice.title if choice else "Cancel"
+                if title == "Cancel":
+                    return {"status": "nothing-to-do", "message": "cancelled"}
+                force, skip = title == "Overwrite", title == "Skip Conflicts"
+        result = await run_restore(ls, mode, turn_id, scope, None, force, skip, options.apply)
+    except Exception as exc:
+        err = to_rpc_error(exc)
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"rewind-ls: {err.message}"))
+        raise err from None
+    if result["status"] == "applied":
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=f"rewind-ls: {result['message']}"))
+    return result
+
+
+@server.command("rewind.rewind")
+async def cmd_rewind(ls: RewindServer, *args: Any) -> dict[str, Any]:
+    if not args or not isinstance(args[0], str):
+        raise JsonRpcInvalidParams("rewind.rewind: arguments are [turnId, scope?, options?]")
+    scope = args[1] if len(args) > 1 and args[1] else "code"
+    if scope not in ("code", "conversation", "both"):
+        raise JsonRpcInvalidParams(f"rewind.rewind: scope must be code, conversation or both, not {scope!r}")
+    return await _command_restore(ls, "rewind", args[0], scope, args[2] if len(args) > 2 else None)
+
+
+@server.command("rewind.revert")
+async def cmd_revert(ls: RewindServer, *args: Any) -> dict[str, Any]:
+    if not args or not isinstance(args[0], str):
+        raise JsonRpcInvalidParams("rewind.revert: arguments are [turnId, options?]")
+    return await _command_restore(ls, "revert", args[0], "code", args[1] if len(args) > 1 else None)
+
+
+@server.command("rewind.undo")
+async def cmd_undo(ls: RewindServer, *args: Any) -> dict[str, Any]:
+    return await _command_restore(ls, "undo", None, "code", args[0] if args else None)
+
+
+@server.command("rewind.diff")
+async def cmd_diff(ls: RewindServer, *args: Any) -> dict[str, Any]:
+    if not args or not isinstance(args[0], str):
+        raise JsonRpcInvalidParams("rewind.diff: arguments are [turnId, uri?]")
+    uri = args[1] if len(args) > 1 and isinstance(args[1], str) else None
+    try:
+        doc_uri, text = await ls.call(ls.svc().diff_document, args[0], uri)
+    except Exception as exc:
+        raise to_rpc_error(exc) from None
+    try:
+        await ls.window_show_document_async(types.ShowDocumentParams(uri=doc_uri, take_focus=True))
+    except Exception:
+        log.info("client could not show %s", doc_uri)
+    return {"uri": doc_uri, "text": text}
+
+
+def serve(tcp: str | None = None, log_level: str = "info", log_file: str | None = None) -> int:
+    from rewind_ls.core import config
+
+    config.ensure_private_dir(config.home_dir())
+    path = log_file or os.path.join(config.home_dir(), "server.log")
+    logging.basicConfig(
+        filename=path,
+        level=getattr(logging, log_level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0

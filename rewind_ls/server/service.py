@@ -1,0 +1,464 @@
+"""The server's work, independent of pygls: every method runs on the store's worker thread and takes
+or returns plain data. `lsp.py` is the thin layer that receives requests, snapshots open documents,
+calls these methods through the worker, and talks to the client (applyEdit, progress, messages).
+
+A restore in the editor goes: plan against buffers (`prepare`) -> restore point recorded -> the text
+part travels as a WorkspaceEdit -> the client applies it -> `verify` compares what the client reports
+and the disk with the plan -> files a text edit cannot carry are written by the server (`finish`).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from typing import Any
+
+from rewind_ls.core.apply_disk import discard_backups, recover, select, swap
+from rewind_ls.core.capture import EDITOR_SESSION, Recorder, read_current
+from rewind_ls.core.diff import turn_diff
+from rewind_ls.core.errors import BadPath, RewindError, UnknownTurn
+from rewind_ls.core.paths import from_uri, relative_path, to_uri
+from rewind_ls.core.plan import (
+    REVERT,
+    PathPlan,
+    Plan,
+    plan_revert,
+    plan_rewind,
+    plan_undo,
+)
+from rewind_ls.core.restore_point import ROLLED_BACK, finish_restore_point, open_restore_point
+from rewind_ls.core.store import ABSENT, FILE, Store, Version
+from rewind_ls.core.timeline import list_sessions, timeline_markdown, turn_dict
+from rewind_ls.server.edits import (
+    create_file,
+    decode_text,
+    delete_file,
+    minimal_edit,
+    text_document_edit,
+)
+from rewind_ls.server.workspace_view import OpenDoc, buffer_reader, open_docs_by_path
+
+
+class ClientEditSupport:
+    """What the client's WorkspaceEdit support allows (from its capabilities and our options)."""
+
+    def __init__(
+        self,
+        document_changes: bool = True,
+        create: bool = True,
+        delete: bool = True,
+        closed_files: str = "edit",
+        encoding: str = "utf-16",
+    ) -> None:
+        self.document_changes = document_changes
+        self.create = create and document_changes
+        self.delete = delete and document_changes
+        self.closed_files = closed_files
+        self.encoding = encoding
+
+
+class PendingRestore:
+    """A restore whose edit is out with the client."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        items: list[PathPlan],
+        point: str,
+        edit: dict[str, Any] | None,
+        by_edit: dict[str, str],
+        by_server: list[PathPlan],
+        disk_expected: dict[str, Version],
+    ) -> None:
+        self.plan = plan
+        self.items = items
+        self.point = point
+        self.edit = edit
+        self.by_edit = by_edit  # path -> expected text after the edit
+        self.by_server = by_server
+        self.disk_expected = disk_expected
+
+
+class Service:
+    def __init__(self, root: str) -> None:
+        self.root = os.path.realpath(root)
+        self.store = Store.open(self.root)
+        self.recorder = Recorder(self.store)
+        self.pre_save: dict[str, Version] = {}
+        self._data_version = -1
+        self._turn_mark: tuple[int, int] = (-1, -1)
+        recover(self.store)
+
+    def close(self) -> None:
+        self.store.close()
+
+    # --- paths ---------------------------------------------------------------------------------
+
+    def rel_of(self, uri_or_path: str) -> str:
+        path = from_uri(uri_or_path) if "://" in uri_or_path else uri_or_path
+        return relative_path(self.root, path, self.root)
+
+    def uri(self, rel: str) -> str:
+        return to_uri(self.root, rel)
+
+    def turn(self, turn_id: str) -> sqlite3.Row:
+        turn = self.store.turn(turn_id)
+        if turn is None:
+            raise UnknownTurn(turn_id, "no turn with that id in this workspace")
+        return turn
+
+    # --- listing -------------------------------------------------------------------------------
+
+    def list_turns(self, session_id: str | None) -> dict[str, Any]:
+        if session_id is not None and self.store.session(session_id) is None:
+            raise UnknownTurn(session_id, "no session with that id in this workspace")
+        return list_sessions(self.store, session_id)
+
+    def turn_info(self, turn: sqlite3.Row) -> dict[str, Any]:
+        session = self.store.session(turn["session_id"])
+        kind = session["kind"] if session is not None else "agent"
+        return turn_dict(self.store, turn, kind, self.store.changes(turn["id"]))
+
+    def timeline(self, session_id: str | None) -> dict[str, Any]:
+        text = timeline_markdown(self.store, session_id)
+        path = os.path.join(self.store.path, "timeline.md")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return {"uri": "file://" + path, "text": text}
+
+    def file_at(self, turn_id: str, uri: str, side: str) -> dict[str, Any]:
+        turn = self.turn(turn_id)
+        rel = self.rel_of(uri)
+        change = self.store.change(turn_id, rel)
+        if change is None:
+            # Not changed in this turn: its content at the turn's start is what the next change saw.
+            history = [h for h in self.store.path_history(rel) if h["seq"] > turn["seq"]]
+            if not history:
+                version, data, _ = read_current(self.root, rel)
+            else:
+                version = Version(history[0]["before_kind"], history[0]["before_hash"], None)
+                data = None
+        else:
+            prefix = "before" if side == "before" or change["after_kind"] is None else "after"
+            version = Version(change[f"{prefix}_kind"], change[f"{prefix}_hash"], None)
+            data = None
+        if version.kind == ABSENT:
+            return {"uri": uri, "exists": False, "text": None, "binary": False, "tooLarge": False}
+        if version.kind != FILE or version.hash is None:
+            return {"uri": uri, "exists": True, "text": None, "binary": False, "tooLarge": True}
+        if data is None:
+            data = self.store.get_blob(version.hash)
+        text = decode_text(data)
+        return {"uri": uri, "exists": True, "text": text, "binary": text is None, "tooLarge": False}
+
+    def diff_document(self, turn_id: str, uri: str | None) -> tuple[str, str]:
+        turn = self.turn(turn_id)
+        rel = self.rel_of(uri) if uri else None
+        diffs = turn_diff(self.store, turn, rel)
+        text = "".join(d["diff"] for d in diffs) or f"turn {turn['number']} changed no file\n"
+        directory = os.path.join(self.store.path, "diffs")
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        path = os.path.join(directory, f"turn-{turn['number']}-{turn_id}.diff")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return "file://" + path, text
+
+    # --- planning ------------------------------------------------------------------------------
+
+    def plan(
+        self,
+        mode: str,
+        turn_id: str | None,
+        docs: dict[str, OpenDoc],
+        paths: list[str] | None = None,
+    ) -> Plan:
+        reader = buffer_reader(self.root, open_docs_by_path(self.root, docs))
+        if mode == "undo":
+            return plan_undo(self.store, reader)
+        assert turn_id is not None
+        turn = self.turn(turn_id)
+        rels = [self.rel_of(p) for p in paths] if paths else None
+        if mode == REVERT:
+            return plan_revert(self.store, turn, reader, label=f"revert turn {turn['number']}")
+        return plan_rewind(
+            self.store, turn, reader, rels, label=f"rewind to turn {turn['number']}"
+        )
+
+    def preview(self, plan: Plan) -> list[dict[str, Any]]:
+        out = []
+        for pp in plan.paths:
+            if not pp.will_write and pp.conflict is None:
+                continue
+            out.append(
+                {
+                    "path": pp.path,
+                    "uri": self.uri(pp.path),
+                    "action": pp.action,
+                    "added": pp.added,
+                    "removed": pp.removed,
+                    "binary": pp.binary,
+                    "conflict": None
+                    if pp.conflict is None
+                    else {
+                        "kind": pp.conflict.kind,
+                        "message": pp.conflict.message,
+                        "hunks": pp.conflict.hunks,
+                    },
+                }
+            )
+        return out
+
+    def conversation_preview(self, turn: sqlite3.Row) -> dict[str, Any]:
+        from rewind_ls.core.transcript import session_transcript
+
+        path, reason = session_transcript(self.store, turn)
+        return {"available": path is not None, "reason": reason, "prompt": turn["prompt"]}
+
+    def fork_conversation(self, turn: sqlite3.Row) -> dict[str, Any]:
+        from rewind_ls.core.transcript import fork_turn
+
+        fork = fork_turn(self.store, turn)
+        return {
+            "sessionId": fork.session_id,
+            "transcriptPath": fork.path,
+            "resumeCommand": fork.resume_command,
+            "prompt": fork.prompt,
+        }
+
+    # --- restoring -----------------------------------------------------------------------------
+
+    def prepare(
+        self,
+        plan: Plan,
+        docs: dict[str, OpenDoc],
+        support: ClientEditSupport,
+        force: bool,
+        skip_conflicts: bool,
+    ) -> PendingRestore | None:
+        """Choose the paths, record the restore point, build the WorkspaceEdit. None: nothing to do."""
+        items = select(plan, force, skip_conflicts)
+        if not items:
+            return None
+        by_path = open_docs_by_path(self.root, docs)
+        changes: list[dict[str, Any]] = []
+        by_edit: dict[str, str] = {}
+        by_server: list[PathPlan] = []
+        disk_expected: dict[str, Version] = {}
+        for pp in items:
+            uri = self.uri(pp.path)
+            doc = by_path.get(pp.path)
+            disk, disk_data, _ = read_current(self.root, pp.path)
+            disk_expected[pp.path] = disk
+            target_text = decode_text(pp.target_data) if pp.target_data is not None else None
+            mode_changes = (
+                pp.target.kind == FILE
+                and disk.kind == FILE
+                and (pp.target.mode or 0) & 0o111 != (disk.mode or 0) & 0o111
+            )
+            if pp.target.kind == ABSENT:
+                if support.delete and (doc is not None or support.closed_files == "edit"):
+                    changes.append(delete_file(uri))
+                    by_edit[pp.path] = ""
+                else:
+                    by_server.append(pp)
+                continue
+            if target_text is None:
+                by_server.append(pp)  # binary, not UTF-8, or too large for a text edit
+                continue
+            if doc is not None:
+                edit = minimal_edit(doc.text, target_text, support.encoding)
+                if edit is not None:
+                    changes.append(text_document_edit(uri, doc.version, edit))
+                by_edit[pp.path] = target_text
+                if edit is None or mode_changes or disk.kind == ABSENT:
+                    # The buffer already shows it, but the disk does not (or the mode differs).
+                    by_server.append(pp)
+                continue
+            disk_text = decode_text(disk_data) if disk_data is not None else ""
+            if support.closed_files != "edit" or disk_text is None or mode_changes:
+                by_server.append(pp)
+                continue
+            if disk.kind == ABSENT:
+                if not support.create:
+                    by_server.append(pp)
+                    continue
+                changes.append(create_file(uri))
+            edit = minimal_edit(disk_text, target_text, support.encoding)
+            if edit is not None:
+                version = None if support.document_changes else None
+                changes.append(text_document_edit(uri, version, edit))
+            by_edit[pp.path] = target_text
+        edit_json: dict[str, Any] | None = None
+        if changes:
+            if support.document_changes:
+                edit_json = {"documentChanges": changes}
+            else:
+                flat: dict[str, list[dict[str, Any]]] = {}
+                for c in changes:
+                    flat.setdefault(c["textDocument"]["uri"], []).extend(c["edits"])
+                edit_json = {"changes": flat}
+        point = open_restore_point(self.store, plan, items, {"applier": "editor"})
+        return PendingRestore(plan, items, point, edit_json, by_edit, by_server, disk_expected)
+
+    def edit_reached(self, pending: PendingRestore, docs: dict[str, OpenDoc]) -> list[str]:
+        """Paths of the text part that do not (yet) hold their planned content."""
+        by_path = open_docs_by_path(self.root, docs)
+        missing = []
+        for path, text in pending.by_edit.items():
+            doc = by_path.get(path)
+            pp = next(p for p in pending.items if p.path == path)
+            if pp.target.kind == ABSENT:
+                if os.path.lexists(os.path.join(self.root, *path.split("/"))):
+                    missing.append(path)
+                continue
+            if doc is not None and doc.text == text:
+                continue
+            version, _, _ = read_current(self.root, path)
+            if version.same_content(pp.target):
+                continue
+            missing.append(path)
+        return missing
+
+    def finish(
+        self, pending: PendingRestore, applied: bool, missing: list[str]
+    ) -> dict[str, Any]:
+        """After the client answered: write the server's part, record the outcome."""
+        if not applied:
+            self.store.set_turn_state(pending.point, ROLLED_BACK)
+            return {"status": "failed", "failed": sorted(pending.by_edit), "written": []}
+        written: list[str] = []
+        failed = list(missing)
+        reached: dict[str, tuple[Version, os.stat_result | None]] = {}
+        ops: list[dict[str, Any]] = []
+        server_items = [p for p in pending.by_server if p.path not in missing]
+        if server_items:
+            try:
+                got, ops = swap(self.store, pending.point, server_items, pending.disk_expected)
+                reached.update(got)
+                written = [p.path for p in server_items]
+            except RewindError:
+                failed.extend(p.path for p in server_items)
+        for pp in pending.items:
+            if pp.path in pending.by_edit and pp.path not in failed and pp.path not in reached:
+                reached[pp.path] = (pp.target, None)
+        state = finish_restore_point(self.store, pending.point, reached, sorted(set(failed)))
+        discard_backups(ops)
+        return {
+            "status": "applied" if state == "applied" else "partial",
+            "failed": sorted(set(failed)),
+            "written": written,
+        }
+
+    # --- recording from the editor ---------------------------------------------------------------
+
+    def _editor_turn(self) -> str:
+        self.store.ensure_session(EDITOR_SESSION, "editor", "editor")
+        open_turn = self.recorder.open_turn_id(EDITOR_SESSION)
+        latest = self.store.conn.execute("SELECT max(seq) FROM turns").fetchone()[0]
+        if open_turn is not None:
+            turn = self.store.turn(open_turn)
+            if turn is not None and turn["seq"] == latest:
+                return open_turn
+            self.store.end_turn(open_turn)
+        return self.store.begin_turn(EDITOR_SESSION, "your edits, saved in the editor")
+
+    def will_save(self, uri: str) -> None:
+        """Keep what is on disk just before the editor overwrites it."""
+        try:
+            rel = self.rel_of(uri)
+        except RewindError:
+            return
+        version, data, _ = read_current(self.root, rel)
+        if data is not None and version.hash is not None:
+            known = self.store.known(rel)
+            prev = known[0].hash if known is not None else None
+            self.store.put_blob(data, previous=prev, h=version.hash)
+        self.pre_save[rel] = version
+
+    def did_save(self, uri: str) -> bool:
+        """Record a save as the person's change, unless it only persists content rewind-ls knows
+        (a restore applied to a buffer, then saved). Returns True when a change was recorded."""
+        try:
+            rel = self.rel_of(uri)
+        except RewindError:
+            return False
+        known = self.store.known(rel)
+        base = self.pre_save.pop(rel, None) or (known[0] if known is not None else None)
+        post = self.recorder.snapshot(rel, known[0] if known is not None else None)
+        if known is not None and post == known[0]:
+            return False
+        if base is None or post == base:
+            return False
+        turn = self._editor_turn()
+        self.recorder.record_known_change(turn, rel, base, post, "save")
+        return True
+
+    # --- recording for an agent in the editor ----------------------------------------------------
+
+    def begin_turn(self, session_id: str, prompt: str, agent: str | None) -> dict[str, Any]:
+        turn = self.recorder.begin_turn(session_id, prompt, "agent", agent or "editor-agent")
+        return self.turn_info(self.turn(turn))
+
+    def record_edit(self, session_id: str, uri: str, phase: str, text: str | None) -> dict[str, Any]:
+        rel = self.rel_of(uri)
+        if self.store.session(session_id) is None:
+            raise UnknownTurn(session_id, "no such session; call rewind/beginTurn first")
+        if text is None:
+            turn = (self.recorder.before if phase == "before" else self.recorder.after)(
+                session_id, rel, "record"
+            )
+            return {"turnId": turn, "recorded": True}
+        # The agent gave the content: it may differ from the disk (an unsaved buffer).
+        from rewind_ls.core.store import digest
+
+        data = text.encode("utf-8")
+        version = Version(FILE, digest(data), 0o644, len(data))
+        self.store.put_blob(data, h=version.hash)
+        turn = self.recorder.ensure_turn(session_id)
+        if phase == "before":
+            self.store.record_before(turn, rel, version, "record")
+        else:
+            if self.store.change(turn, rel) is None:
+                known = self.store.known(rel)
+                self.store.record_before(turn, rel, known[0] if known else Version(ABSENT), "record")
+            self.store.record_after(turn, rel, version)
+        return {"turnId": turn, "recorded": True}
+
+    def end_turn(self, session_id: str) -> dict[str, Any]:
+        if self.store.session(session_id) is None:
+            raise UnknownTurn(session_id, "no such session")
+        turn = self.recorder.end_turn(session_id)
+        if turn is None:
+            raise RewindError(f"session {session_id}: no open turn to end")
+        return self.turn_info(self.turn(turn))
+
+    # --- other processes -----------------------------------------------------------------------
+
+    def changed_sessions(self) -> list[str] | None:
+        """Sessions with new turns or changes since the last call (None: nothing new)."""
+        version = self.store.conn.execute("PRAGMA data_version").fetchone()[0]
+        if version == self._data_version:
+            return None
+        self._data_version = version
+        row = self.store.conn.execute(
+            "SELECT coalesce(max(seq), 0), (SELECT n FROM counter) FROM turns"
+        ).fetchone()
+        mark = (int(row[0]), int(row[1] or 0))
+        if mark == self._turn_mark:
+            return None
+        first = self._turn_mark[0] < 0
+        self._turn_mark = mark
+        if first:
+            return None
+        rows = self.store.conn.execute(
+            "SELECT id FROM sessions ORDER BY last_activity_at DESC LIMIT 5"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+
+def ensure_in_workspace(service: Service, uri: str) -> str:
+    """Relative path of a URI, or a clear error (used to validate params)."""
+    try:
+        return service.rel_of(uri)
+    except BadPath:
+        raise

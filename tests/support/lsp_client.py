@@ -1,0 +1,204 @@
+"""A test LSP client that behaves like an editor: it keeps buffers for open documents, answers
+`workspace/applyEdit` by applying the edit to those buffers (sending didChange like an editor) or to
+real files on disk (closed documents), and reports what it did.
+
+Positions are applied by this module's own code (UTF-16 via `str.encode('utf-16-le')`), independent
+of the server's position math, so a bug there cannot cancel itself out.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote, urlparse
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import make_test_lsp_client
+
+
+def uri_of(path: Path) -> str:
+    return "file://" + quote(str(path.resolve()))
+
+
+def path_of(uri: str) -> Path:
+    return Path(unquote(urlparse(uri).path))
+
+
+def _offset(text: str, pos: types.Position, encoding: str) -> int:
+    lines = text.splitlines(keepends=True) or [""]
+    if pos.line >= len(lines):
+        return len(text)
+    start = sum(len(line) for line in lines[: pos.line])
+    line = lines[pos.line].rstrip("\r\n")
+    if encoding == "utf-8":
+        raw = line.encode("utf-8")[: pos.character]
+        return start + len(raw.decode("utf-8"))
+    if encoding == "utf-32":
+        return start + min(pos.character, len(line))
+    raw16 = line.encode("utf-16-le")[: pos.character * 2]
+    return start + len(raw16.decode("utf-16-le"))
+
+
+def apply_edits(text: str, edits: list[Any], encoding: str) -> str:
+    spans = []
+    for e in edits:
+        a = _offset(text, e.range.start, encoding)
+        b = _offset(text, e.range.end, encoding)
+        spans.append((a, b, e.new_text))
+    for a, b, new in sorted(spans, reverse=True):
+        text = text[:a] + new + text[b:]
+    return text
+
+
+class Editor:
+    """Buffers and disk, the way an editor holds them."""
+
+    def __init__(self, client: LanguageClient, encoding: str = "utf-16") -> None:
+        self.client = client
+        self.encoding = encoding
+        self.buffers: dict[str, list[Any]] = {}  # uri -> [text, version]
+        self.edits: list[types.WorkspaceEdit] = []
+        self.reject = False
+
+    def open(self, path: Path, text: str | None = None) -> str:
+        uri = uri_of(path)
+        content = text if text is not None else path.read_bytes().decode("utf-8")
+        if content.startswith("\ufeff"):
+            content = content[1:]
+        self.buffers[uri] = [content, 1]
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id="plaintext", version=1, text=content)
+            )
+        )
+        return uri
+
+    def type(self, path: Path, text: str) -> None:
+        """The person edits the buffer (unsaved)."""
+        uri = uri_of(path)
+        buf = self.buffers[uri]
+        buf[0], buf[1] = text, buf[1] + 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(uri=uri, version=buf[1]),
+                [types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    def text(self, path: Path) -> str:
+        return str(self.buffers[uri_of(path)][0])
+
+    def apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        self.edits.append(params.edit)
+        if self.reject:
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason="rejected by test")
+        edit = params.edit
+        for change in edit.document_changes or []:
+            if isinstance(change, types.TextDocumentEdit):
+                uri = change.text_document.uri
+                if uri in self.buffers:
+                    buf = self.buffers[uri]
+                    if change.text_document.version is not None and change.text_document.version != buf[1]:
+                        return types.ApplyWorkspaceEditResult(applied=False, failure_reason="stale version")
+                    buf[0] = apply_edits(buf[0], list(change.edits), self.encoding)
+                    buf[1] += 1
+                    self.client.text_document_did_change(
+                        types.DidChangeTextDocumentParams(
+                            types.VersionedTextDocumentIdentifier(uri=uri, version=buf[1]),
+                            [types.TextDocumentContentChangeWholeDocument(text=buf[0])],
+                        )
+                    )
+                else:
+                    path = path_of(uri)
+                    old = path.read_bytes().decode("utf-8") if path.exists() else ""
+                    bom = path.exists() and path.read_bytes().startswith(b"\xef\xbb\xbf")
+                    old = old[1:] if bom else old
+                    new = apply_edits(old, list(change.edits), self.encoding)
+                    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + new.encode("utf-8"))
+            elif isinstance(change, types.CreateFile):
+                path = path_of(change.uri)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if not path.exists():
+                    path.write_bytes(b"")
+            elif isinstance(change, types.DeleteFile):
+                path = path_of(change.uri)
+                if path.exists():
+                    path.unlink()
+                if change.uri in self.buffers:
+                    del self.buffers[change.uri]
+                    self.client.text_document_did_close(
+                        types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=change.uri))
+                    )
+        for uri, edits in (edit.changes or {}).items():
+            path = path_of(uri)
+            if uri in self.buffers:
+                buf = self.buffers[uri]
+                buf[0] = apply_edits(buf[0], list(edits), self.encoding)
+                buf[1] += 1
+                self.client.text_document_did_change(
+                    types.DidChangeTextDocumentParams(
+                        types.VersionedTextDocumentIdentifier(uri=uri, version=buf[1]),
+                        [types.TextDocumentContentChangeWholeDocument(text=buf[0])],
+                    )
+                )
+            else:
+                old = path.read_text(encoding="utf-8") if path.exists() else ""
+                path.write_text(apply_edits(old, list(edits), self.encoding), encoding="utf-8")
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    def save(self, path: Path) -> None:
+        """Save a buffer as an editor does: willSaveWaitUntil, write, didSave."""
+        uri = uri_of(path)
+        doc = types.TextDocumentIdentifier(uri=uri)
+        self.client.protocol.send_request(
+            types.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL,
+            types.WillSaveTextDocumentParams(doc, types.TextDocumentSaveReason.Manual),
+        )
+        path.write_bytes(self.text(path).encode("utf-8"))
+        self.client.text_document_did_save(types.DidSaveTextDocumentParams(doc))
+
+
+def server_command() -> list[str]:
+    return [sys.executable, "-m", "rewind_ls", "serve", "--log-level", "debug"]
+
+
+async def start(
+    workspace: Path,
+    home: Path,
+    caps: str = "visual_studio_code",
+    init_options: dict[str, Any] | None = None,
+) -> tuple[LanguageClient, Editor]:
+    client = make_test_lsp_client()
+    editor = Editor(client)
+    notes: list[Any] = []
+    client.turn_notes = notes  # type: ignore[attr-defined]
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def _apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        return editor.apply(params)
+
+    @client.feature("rewind/didChangeTurns")
+    def _turns(params: Any) -> None:
+        notes.append(params)
+
+    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def _refresh(params: Any) -> None:
+        return None
+
+    env = {**os.environ, "REWIND_LS_HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / "claude")}
+    await client.start_io(*server_command(), env=env)
+    capabilities = client_capabilities(caps)
+    result = await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities,
+            root_uri=uri_of(workspace),
+            workspace_folders=[types.WorkspaceFolder(uri=uri_of(workspace), name="ws")],
+            initialization_options=init_options,
+        )
+    )
+    enc = result.capabilities.position_encoding or "utf-16"
+    editor.encoding = str(getattr(enc, "value", enc))
+    return client, editor

@@ -2,7 +2,10 @@
 // start failures. Everything else talks to the server through `RewindServer.request`.
 import * as vscode from 'vscode';
 import {
+  CloseAction,
   CodeLensRequest,
+  ErrorAction,
+  type ErrorHandler,
   LanguageClient,
   type LanguageClientOptions,
   type Middleware,
@@ -11,7 +14,7 @@ import {
 } from 'vscode-languageclient/node';
 import { errorText } from './format';
 import { type DidChangeTurnsParams, Methods } from './protocol';
-import { displayCommand, findOnPath, resolveServerCommand, type ServerCommand, startFailureMessage } from './serverCommand';
+import { describeStartError, displayCommand, findOnPath, resolveServerCommand, type ServerCommand, startFailureMessage } from './serverCommand';
 
 /** A LanguageClient that leaves the start-failure notification to us (ours says how to fix it). */
 class RewindLanguageClient extends LanguageClient {
@@ -114,7 +117,12 @@ export class RewindServer implements vscode.Disposable {
       middleware: this.middleware,
     };
     this.output.appendLine(`starting: ${displayCommand(cmd)} (${cmd.origin})`);
+    const state = { ran: false };
+    clientOptions.errorHandler = this.errorHandler(state);
     const client = new RewindLanguageClient('rewind', 'Rewind', serverOptions, clientOptions);
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running) state.ran = true;
+    });
     client.onNotification(Methods.didChangeTurns, (params: DidChangeTurnsParams) => {
       this.refreshCodeLenses(client);
       this.turnsChanged.fire(params);
@@ -125,7 +133,7 @@ export class RewindServer implements vscode.Disposable {
     } catch (e) {
       if (generation === this.generation) {
         this.client = undefined;
-        this.showStartError(startFailureMessage(cmd, errorText(e)));
+        this.showStartError(startFailureMessage(cmd, describeStartError(errorText(e))));
         void client.dispose(1000).catch(() => undefined);
       }
       return false;
@@ -134,6 +142,30 @@ export class RewindServer implements vscode.Disposable {
     this.output.appendLine('language server running');
     this.turnsChanged.fire(undefined);
     return true;
+  }
+
+  /**
+   * A server that never got running is not restarted (the start fails at once and we say why); one that ran
+   * and crashed is restarted like vscode-languageclient does by default (at most 4 times in 3 minutes).
+   */
+  private errorHandler(state: { ran: boolean }): ErrorHandler {
+    const restarts: number[] = [];
+    return {
+      error: (_error, _message, count) => ({
+        action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+      }),
+      closed: () => {
+        if (!state.ran) return { action: CloseAction.DoNotRestart, handled: true };
+        const now = Date.now();
+        restarts.push(now);
+        while (restarts.length > 0 && now - restarts[0] > 3 * 60 * 1000) restarts.shift();
+        if (restarts.length <= 4) return { action: CloseAction.Restart };
+        return {
+          action: CloseAction.DoNotRestart,
+          message: 'The rewind-ls server crashed 5 times in 3 minutes and will not be restarted: see Output › Rewind.',
+        };
+      },
+    };
   }
 
   private showStartError(message: string): void {

@@ -110,3 +110,11 @@ export function startFailureMessage(cmd: ServerCommand, error: string): string {
         '(e.g. ["/path/to/python", "-m", "rewind_ls", "serve"]).';
   return `Rewind: could not start the language server with \`${displayCommand(cmd)}\`: ${error}. ${how}`;
 }
+
+/** The start error as a person can act on it (vscode-languageclient's messages speak of connections). */
+export function describeStartError(message: string): string {
+  if (/connection got disposed|connection.*closed|Connection is closed|exited/i.test(message)) {
+    return 'the server exited while starting (its error output is in Output › Rewind)';
+  }
+  return message;
+}

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { displayCommand, findOnPath, resolveServerCommand, splitCommandLine, startFailureMessage } from '../../src/serverCommand';
+import { describeStartError, displayCommand, findOnPath, resolveServerCommand, splitCommandLine, startFailureMessage } from '../../src/serverCommand';
 
 describe('resolveServerCommand', () => {
   const none = (): boolean => false;
@@ -51,6 +51,10 @@ describe('findOnPath', () => {
 describe('messages', () => {
   it('quotes words a person would have to quote', () => {
     assert.equal(displayCommand({ command: '/a b/python', args: ['-m', 'rewind_ls', "it's"] }), `'/a b/python' -m rewind_ls 'it'\\''s'`);
+  });
+  it('turns connection jargon into what happened', () => {
+    assert.match(describeStartError('Pending response rejected since connection got disposed'), /exited while starting/);
+    assert.equal(describeStartError('spawn python3 EACCES'), 'spawn python3 EACCES');
   });
   it('says how to fix a start failure', () => {
     const fallback = startFailureMessage({ command: 'python3', args: ['-m', 'rewind_ls', 'serve'], origin: 'fallback' }, 'No module named rewind_ls');

@@ -1,0 +1,239 @@
+// Drives a real VS Code (code-server in headless Chromium, via playwright-core) the way a person would:
+// keyboard, command palette, quick picks. Used by tests/editors/test_vscode_e2e.py, which sets up the
+// workspace, the recorded agent turns and code-server, and checks what this script observed.
+//
+//   node driver.mjs config.json
+//
+// config: { url, workspace, artifacts, chromium, steps: [...] }; it writes { observations, error? } as JSON
+// to config.result. Each step is one person-level action; "observe" records the editor's view of files
+// (text of the editor, dirty flag of the tab) together with the bytes on disk at the same moment.
+import { chromium } from 'playwright-core';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const TIMEOUT = config.timeoutMs ?? 30000;
+const log = (...a) => console.error(`[driver ${new Date().toISOString().slice(11, 23)}]`, ...a);
+const observations = [];
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what, fn, timeout = TIMEOUT, interval = 200) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(interval);
+  }
+  throw new Error(`timed out after ${timeout} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+}
+
+const readDisk = (rel) => {
+  const p = path.join(config.workspace, rel);
+  return fs.existsSync(p) ? fs.readFileSync(p, 'utf8') : null;
+};
+
+/** The tab of a file: its DOM element (VS Code marks tabs of unsaved files with the class "dirty"). */
+function tab(page, rel) {
+  return page.locator(`.tabs-container .tab[data-resource-name="${path.basename(rel)}"]`);
+}
+
+/** The text of the active editor, line by line in visual order (non-breaking spaces back to spaces). */
+async function activeEditorText(page) {
+  return page.evaluate(() => {
+    const group = document.querySelector('.editor-group-container.active') ?? document;
+    const lines = [...group.querySelectorAll('.editor-instance .monaco-editor .view-lines .view-line')];
+    lines.sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top));
+    return lines.map((l) => l.textContent.replace(/\u00a0/g, ' ')).join('\n');
+  });
+}
+
+async function quickInputVisible(page) {
+  return page.locator('.quick-input-widget').isVisible();
+}
+
+async function runCommand(page, title) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await input.fill('>' + title);
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await until(`"${title}" to be the focused row`, async () =>
+    (await page.locator('.quick-input-widget .monaco-list-row.focused').first().textContent())?.includes(title),
+  );
+  await page.keyboard.press('Enter');
+}
+
+/** Waits for a quick pick whose rows include `rowText`, then returns the row texts. */
+async function waitForPick(page, rowText) {
+  await until(`a quick pick with "${rowText}"`, async () => {
+    if (!(await quickInputVisible(page))) return false;
+    return page.locator('.quick-input-widget .monaco-list-row', { hasText: rowText }).first().isVisible();
+  });
+  return page.locator('.quick-input-widget .monaco-list-row').allTextContents();
+}
+
+async function pick(page, filter, rowText) {
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.fill(filter);
+  await until(`"${rowText}" to be the focused row`, async () =>
+    (await page.locator('.quick-input-widget .monaco-list-row.focused').first().textContent())?.includes(rowText),
+  );
+  await page.keyboard.press('Enter');
+}
+
+async function openFile(page, rel) {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await input.fill(rel);
+  await until(`quick open to offer ${rel}`, async () =>
+    (await page.locator('.quick-input-widget .monaco-list-row.focused').first().textContent())?.includes(path.basename(rel)),
+  );
+  await page.keyboard.press('Enter');
+  await tab(page, rel).waitFor({ state: 'visible', timeout: TIMEOUT });
+  await until(`${rel} to be the active tab`, async () => (await tab(page, rel).getAttribute('class'))?.includes('active'));
+}
+
+async function focusFile(page, rel) {
+  await tab(page, rel).click();
+  await until(`${rel} to be the active tab`, async () => (await tab(page, rel).getAttribute('class'))?.includes('active'));
+  await page.locator('.editor-group-container.active .editor-instance .monaco-editor .view-lines').first().waitFor();
+  await sleep(200);
+}
+
+async function observe(page, label, files) {
+  const obs = { label, files: {} };
+  for (const rel of files) {
+    const t = tab(page, rel);
+    const open = (await t.count()) > 0;
+    const entry = { open, disk: readDisk(rel) };
+    if (open) {
+      await focusFile(page, rel);
+      entry.editor = await activeEditorText(page);
+      entry.dirty = ((await t.getAttribute('class')) ?? '').split(/\s+/).includes('dirty');
+    }
+    obs.files[rel] = entry;
+  }
+  obs.notifications = await page.locator('.notifications-toasts .notification-list-item-message').allTextContents();
+  log('observed', JSON.stringify(obs));
+  observations.push(obs);
+  return obs;
+}
+
+/** A modal dialog, if one is open: its text; the test decides what to press. */
+async function dialogText(page) {
+  const box = page.locator('.monaco-dialog-box');
+  return (await box.isVisible()) ? (await box.textContent()) : null;
+}
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: config.chromium,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(TIMEOUT);
+  try {
+    for (const step of config.steps) {
+      log('step', JSON.stringify(step));
+      switch (step.do) {
+        case 'open-workbench': {
+          await page.goto(`${config.url}/?folder=${encodeURIComponent(config.workspace)}`);
+          await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60000 });
+          break;
+        }
+        case 'wait-status': {
+          // The extension's status bar item: the server runs and has answered rewind/listTurns.
+          await page.locator('.statusbar-item', { hasText: step.text }).first().waitFor({ state: 'visible', timeout: 60000 });
+          break;
+        }
+        case 'open': {
+          await openFile(page, step.file);
+          break;
+        }
+        case 'type': {
+          await focusFile(page, step.file);
+          await page.keyboard.press('Control+Home');
+          await page.keyboard.type(step.text);
+          await until(`${step.file} to be dirty`, async () => (await tab(page, step.file).getAttribute('class'))?.includes('dirty'));
+          break;
+        }
+        case 'command': {
+          await runCommand(page, step.title);
+          break;
+        }
+        case 'pick': {
+          const rows = await waitForPick(page, step.row);
+          observations.push({ label: `picker:${step.row}`, rows });
+          if (step.screenshot) {
+            await sleep(300); // let the list settle (detail lines, highlights)
+            await page.screenshot({ path: path.join(config.artifacts, step.screenshot) });
+          }
+          await pick(page, step.filter ?? step.row, step.row);
+          break;
+        }
+        case 'dismiss-conflicts': {
+          // A conflict modal is not expected; if one shows, record it and cancel (the test then fails).
+          await sleep(step.ms ?? 1000);
+          const text = await dialogText(page);
+          if (text) {
+            observations.push({ label: 'conflict-dialog', text });
+            await page.keyboard.press('Escape');
+          }
+          break;
+        }
+        case 'wait-disk': {
+          await until(`${step.file} on disk to be ${JSON.stringify(step.content)}`, async () => readDisk(step.file) === step.content);
+          break;
+        }
+        case 'wait-editor': {
+          await until(`the editor of ${step.file} to show ${JSON.stringify(step.text)}`, async () => {
+            await focusFile(page, step.file);
+            return (await activeEditorText(page)).trim() === step.text.trim();
+          });
+          break;
+        }
+        case 'wait-clean': {
+          await until(`${step.file} to be saved`, async () => !(await tab(page, step.file).getAttribute('class'))?.split(/\s+/).includes('dirty'));
+          break;
+        }
+        case 'observe': {
+          await observe(page, step.label, step.files);
+          break;
+        }
+        case 'screenshot': {
+          await page.screenshot({ path: path.join(config.artifacts, step.name) });
+          break;
+        }
+        case 'sleep': {
+          await sleep(step.ms);
+          break;
+        }
+        default:
+          throw new Error(`unknown step ${step.do}`);
+      }
+    }
+    fs.writeFileSync(config.result, JSON.stringify({ observations }, null, 2));
+  } catch (e) {
+    log('FAILED', e);
+    try {
+      await page.screenshot({ path: path.join(config.artifacts, 'vscode-failure.png') });
+    } catch {
+      /* the page may be gone */
+    }
+    fs.writeFileSync(config.result, JSON.stringify({ observations, error: String(e?.stack ?? e) }, null, 2));
+    process.exitCode = 1;
+  } finally {
+    await browser.close();
+  }
+}
+
+await main();

@@ -1,0 +1,154 @@
+"""The VS Code extension (editors/vscode) end to end, in a real VS Code.
+
+code-server 4.100.3 runs under headless Chromium, driven through the UI by playwright-core
+(editors/vscode/test/e2e/driver.mjs), with the packaged .vsix installed in a fresh profile and the
+real language server (`python -m rewind_ls serve`).
+
+Agent turns are recorded through the real Claude Code hook (tests/support/agent.py). The person
+opens a file the agent edited, types an unsaved change in another file, runs "Rewind: Rewind to
+Turn..." from the command palette, picks turn 1 and "Code only"; then "Rewind: Undo Last Rewind".
+After each step the test compares what the editor shows (text, dirty tab) with the bytes on disk.
+
+Needs `bash scripts/install-vscode-env.sh` (scripts/test.sh runs it). A missing tool is a failure,
+not a skip; only REWIND_SKIP_EDITORS (scripts/test.sh then passes `-m "not editor"`) leaves it out.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+for p in (HERE, HERE.parent):  # vscode_support, and support.agent (tests/ has no package __init__)
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+from support.agent import FakeClaude  # noqa: E402
+from vscode_support import REPO, code_server, python_for_server, require_tools, run_driver  # noqa: E402
+
+pytestmark = pytest.mark.editor
+
+A0, A1, A2 = "alpha v0\n", "alpha v1\n", "alpha v2\n"
+B1 = "beta v1\n"
+NOTES = "my notes\n"
+TYPED = "unsaved line\n"
+
+
+def _obs(result: dict[str, Any], label: str) -> dict[str, Any]:
+    for o in result["observations"]:
+        if o.get("label") == label:
+            return o  # type: ignore[no-any-return]
+    raise AssertionError(f"no observation {label!r}; driver log:\n{result['log']}")
+
+
+def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
+    tools = require_tools()
+    ws = tmp_path / "ws"
+    home = tmp_path / "rewind-home"
+    ws.mkdir()
+    home.mkdir()
+    (ws / "a.txt").write_text(A0)
+    (ws / "notes.txt").write_text(NOTES)
+
+    agent = FakeClaude(ws, home)
+    agent.turn("first prompt: bump alpha and add beta", {"a.txt": A1, "b.txt": B1})
+    agent.turn("second prompt: bump alpha again", {"a.txt": A2})
+    assert (ws / "a.txt").read_text() == A2
+
+    env = {"REWIND_LS_HOME": str(home), "PYTHONPATH": str(REPO)}
+    settings = {
+        "rewind.server.command": python_for_server(),
+        "rewind.server.env": env,
+        "rewind.trace.server": "messages",
+    }
+    steps: list[dict[str, Any]] = [
+        {"do": "open-workbench"},
+        {"do": "wait-status", "text": "2 turns"},
+        {"do": "open", "file": "a.txt"},
+        {"do": "open", "file": "notes.txt"},
+        {"do": "type", "file": "notes.txt", "text": TYPED},
+        {"do": "observe", "label": "before", "files": ["a.txt", "notes.txt"]},
+        {"do": "command", "title": "Rewind: Rewind to Turn..."},
+        {"do": "pick", "row": "#1", "filter": "first prompt", "screenshot": "vscode-picker.png"},
+        {"do": "pick", "row": "Code only"},
+        {"do": "dismiss-conflicts", "ms": 1500},
+        {"do": "wait-disk", "file": "a.txt", "content": A0},
+        {"do": "wait-editor", "file": "a.txt", "text": A0},
+        {"do": "wait-clean", "file": "a.txt"},
+        {"do": "observe", "label": "after-rewind", "files": ["a.txt", "b.txt", "notes.txt"]},
+        {"do": "screenshot", "name": "vscode-after-rewind.png"},
+        {"do": "command", "title": "Rewind: Undo Last Rewind"},
+        {"do": "wait-disk", "file": "a.txt", "content": A2},
+        {"do": "wait-editor", "file": "a.txt", "text": A2},
+        {"do": "wait-clean", "file": "a.txt"},
+        {"do": "observe", "label": "after-undo", "files": ["a.txt", "b.txt", "notes.txt"]},
+    ]
+    with code_server(tmp_path / "vscode", env, settings, tools["node"]) as cs:
+        url = cs.start(ws)
+        result = run_driver(
+            tools["node"],
+            {
+                "url": url,
+                "workspace": str(ws),
+                "chromium": tools["chromium"],
+                "steps": steps,
+            },
+            tmp_path,
+        )
+        server_log = _extension_log(cs.user_data)
+    context = f"driver log:\n{result['log']}\n--- extension output:\n{server_log}"
+    conflict = [o for o in result["observations"] if o.get("label") == "conflict-dialog"]
+    assert not conflict, f"unexpected conflict dialog: {conflict}\n{context}"
+    assert "error" not in result, f"{result['error']}\n{context}"
+
+    picker = _obs(result, "picker:#1")["rows"]
+    assert any(r.startswith("#2") and "second prompt" in r for r in picker), picker
+    assert any(r.startswith("#1") and "first prompt" in r for r in picker), picker
+    assert [r[:2] for r in picker if r.startswith("#")] == ["#2", "#1"], f"newest first: {picker}"
+    assert (REPO / "test-artifacts" / "vscode-picker.png").is_file()
+
+    before = _obs(result, "before")["files"]
+    assert before["a.txt"]["editor"].strip() == A2.strip() and before["a.txt"]["dirty"] is False, (
+        before
+    )
+    assert before["notes.txt"]["dirty"] and before["notes.txt"]["disk"] == NOTES
+
+    # Rewind to turn 1, code only: a.txt back to its content before turn 1 in the editor and on
+    # disk (saved, since it was clean), b.txt (created in turn 1, never opened) deleted by the
+    # server, the person's unsaved change in notes.txt untouched and still unsaved.
+    after = _obs(result, "after-rewind")["files"]
+    assert after["a.txt"]["disk"] == A0, after
+    assert after["a.txt"]["editor"].strip() == A0.strip(), after
+    assert after["a.txt"]["dirty"] is False, after
+    assert after["b.txt"] == {"open": False, "disk": None}, after
+    assert after["notes.txt"]["disk"] == NOTES, after
+    assert after["notes.txt"]["dirty"] is True, after
+    assert after["notes.txt"]["editor"].startswith(TYPED.strip()), after
+    assert NOTES.strip() in after["notes.txt"]["editor"], after
+
+    # Undo: back to the state after turn 2.
+    undone = _obs(result, "after-undo")["files"]
+    assert undone["a.txt"]["disk"] == A2, undone
+    assert undone["a.txt"]["editor"].strip() == A2.strip(), undone
+    assert undone["a.txt"]["dirty"] is False, undone
+    assert undone["b.txt"]["disk"] == B1, undone
+    assert undone["notes.txt"]["disk"] == NOTES and undone["notes.txt"]["dirty"] is True, undone
+
+    # The bytes on disk after the editor was closed.
+    assert (ws / "a.txt").read_bytes() == A2.encode()
+    assert (ws / "b.txt").read_bytes() == B1.encode()
+    assert (ws / "notes.txt").read_bytes() == NOTES.encode()
+
+
+def _extension_log(user_data: Path) -> str:
+    """The extension's output channel (Output › Rewind), from the profile's log folder."""
+    logs = (
+        sorted((user_data / "logs").rglob("*Rewind*.log")) if (user_data / "logs").is_dir() else []
+    )
+    return (
+        "\n".join(p.read_text(errors="replace")[-6000:] for p in logs)
+        or "(no Rewind output log found)"
+    )

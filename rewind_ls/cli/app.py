@@ -62,7 +62,9 @@ def cmd_turns(args: argparse.Namespace) -> int:
         _print_json(listing)
         return 0
     if not listing["sessions"]:
-        print("no agent turns recorded in this workspace yet (install the hooks: rewind-ls install claude-code)")
+        print(
+            "no agent turns recorded in this workspace yet (install the hooks: rewind-ls install claude-code)"
+        )
         return 0
     for session in listing["sessions"]:
         print(f"session {session['id']}  ({session['kind']}, {session['agent'] or '-'})")
@@ -71,7 +73,9 @@ def cmd_turns(args: argparse.Namespace) -> int:
             when = (turn["startedAt"] or "").replace("T", " ")[:16]
             prompt = _safe(" ".join(turn["prompt"].split()))
             prompt = prompt[:39] + "…" if len(prompt) > 40 else prompt
-            files = ", ".join(f"{_mark(f['change'])}{_safe(f['path'])}" for f in turn["files"]) or "-"
+            files = (
+                ", ".join(f"{_mark(f['change'])}{_safe(f['path'])}" for f in turn["files"]) or "-"
+            )
             print(f"  {turn['number']:>3}  {when:16}  {prompt:40}  {files}")
     return 0
 
@@ -133,7 +137,11 @@ def _plan_json(plan: Any) -> list[dict[str, Any]]:
             "binary": pp.binary,
             "conflict": None
             if pp.conflict is None
-            else {"kind": pp.conflict.kind, "message": pp.conflict.message, "hunks": pp.conflict.hunks},
+            else {
+                "kind": pp.conflict.kind,
+                "message": pp.conflict.message,
+                "hunks": pp.conflict.hunks,
+            },
         }
         for pp in plan.paths
         if pp.will_write or pp.conflict is not None
@@ -170,7 +178,11 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
             turn = plan.turn
         else:
             turn = resolve_turn(store, args.turn, args.session)
-            label = f"{mode} to turn {turn['number']} ({scope})" if mode == "rewind" else f"revert turn {turn['number']}"
+            label = (
+                f"{mode} to turn {turn['number']} ({scope})"
+                if mode == "rewind"
+                else f"revert turn {turn['number']}"
+            )
             paths = [_rel(store, p) for p in args.path] if getattr(args, "path", None) else None
             plan = (
                 plan_rewind(store, turn, reader, paths, label=label)
@@ -178,12 +190,21 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
                 else plan_revert(store, turn, reader, label=label)
             )
         code_scope = scope in ("code", "both")
-        result: dict[str, Any] = {"mode": mode, "turnId": turn["id"], "number": turn["number"], "scope": scope}
+        result: dict[str, Any] = {
+            "mode": mode,
+            "turnId": turn["id"],
+            "number": turn["number"],
+            "scope": scope,
+        }
         lines: list[str] = []
         if code_scope:
             result["files"] = _plan_json(plan)
             if not args.json:
-                header = "undo" if mode == "undo" else f"{mode} turn {turn['number']}: {_safe(turn['prompt'][:60])}"
+                header = (
+                    "undo"
+                    if mode == "undo"
+                    else f"{mode} turn {turn['number']}: {_safe(turn['prompt'][:60])}"
+                )
                 print(f"{header}")
                 _render_plan(plan, print)
                 if not plan.changes() and not plan.conflicts:
@@ -193,14 +214,20 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
             if args.json:
                 _print_json(result)
             return 3 if plan.conflicts and code_scope else 0
-        proceed, force, skip = _confirm(plan, args) if code_scope and plan.changes() else (True, args.force, args.skip_conflicts)
+        proceed, force, skip = (
+            _confirm(plan, args)
+            if code_scope and plan.changes()
+            else (True, args.force, args.skip_conflicts)
+        )
         if not proceed:
             print("cancelled; nothing written")
             return 1
         if code_scope:
             outcome = apply_to_disk(store, plan, force=force, skip_conflicts=skip)
-            result.update(status=outcome.status, message=outcome.message, restorePointId=outcome.point)
-            lines.append(outcome.message + (f" (undo: rewind-ls undo)" if outcome.point else ""))
+            result.update(
+                status=outcome.status, message=outcome.message, restorePointId=outcome.point
+            )
+            lines.append(outcome.message + (" (undo: rewind-ls undo)" if outcome.point else ""))
         if scope in ("conversation", "both") and mode == "rewind":
             from rewind_ls.core.transcript import fork_turn
 
@@ -314,7 +341,9 @@ def cmd_record(args: argparse.Namespace) -> int:
             turn = ""
             for p in args.paths:
                 rel = _rel(store, p)
-                turn = (rec.before if args.phase == "before" else rec.after)(args.session, rel, "record", args.agent)
+                turn = (rec.before if args.phase == "before" else rec.after)(
+                    args.session, rel, "record", args.agent
+                )
         if args.json:
             _print_json({"turnId": turn})
         elif turn:
@@ -341,18 +370,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"rewind-ls {__version__}")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("-C", "--workspace", metavar="DIR", help="workspace folder (default: the current folder's git top level, or the folder)")
+    common.add_argument(
+        "-C",
+        "--workspace",
+        metavar="DIR",
+        help="workspace folder (default: the current folder's git top level, or the folder)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    def add(name: str, func: Callable[[argparse.Namespace], int], help: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, parents=[common], help=help, description=help, epilog=EPILOG,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    def add(
+        name: str, func: Callable[[argparse.Namespace], int], help: str
+    ) -> argparse.ArgumentParser:
+        p = sub.add_parser(
+            name,
+            parents=[common],
+            help=help,
+            description=help,
+            epilog=EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         p.set_defaults(func=func)
         return p
 
     p = add("turns", cmd_turns, "List recorded turns (newest session by default).")
     p.add_argument("--session", help="a session id (default: the latest agent session)")
-    p.add_argument("--all", action="store_true", help="every session, including your saves and restore points")
+    p.add_argument(
+        "--all", action="store_true", help="every session, including your saves and restore points"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
     p = add("diff", cmd_diff, "Show what a turn changed (before -> after), as a unified diff.")
@@ -363,8 +407,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     def restore_flags(p: argparse.ArgumentParser) -> None:
         p.add_argument("--dry-run", action="store_true", help="only show the preview")
-        p.add_argument("--force", action="store_true", help="overwrite paths changed behind rewind-ls' back (undoable)")
-        p.add_argument("--skip-conflicts", action="store_true", help="restore the rest, leave conflicting paths alone")
+        p.add_argument(
+            "--force",
+            action="store_true",
+            help="overwrite paths changed behind rewind-ls' back (undoable)",
+        )
+        p.add_argument(
+            "--skip-conflicts",
+            action="store_true",
+            help="restore the rest, leave conflicting paths alone",
+        )
         p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
         p.add_argument("--json", action="store_true")
 
@@ -375,7 +427,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session")
     restore_flags(p)
 
-    p = add("revert", cmd_revert, "Undo only TURN's own changes by a three-way merge; later work survives.")
+    p = add(
+        "revert",
+        cmd_revert,
+        "Undo only TURN's own changes by a three-way merge; later work survives.",
+    )
     p.add_argument("turn", metavar="TURN")
     p.add_argument("--session")
     restore_flags(p)
@@ -389,13 +445,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--json", action="store_true")
 
-    p = add("doctor", cmd_doctor, "Check the store, its permissions and the hooks; --repair fixes what it can.")
+    p = add(
+        "doctor",
+        cmd_doctor,
+        "Check the store, its permissions and the hooks; --repair fixes what it can.",
+    )
     p.add_argument("--repair", action="store_true")
     p.add_argument("--json", action="store_true")
 
     p = add("install", cmd_install, "Add rewind-ls' hooks to Claude Code's settings (idempotent).")
     p.add_argument("agent", choices=["claude-code"])
-    p.add_argument("--user", action="store_true", help="~/.claude/settings.json instead of the project's")
+    p.add_argument(
+        "--user", action="store_true", help="~/.claude/settings.json instead of the project's"
+    )
     p.add_argument("--uninstall", action="store_true", help="remove only rewind-ls' hooks")
     p.add_argument("--command", help="hook command (default: rewind-ls hook claude-code)")
 
@@ -409,14 +471,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("record", cmd_record, "Record turns for an agent that is not Claude Code.")
     p.add_argument("action", choices=["begin-turn", "edit", "end-turn"])
-    p.add_argument("paths", nargs="*", metavar="PATH", help="edit: the files about to change / just changed")
+    p.add_argument(
+        "paths", nargs="*", metavar="PATH", help="edit: the files about to change / just changed"
+    )
     p.add_argument("--session", required=True)
     p.add_argument("--prompt", help="begin-turn: the user's prompt")
     p.add_argument("--agent", default="other")
-    p.add_argument("--phase", choices=["before", "after"], default="before", help="edit: before or after the change")
+    p.add_argument(
+        "--phase",
+        choices=["before", "after"],
+        default="before",
+        help="edit: before or after the change",
+    )
     p.add_argument("--json", action="store_true")
 
-    p = add("demo", cmd_demo, "Record a scripted agent session in a temporary workspace and rewind it.")
+    p = add(
+        "demo", cmd_demo, "Record a scripted agent session in a temporary workspace and rewind it."
+    )
     p.add_argument("--keep", action="store_true", help="keep the temporary workspace and store")
     return parser
 

@@ -30,14 +30,36 @@ def run_demo(keep: bool = False) -> int:
         print(f"\n\033[1m== {text}\033[0m" if sys.stdout.isatty() else f"\n== {text}")
 
     def hook(event: str, **fields: Any) -> None:
-        payload = {"session_id": session, "transcript_path": transcript, "cwd": ws, "hook_event_name": event, **fields}
-        subprocess.run([sys.executable, "-m", "rewind_ls", "hook", "claude-code"], input=json.dumps(payload).encode(), env=env, check=True)
+        payload = {
+            "session_id": session,
+            "transcript_path": transcript,
+            "cwd": ws,
+            "hook_event_name": event,
+            **fields,
+        }
+        subprocess.run(
+            [sys.executable, "-m", "rewind_ls", "hook", "claude-code"],
+            input=json.dumps(payload).encode(),
+            env=env,
+            check=True,
+        )
 
     def transcript_line(kind: str, content: Any) -> None:
         line_id = str(uuid.uuid4())
         with open(transcript, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"type": kind, "uuid": line_id, "parentUuid": parent[0], "sessionId": session,
-                                "timestamp": "2026-01-01T00:00:00Z", "message": {"role": kind, "content": content}}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "type": kind,
+                        "uuid": line_id,
+                        "parentUuid": parent[0],
+                        "sessionId": session,
+                        "timestamp": "2026-01-01T00:00:00Z",
+                        "message": {"role": kind, "content": content},
+                    }
+                )
+                + "\n"
+            )
         parent[0] = line_id
 
     def write(rel: str, text: str) -> None:
@@ -47,7 +69,13 @@ def run_demo(keep: bool = False) -> int:
         os.makedirs(os.path.dirname(full), exist_ok=True)
         with open(full, "w", encoding="utf-8") as f:
             f.write(text)
-        hook("PostToolUse", tool_name="Write", tool_input=inp, tool_use_id=uuid.uuid4().hex, tool_response={})
+        hook(
+            "PostToolUse",
+            tool_name="Write",
+            tool_input=inp,
+            tool_use_id=uuid.uuid4().hex,
+            tool_response={},
+        )
 
     def turn(prompt: str, files: dict[str, str], shell: str | None = None) -> None:
         transcript_line("user", prompt)
@@ -79,9 +107,19 @@ def run_demo(keep: bool = False) -> int:
         say(f"A scripted agent edits {ws} through the real Claude Code hook")
         with open(os.path.join(ws, "app.py"), "w") as f:
             f.write("def greet():\n    return 'hello'\n")
-        turn("add a farewell", {"app.py": "def greet():\n    return 'hello'\n\ndef bye():\n    return 'bye'\n"})
-        turn("write a README and config", {"README.md": "# Demo\n"}, shell="echo 'debug = true' > config.toml")
-        turn("rename greet to hello", {"app.py": "def hello():\n    return 'hello'\n\ndef bye():\n    return 'bye'\n"})
+        turn(
+            "add a farewell",
+            {"app.py": "def greet():\n    return 'hello'\n\ndef bye():\n    return 'bye'\n"},
+        )
+        turn(
+            "write a README and config",
+            {"README.md": "# Demo\n"},
+            shell="echo 'debug = true' > config.toml",
+        )
+        turn(
+            "rename greet to hello",
+            {"app.py": "def hello():\n    return 'hello'\n\ndef bye():\n    return 'bye'\n"},
+        )
         cli("turns")
         say("Rewind the code to the start of turn 2 (config.toml was written by a shell command)")
         cli("rewind", "2", "--yes")

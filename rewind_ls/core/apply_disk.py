@@ -54,7 +54,7 @@ class Outcome:
 
 
 def _fault(stage: str, index: int) -> None:
-    if _FAULT and _FAULT == f"{stage}:{index}":
+    if _FAULT and f"{stage}:{index}" == _FAULT:
         os._exit(137)
 
 
@@ -66,10 +66,13 @@ def select(plan: Plan, force: bool, skip_conflicts: bool) -> list[PathPlan]:
     merge = [p for p in conflicts if p.conflict is not None and p.conflict.kind == "merge"]
     if plan.mode == REVERT and merge:
         raise ConflictError(
-            "revert refused, nothing written: " + "; ".join(p.conflict.message for p in merge if p.conflict),
+            "revert refused, nothing written: "
+            + "; ".join(p.conflict.message for p in merge if p.conflict),
             [p.path for p in merge],
         )
-    blocking = [p for p in conflicts if p.conflict is not None and not (force and p.conflict.forcible)]
+    blocking = [
+        p for p in conflicts if p.conflict is not None and not (force and p.conflict.forcible)
+    ]
     if blocking and not skip_conflicts:
         hint = "--force to overwrite, --skip-conflicts to restore the rest"
         raise ConflictError(
@@ -183,7 +186,9 @@ def apply_to_disk(
     if not items:
         skipped = len(plan.conflicts)
         note = f" ({skipped} conflicting path(s) left alone)" if skipped else ""
-        return Outcome("nothing-to-do", f"nothing to restore: every path already matches{note}", plan)
+        return Outcome(
+            "nothing-to-do", f"nothing to restore: every path already matches{note}", plan
+        )
     with restore_lock(store):
         return _swap_all(store, plan, items)
 
@@ -233,13 +238,13 @@ def swap(
     update_journal(store, point, ops=ops)
     created_dirs: list[str] = []
     try:
-        for op, pp in zip(ops, items):
+        for op, pp in zip(ops, items, strict=True):
             if pp.target.kind == FILE:
                 assert pp.target_data is not None
                 _makedirs(os.path.dirname(op["full"]), created_dirs)
                 _write_tmp(op["tmp"], pp.target_data, pp.target.mode)
         update_journal(store, point, created_dirs=created_dirs)
-        for pp, op in zip(items, ops):
+        for pp in items:
             now, _, _ = read_current(root, pp.path)
             expected = (disk_expected or {}).get(pp.path, pp.current)
             if not now == expected:
@@ -247,7 +252,7 @@ def swap(
                     f"{pp.path}: changed while the restore was being prepared; nothing written",
                     [pp.path],
                 )
-        for index, (op, pp) in enumerate(zip(ops, items), 1):
+        for index, (op, pp) in enumerate(zip(ops, items, strict=True), 1):
             if os.path.lexists(op["full"]):
                 os.rename(op["full"], op["backup"])
             if pp.target.kind == FILE:
@@ -270,7 +275,7 @@ def swap(
             ) from exc
         raise
     reached: Reached = {}
-    for op, pp in zip(ops, items):
+    for op, pp in zip(ops, items, strict=True):
         try:
             st: os.stat_result | None = os.lstat(op["full"]) if pp.target.kind == FILE else None
         except OSError:

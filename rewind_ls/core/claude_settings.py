@@ -38,7 +38,9 @@ def _load(path: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise BadInput(f"{path}: not valid JSON ({exc}); fix it by hand, nothing was changed") from None
+        raise BadInput(
+            f"{path}: not valid JSON ({exc}); fix it by hand, nothing was changed"
+        ) from None
     if not isinstance(data, dict):
         raise BadInput(f"{path}: expected a JSON object at the top; nothing was changed")
     return data
@@ -53,7 +55,7 @@ def install(path: str, command: str, uninstall: bool = False) -> list[str]:
     data = _load(path)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise BadInput(f"{path}: \"hooks\" is not an object; nothing was changed")
+        raise BadInput(f'{path}: "hooks" is not an object; nothing was changed')
     changed: list[str] = []
     for event, matcher in EVENTS.items():
         groups = hooks.get(event, [])
@@ -67,7 +69,12 @@ def install(path: str, command: str, uninstall: bool = False) -> list[str]:
                 kept.append(group)
                 continue
             mine = [h for h in inner if _ours(h)]
-            if mine and not uninstall and not found and any(h.get("command") == command for h in mine):
+            if (
+                mine
+                and not uninstall
+                and not found
+                and any(h.get("command") == command for h in mine)
+            ):
                 found = True
                 kept.append(group)
                 continue

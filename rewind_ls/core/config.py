@@ -31,7 +31,11 @@ def home_dir() -> str:
     if explicit:
         return os.path.abspath(os.path.expanduser(explicit))
     xdg = os.environ.get("XDG_DATA_HOME")
-    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".local", "share")
+    base = (
+        xdg
+        if xdg and os.path.isabs(xdg)
+        else os.path.join(os.path.expanduser("~"), ".local", "share")
+    )
     return os.path.join(base, "rewind-ls")
 
 

@@ -42,6 +42,9 @@ def turn_diff(store: Store, turn: sqlite3.Row, path: str | None = None) -> list[
                 a,
                 b,
             )
-            body = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+            body = "".join(
+                line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                for line in lines
+            )
         out.append({"path": name, "change": kind, "diff": f"diff rewind-ls {name}\n" + body})
     return out

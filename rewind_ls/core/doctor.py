@@ -29,7 +29,9 @@ def diagnose(root: str, repair: bool = False) -> dict[str, Any]:
         try:
             with Store.open(root, create=False) as store:
                 rolled = recover(store)
-                check("interrupted restores", True, f"rolled back {len(rolled)}" if rolled else "none")
+                check(
+                    "interrupted restores", True, f"rolled back {len(rolled)}" if rolled else "none"
+                )
                 integrity = store.conn.execute("PRAGMA quick_check").fetchone()[0]
                 check("database integrity", integrity == "ok", str(integrity))
                 bad = []
@@ -38,15 +40,31 @@ def diagnose(root: str, repair: bool = False) -> dict[str, Any]:
                         store.get_blob(h)
                     except CorruptBlob as exc:
                         bad.append(str(exc))
-                check("stored content", not bad, f"{len(bad)} damaged: {'; '.join(bad[:3])}" if bad else "every blob matches its hash")
+                check(
+                    "stored content",
+                    not bad,
+                    f"{len(bad)} damaged: {'; '.join(bad[:3])}"
+                    if bad
+                    else "every blob matches its hash",
+                )
                 missing = store.conn.execute(
                     "SELECT count(*) FROM (SELECT before_hash AS h FROM changes WHERE before_kind = 'file'"
                     " UNION SELECT after_hash FROM changes WHERE after_kind = 'file') x"
                     " WHERE h NOT IN (SELECT hash FROM blobs)"
                 ).fetchone()[0]
-                check("checkpoints complete", missing == 0, f"{missing} referenced content(s) missing" if missing else "every checkpoint's content is present")
+                check(
+                    "checkpoints complete",
+                    missing == 0,
+                    f"{missing} referenced content(s) missing"
+                    if missing
+                    else "every checkpoint's content is present",
+                )
                 st = store.stats()
-                check("size", True, f"{st['turns']} turns, {st['blobs']} contents, {st['storedBytes']} bytes stored")
+                check(
+                    "size",
+                    True,
+                    f"{st['turns']} turns, {st['blobs']} contents, {st['storedBytes']} bytes stored",
+                )
         except RewindError as exc:
             check("store", False, str(exc))
         loose = []
@@ -58,10 +76,21 @@ def diagnose(root: str, repair: bool = False) -> dict[str, Any]:
                     loose.append(full)
                     if repair:
                         os.chmod(full, 0o700 if os.path.isdir(full) else 0o600)
-        check("permissions", not loose or repair, "owner-only" if not loose else f"{len(loose)} readable by others" + (" (fixed)" if repair else " (--repair fixes)"))
+        check(
+            "permissions",
+            not loose or repair,
+            "owner-only"
+            if not loose
+            else f"{len(loose)} readable by others"
+            + (" (fixed)" if repair else " (--repair fixes)"),
+        )
     project = settings_path(root, user=False)
     user = settings_path(root, user=True)
     hooked = installed(project) or installed(user)
-    check("claude code hooks", hooked, "installed" if hooked else "not installed: rewind-ls install claude-code")
+    check(
+        "claude code hooks",
+        hooked,
+        "installed" if hooked else "not installed: rewind-ls install claude-code",
+    )
     ok = all(c["ok"] for c in checks if c["name"] != "claude code hooks")
     return {"ok": ok, "workspace": root, "storeDir": directory, "checks": checks}

@@ -10,7 +10,9 @@ class RewindError(Exception):
 
 
 class OutsideWorkspace(RewindError):
-    def __init__(self, path: str, root: str, reason: str = "resolves outside the workspace") -> None:
+    def __init__(
+        self, path: str, root: str, reason: str = "resolves outside the workspace"
+    ) -> None:
         super().__init__(f"{path}: {reason} ({root}); refused")
         self.path = path
 

@@ -24,7 +24,9 @@ def _live_blobs(store: Store) -> set[str]:
         " UNION SELECT hash FROM known WHERE hash IS NOT NULL"
     ):
         live.add(h)
-    bases = dict(store.conn.execute("SELECT hash, base FROM blobs WHERE base IS NOT NULL").fetchall())
+    bases = dict(
+        store.conn.execute("SELECT hash, base FROM blobs WHERE base IS NOT NULL").fetchall()
+    )
     frontier = list(live)
     while frontier:
         base = bases.get(frontier.pop())
@@ -68,15 +70,26 @@ def collect(
         after_bytes = _store_bytes(store)
         if dry_run:
             store.conn.execute("SELECT 1")  # the transaction is rolled back below
-            raise _DryRun({"turnsDropped": len(doomed), "blobsDropped": dropped_blobs,
-                           "bytesBefore": before_bytes, "bytesAfter": after_bytes})
+            raise _DryRun(
+                {
+                    "turnsDropped": len(doomed),
+                    "blobsDropped": dropped_blobs,
+                    "bytesBefore": before_bytes,
+                    "bytesAfter": after_bytes,
+                }
+            )
     if not dry_run:
         try:
             store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except Exception:
             pass
-    return {"turnsDropped": len(doomed), "blobsDropped": dropped_blobs,
-            "bytesBefore": before_bytes, "bytesAfter": after_bytes, "dryRun": False}
+    return {
+        "turnsDropped": len(doomed),
+        "blobsDropped": dropped_blobs,
+        "bytesBefore": before_bytes,
+        "bytesAfter": after_bytes,
+        "dryRun": False,
+    }
 
 
 class _DryRun(Exception):

@@ -26,7 +26,9 @@ def _check_name(path: str) -> None:
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
-        raise BadPath(path, "the file name is not valid UTF-8; rewind-ls cannot record it") from None
+        raise BadPath(
+            path, "the file name is not valid UTF-8; rewind-ls cannot record it"
+        ) from None
     if "\x00" in path:
         raise BadPath(path, "the file name contains a NUL byte")
 
@@ -74,7 +76,9 @@ def safe_target(root: str, rel: str) -> str:
         probe = os.path.dirname(probe)
     real_parent = os.path.realpath(probe)
     if real_parent != root_real and not real_parent.startswith(root_real + os.sep):
-        raise OutsideWorkspace(rel, root_real, "a parent folder is a link that leads outside the workspace")
+        raise OutsideWorkspace(
+            rel, root_real, "a parent folder is a link that leads outside the workspace"
+        )
     try:
         st = os.lstat(full)
     except FileNotFoundError:
@@ -89,7 +93,9 @@ def safe_target(root: str, rel: str) -> str:
 def to_uri(root: str, rel: str) -> str:
     from urllib.parse import quote
 
-    return "file://" + quote(os.path.join(os.path.realpath(root), *rel.split("/")).replace(os.sep, "/"))
+    return "file://" + quote(
+        os.path.join(os.path.realpath(root), *rel.split("/")).replace(os.sep, "/")
+    )
 
 
 def from_uri(uri: str) -> str:

@@ -33,7 +33,9 @@ UNDO = "undo"
 class Conflict:
     __slots__ = ("hunks", "kind", "message")
 
-    def __init__(self, kind: str, message: str, hunks: list[dict[str, object]] | None = None) -> None:
+    def __init__(
+        self, kind: str, message: str, hunks: list[dict[str, object]] | None = None
+    ) -> None:
         self.kind = kind
         self.message = message
         self.hunks = hunks or []
@@ -149,7 +151,7 @@ def _check_cas(store: Store, pp: PathPlan) -> None:
     known = store.known(pp.path)
     if known is None or pp.action == "unchanged":
         return
-    if not (known[0] == pp.current):
+    if known[0] != pp.current:
         pp.conflict = Conflict(
             "modified-outside",
             f"{pp.path}: changed since rewind-ls last saw it (unsaved buffer, or an edit it did not "
@@ -161,9 +163,7 @@ def plan_rewind(
     store: Store, turn: sqlite3.Row, reader: Reader, paths: list[str] | None = None, label: str = ""
 ) -> Plan:
     plan = Plan(REWIND if turn["session_id"] != REWIND_SESSION else UNDO, turn, label)
-    session_turns = [
-        t["id"] for t in store.turns(turn["session_id"]) if t["seq"] >= turn["seq"]
-    ]
+    session_turns = [t["id"] for t in store.turns(turn["session_id"]) if t["seq"] >= turn["seq"]]
     candidates = sorted({c["path"] for c in store.changes_of_turns(session_turns)})
     if paths is not None:
         wanted = set(paths)
@@ -238,7 +238,9 @@ def plan_revert(store: Store, turn: sqlite3.Row, reader: Reader, label: str = ""
         ours = current_data or b""
         if is_binary(base_data) or is_binary(ours) or is_binary(theirs_data):
             pp.action = "modify"
-            pp.conflict = Conflict("merge", f"{path}: binary file changed since the turn; cannot merge")
+            pp.conflict = Conflict(
+                "merge", f"{path}: binary file changed since the turn; cannot merge"
+            )
             continue
         result = merge3(base_data, ours, theirs_data)
         if result.merged is None:

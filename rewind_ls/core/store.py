@@ -103,7 +103,9 @@ def digest(data: bytes) -> str:
 
 
 def workspace_key(root: str) -> str:
-    return hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[
+        :16
+    ]
 
 
 def store_dir_for(root: str, home: str | None = None) -> str:
@@ -132,7 +134,9 @@ class Store:
             config.ensure_private_dir(directory)
             old_umask = os.umask(0o077)
             try:
-                conn = sqlite3.connect(db, timeout=30.0, isolation_level=None, check_same_thread=False)
+                conn = sqlite3.connect(
+                    db, timeout=30.0, isolation_level=None, check_same_thread=False
+                )
                 conn.execute("PRAGMA journal_mode=WAL")
             finally:
                 os.umask(old_umask)
@@ -242,9 +246,7 @@ class Store:
         return h
 
     def _rebase_as_delta(self, old: str, new: str, new_data: bytes) -> None:
-        row = self.conn.execute(
-            "SELECT codec, data FROM blobs WHERE hash = ?", (old,)
-        ).fetchone()
+        row = self.conn.execute("SELECT codec, data FROM blobs WHERE hash = ?", (old,)).fetchone()
         # Only whole blobs become deltas, and only against a whole blob: the base graph stays acyclic.
         if row is None or row[0] == DELTA:
             return
@@ -261,12 +263,16 @@ class Store:
             )
 
     def get_blob(self, h: str) -> bytes:
-        row = self.conn.execute("SELECT codec, base, data FROM blobs WHERE hash = ?", (h,)).fetchone()
+        row = self.conn.execute(
+            "SELECT codec, base, data FROM blobs WHERE hash = ?", (h,)
+        ).fetchone()
         if row is None:
             raise CorruptBlob(h, "missing from the store")
         return self._decode(h, row[0], row[2], row[1])
 
-    def _decode(self, h: str, codec: int, payload: bytes, base: str | None, depth: int = 0) -> bytes:
+    def _decode(
+        self, h: str, codec: int, payload: bytes, base: str | None, depth: int = 0
+    ) -> bytes:
         try:
             if codec == RAW:
                 data = bytes(payload)
@@ -336,9 +342,12 @@ class Store:
     def end_turn(self, turn_id: str, state: str = "closed") -> None:
         with self.transaction():
             self.conn.execute(
-                "UPDATE turns SET ended_at = ?, state = ? WHERE id = ?", (time.time(), state, turn_id)
+                "UPDATE turns SET ended_at = ?, state = ? WHERE id = ?",
+                (time.time(), state, turn_id),
             )
-            self.conn.execute("UPDATE sessions SET open_turn = NULL WHERE open_turn = ?", (turn_id,))
+            self.conn.execute(
+                "UPDATE sessions SET open_turn = NULL WHERE open_turn = ?", (turn_id,)
+            )
 
     def set_turn_state(self, turn_id: str, state: str, info: str | None = None) -> None:
         with self.transaction():
@@ -434,9 +443,7 @@ class Store:
             return None
         return Version(row[0], row[1], row[2], row[3] or 0), row[4], row[5]
 
-    def set_known(
-        self, path: str, version: Version, st: os.stat_result | None = None
-    ) -> None:
+    def set_known(self, path: str, version: Version, st: os.stat_result | None = None) -> None:
         with self.transaction():
             self.conn.execute(
                 "INSERT OR REPLACE INTO known(path, kind, hash, mode, size, mtime_ns, ino, seq)"

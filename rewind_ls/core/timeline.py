@@ -32,7 +32,9 @@ def change_kind(row: sqlite3.Row) -> str | None:
     return "modified"
 
 
-def turn_dict(store: Store, turn: sqlite3.Row, session_kind: str, changes: list[sqlite3.Row]) -> dict[str, Any]:
+def turn_dict(
+    store: Store, turn: sqlite3.Row, session_kind: str, changes: list[sqlite3.Row]
+) -> dict[str, Any]:
     files = []
     for c in changes:
         kind = change_kind(c)
@@ -96,8 +98,12 @@ def timeline_markdown(store: Store, session_id: str | None = None) -> str:
         if session["kind"] == "rewind" and session_id is None and not session["turns"]:
             continue
         lines.append(f"<!-- session {session['id']} -->")
-        title = {"agent": f"{session['agent'] or 'agent'} session", "editor": "your saves",
-                 "external": "changes outside agent turns", "rewind": "restore points"}
+        title = {
+            "agent": f"{session['agent'] or 'agent'} session",
+            "editor": "your saves",
+            "external": "changes outside agent turns",
+            "rewind": "restore points",
+        }
         lines.append(f"# {title.get(session['kind'], session['kind'])} {session['id'][:8]}")
         lines.append("")
         for turn in session["turns"]:

@@ -34,7 +34,9 @@ def check_transcript_path(path: str) -> str:
     real = os.path.realpath(path)
     projects = os.path.realpath(os.path.join(config.claude_dir(), "projects"))
     if not real.startswith(projects + os.sep):
-        raise BadInput(f"{path}: transcript is outside Claude Code's projects folder ({projects}); refused")
+        raise BadInput(
+            f"{path}: transcript is outside Claude Code's projects folder ({projects}); refused"
+        )
     if not real.endswith(".jsonl"):
         raise BadInput(f"{path}: not a .jsonl transcript")
     if not os.path.isfile(real):
@@ -94,7 +96,9 @@ def _timestamp(line: dict[str, Any]) -> float | None:
 def find_prompt(lines: list[dict[str, Any]], prompt: str, started_at: float) -> dict[str, Any]:
     """The prompt line of a turn: same text, the nearest in time (several branches may repeat it)."""
     wanted = prompt.strip()
-    candidates = [ln for ln in lines if (prompt_text(ln) or "").strip() == wanted and ln.get("uuid")]
+    candidates = [
+        ln for ln in lines if (prompt_text(ln) or "").strip() == wanted and ln.get("uuid")
+    ]
     if not candidates:
         raise RewindError(f"the turn's prompt {prompt[:60]!r} is not in the transcript")
 

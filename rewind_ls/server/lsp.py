@@ -61,7 +61,7 @@ class RawNotification:
 class RewindProtocol(LanguageServerProtocol):
     """`rewind/*` params arrive as plain JSON (dicts) so the pydantic models can validate them."""
 
-    def get_message_type(self, method: str) -> type[Any] | None:
+    def get_message_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         if method.startswith("rewind/"):
             return RawNotification if method == "rewind/didChangeTurns" else RawRequest
         return super().get_message_type(method)
@@ -82,7 +82,7 @@ class RewindServer(LanguageServer):
 
     def svc(self) -> Service:
         if self.service is None:
-            raise JsonRpcServerError("rewind-ls: the server has no workspace yet", REWIND_ERROR)
+            raise _server_error("rewind-ls: the server has no workspace yet", REWIND_ERROR)
         return self.service
 
     def docs(self) -> dict[str, OpenDoc]:
@@ -108,33 +108,41 @@ server = RewindServer()
 # --- errors and params --------------------------------------------------------------------------
 
 
+def _server_error(message: str, code: int, data: Any = None) -> JsonRpcException:
+    error: JsonRpcException = JsonRpcServerError(message, code, data)  # type: ignore[no-untyped-call]
+    return error
+
+
 def to_rpc_error(exc: Exception) -> JsonRpcException:
     if isinstance(exc, JsonRpcException):
         return exc
     if isinstance(exc, UnknownTurn):
-        return JsonRpcServerError(str(exc), UNKNOWN_TURN)
+        return _server_error(str(exc), UNKNOWN_TURN)
     if isinstance(exc, BadPath):
-        return JsonRpcServerError(str(exc), BAD_PATH, {"path": exc.path})
+        return _server_error(str(exc), BAD_PATH, {"path": exc.path})
     if isinstance(exc, ConflictError):
-        return JsonRpcServerError(str(exc), CONFLICT, {"status": "conflict", "paths": exc.paths})
+        return _server_error(str(exc), CONFLICT, {"status": "conflict", "paths": exc.paths})
     if isinstance(exc, BadInput):
         return JsonRpcInvalidParams(str(exc))
     if isinstance(exc, RewindError):
-        return JsonRpcServerError(str(exc), REWIND_ERROR)
+        return _server_error(str(exc), REWIND_ERROR)
     log.exception("internal error")
-    return JsonRpcServerError(f"rewind-ls internal error: {type(exc).__name__}: {exc}", REWIND_ERROR)
+    return _server_error(f"rewind-ls internal error: {type(exc).__name__}: {exc}", REWIND_ERROR)
 
 
 def parse(model: type[M], params: Any, method: str) -> M:
     if params is None:
         params = {}
     if not isinstance(params, dict):
-        raise JsonRpcInvalidParams(f"{method}: params must be an object, got {type(params).__name__}")
+        raise JsonRpcInvalidParams(
+            f"{method}: params must be an object, got {type(params).__name__}"
+        )
     try:
         return model.model_validate(params)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '(params)'}: {err['msg']}" for err in exc.errors()
+            f"{'.'.join(str(p) for p in err['loc']) or '(params)'}: {err['msg']}"
+            for err in exc.errors()
         )
         raise JsonRpcInvalidParams(f"{method}: {problems}") from None
 
@@ -143,7 +151,9 @@ def dump(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", by_alias=True)
 
 
-def guarded(method: str) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
+def guarded(
+    method: str,
+) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
     """Register a `rewind/*` request whose failures become clear JSON-RPC errors."""
 
     def wrap(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
@@ -167,8 +177,14 @@ def guarded(method: str) -> Callable[[Callable[..., Awaitable[Any]]], Callable[.
 def on_initialize(ls: RewindServer, params: types.InitializeParams) -> None:
     caps = params.capabilities
     ws_edit = caps.workspace.workspace_edit if caps.workspace else None
-    ops = [str(getattr(o, "value", o)) for o in (ws_edit.resource_operations or [])] if ws_edit else []
-    options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+    ops = (
+        [str(getattr(o, "value", o)) for o in (ws_edit.resource_operations or [])]
+        if ws_edit
+        else []
+    )
+    options = (
+        params.initialization_options if isinstance(params.initialization_options, dict) else {}
+    )
     closed = options.get("closedFiles", "edit")
     if closed not in ("edit", "server"):
         ls.window_show_message(
@@ -207,7 +223,9 @@ async def on_initialized(ls: RewindServer, params: types.InitializedParams) -> N
     from rewind_ls.core.paths import from_uri
 
     path = find_workspace_root(from_uri(root))
-    ls.support.encoding = str(getattr(ls.workspace.position_encoding, "value", "utf-16") or "utf-16")
+    ls.support.encoding = str(
+        getattr(ls.workspace.position_encoding, "value", "utf-16") or "utf-16"
+    )
     try:
         ls.service = await ls.call(Service, path)
     except RewindError as exc:
@@ -251,7 +269,9 @@ async def will_save_wait_until(
         try:
             await asyncio.wait_for(asyncio.shield(job), 0.3)
         except asyncio.TimeoutError:
-            log.warning("willSave recording of %s is slow; not delaying the save", params.text_document.uri)
+            log.warning(
+                "willSave recording of %s is slow; not delaying the save", params.text_document.uri
+            )
         except Exception:
             log.exception("willSave recording failed")
     return []
@@ -328,7 +348,9 @@ async def preview(ls: RewindServer, params: Any) -> dict[str, Any]:
 @guarded("rewind/restore")
 async def restore(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.RestoreParams, params, "rewind/restore")
-    return await run_restore(ls, p.mode, p.turn_id, p.scope, p.paths, p.force, p.skip_conflicts, p.apply)
+    return await run_restore(
+        ls, p.mode, p.turn_id, p.scope, p.paths, p.force, p.skip_conflicts, p.apply
+    )
 
 
 @guarded("rewind/undo")
@@ -348,9 +370,17 @@ async def run_restore(
     apply: bool,
 ) -> dict[str, Any]:
     svc = ls.svc()
-    result: dict[str, Any] = {"status": "nothing-to-do", "message": "", "edit": None,
-                              "restorePointId": None, "files": [], "writtenByServer": [],
-                              "failed": [], "conversation": None, "prompt": None}
+    result: dict[str, Any] = {
+        "status": "nothing-to-do",
+        "message": "",
+        "edit": None,
+        "restorePointId": None,
+        "files": [],
+        "writtenByServer": [],
+        "failed": [],
+        "conversation": None,
+        "prompt": None,
+    }
     turn = await ls.call(svc.turn, turn_id) if turn_id else None
     messages: list[str] = []
     if scope in ("code", "both"):
@@ -365,7 +395,9 @@ async def run_restore(
             result["edit"] = pending.edit
             outcome = await apply_pending(ls, pending, apply)
             result.update(
-                status=outcome["status"], failed=outcome["failed"], writtenByServer=outcome["written"]
+                status=outcome["status"],
+                failed=outcome["failed"],
+                writtenByServer=outcome["written"],
             )
             messages.append(outcome["message"])
     if scope in ("conversation", "both") and turn is not None:
@@ -376,7 +408,9 @@ async def run_restore(
     result["message"] = "; ".join(messages)
     if result["status"] in ("partial", "failed"):
         ls.window_show_message(
-            types.ShowMessageParams(type=types.MessageType.Warning, message=f"rewind-ls: {result['message']}")
+            types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"rewind-ls: {result['message']}"
+            )
         )
     if result["status"] != "nothing-to-do":
         ls.notify_turns(["rewind"], "restored")
@@ -392,7 +426,10 @@ async def apply_pending(ls: RewindServer, pending: PendingRestore, apply: bool) 
         try:
             await ls.work_done_progress.create_async(token)
             ls.work_done_progress.begin(
-                token, types.WorkDoneProgressBegin(title="Rewind", message=f"restoring {count} files", percentage=0)
+                token,
+                types.WorkDoneProgressBegin(
+                    title="Rewind", message=f"restoring {count} files", percentage=0
+                ),
             )
         except Exception:
             token = None
@@ -404,8 +441,12 @@ async def apply_pending(ls: RewindServer, pending: PendingRestore, apply: bool) 
                 # The caller applies the edit itself; the restore point stays pending until it is
                 # verified by a later request. Record it as not applied here.
                 await ls.call(svc.finish, pending, False, [])
-                return {"status": "planned", "failed": [], "written": [],
-                        "message": "edit returned, not applied (apply: false)"}
+                return {
+                    "status": "planned",
+                    "failed": [],
+                    "written": [],
+                    "message": "edit returned, not applied (apply: false)",
+                }
             edit = ls.protocol._converter.structure(pending.edit, types.WorkspaceEdit)
             answer = await ls.workspace_apply_edit_async(
                 types.ApplyWorkspaceEditParams(edit=edit, label=pending.plan.label or "rewind")
@@ -413,7 +454,9 @@ async def apply_pending(ls: RewindServer, pending: PendingRestore, apply: bool) 
             applied = bool(answer and answer.applied)
             reason = (answer.failure_reason or "") if answer else "no answer"
         if token:
-            ls.work_done_progress.report(token, types.WorkDoneProgressReport(message="verifying", percentage=60))
+            ls.work_done_progress.report(
+                token, types.WorkDoneProgressReport(message="verifying", percentage=60)
+            )
         missing: list[str] = []
         if applied and pending.by_edit:
             loop = asyncio.get_running_loop()
@@ -428,7 +471,9 @@ async def apply_pending(ls: RewindServer, pending: PendingRestore, apply: bool) 
         if token:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
     if outcome["status"] == "failed":
-        outcome["message"] = f"the editor did not apply the restore ({reason or 'no reason given'}); nothing changed"
+        outcome["message"] = (
+            f"the editor did not apply the restore ({reason or 'no reason given'}); nothing changed"
+        )
     elif outcome["status"] == "partial":
         outcome["message"] = (
             f"partial restore: {', '.join(outcome['failed'])} did not reach the planned content; "
@@ -482,7 +527,9 @@ def _options(value: Any) -> proto.RestoreOptions:
     return parse(proto.RestoreOptions, value, "command options")
 
 
-async def _command_restore(ls: RewindServer, mode: str, turn_id: str | None, scope: str, opts: Any) -> dict[str, Any]:
+async def _command_restore(
+    ls: RewindServer, mode: str, turn_id: str | None, scope: str, opts: Any
+) -> dict[str, Any]:
     """A restore started from a lens or a command: preview, ask about conflicts, restore, report."""
     try:
         options = _options(opts)
@@ -496,8 +543,11 @@ async def _command_restore(ls: RewindServer, mode: str, turn_id: str | None, sco
                     types.ShowMessageRequestParams(
                         type=types.MessageType.Warning,
                         message=f"rewind-ls: {len(conflicts)} conflict(s):\n{listing}",
-                        actions=[types.MessageActionItem("Skip Conflicts"), types.MessageActionItem("Overwrite"),
-                                 types.MessageActionItem("Cancel")],
+                        actions=[
+                            types.MessageActionItem("Skip Conflicts"),
+                            types.MessageActionItem("Overwrite"),
+                            types.MessageActionItem("Cancel"),
+                        ],
                     )
                 )
                 title = choice.title if choice else "Cancel"
@@ -507,10 +557,18 @@ async def _command_restore(ls: RewindServer, mode: str, turn_id: str | None, sco
         result = await run_restore(ls, mode, turn_id, scope, None, force, skip, options.apply)
     except Exception as exc:
         err = to_rpc_error(exc)
-        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"rewind-ls: {err.message}"))
+        ls.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Error, message=f"rewind-ls: {err.message}"
+            )
+        )
         raise err from None
     if result["status"] == "applied":
-        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=f"rewind-ls: {result['message']}"))
+        ls.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Info, message=f"rewind-ls: {result['message']}"
+            )
+        )
     return result
 
 
@@ -520,7 +578,9 @@ async def cmd_rewind(ls: RewindServer, *args: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams("rewind.rewind: arguments are [turnId, scope?, options?]")
     scope = args[1] if len(args) > 1 and args[1] else "code"
     if scope not in ("code", "conversation", "both"):
-        raise JsonRpcInvalidParams(f"rewind.rewind: scope must be code, conversation or both, not {scope!r}")
+        raise JsonRpcInvalidParams(
+            f"rewind.rewind: scope must be code, conversation or both, not {scope!r}"
+        )
     return await _command_restore(ls, "rewind", args[0], scope, args[2] if len(args) > 2 else None)
 
 

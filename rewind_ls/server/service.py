@@ -16,7 +16,7 @@ from typing import Any
 from rewind_ls.core.apply_disk import discard_backups, recover, select, swap
 from rewind_ls.core.capture import EDITOR_SESSION, Recorder, read_current
 from rewind_ls.core.diff import turn_diff
-from rewind_ls.core.errors import BadPath, RewindError, UnknownTurn
+from rewind_ls.core.errors import RewindError, UnknownTurn
 from rewind_ls.core.paths import from_uri, relative_path, to_uri
 from rewind_ls.core.plan import (
     REVERT,
@@ -180,9 +180,7 @@ class Service:
         rels = [self.rel_of(p) for p in paths] if paths else None
         if mode == REVERT:
             return plan_revert(self.store, turn, reader, label=f"revert turn {turn['number']}")
-        return plan_rewind(
-            self.store, turn, reader, rels, label=f"rewind to turn {turn['number']}"
-        )
+        return plan_rewind(self.store, turn, reader, rels, label=f"rewind to turn {turn['number']}")
 
     def preview(self, plan: Plan) -> list[dict[str, Any]]:
         out = []
@@ -285,8 +283,7 @@ class Service:
                 changes.append(create_file(uri))
             edit = minimal_edit(disk_text, target_text, support.encoding)
             if edit is not None:
-                version = None if support.document_changes else None
-                changes.append(text_document_edit(uri, version, edit))
+                changes.append(text_document_edit(uri, None, edit))
             by_edit[pp.path] = target_text
         edit_json: dict[str, Any] | None = None
         if changes:
@@ -319,9 +316,7 @@ class Service:
             missing.append(path)
         return missing
 
-    def finish(
-        self, pending: PendingRestore, applied: bool, missing: list[str]
-    ) -> dict[str, Any]:
+    def finish(self, pending: PendingRestore, applied: bool, missing: list[str]) -> dict[str, Any]:
         """After the client answered: write the server's part, record the outcome."""
         if not applied:
             self.store.set_turn_state(pending.point, ROLLED_BACK)
@@ -399,7 +394,9 @@ class Service:
         turn = self.recorder.begin_turn(session_id, prompt, "agent", agent or "editor-agent")
         return self.turn_info(self.turn(turn))
 
-    def record_edit(self, session_id: str, uri: str, phase: str, text: str | None) -> dict[str, Any]:
+    def record_edit(
+        self, session_id: str, uri: str, phase: str, text: str | None
+    ) -> dict[str, Any]:
         rel = self.rel_of(uri)
         if self.store.session(session_id) is None:
             raise UnknownTurn(session_id, "no such session; call rewind/beginTurn first")
@@ -420,7 +417,9 @@ class Service:
         else:
             if self.store.change(turn, rel) is None:
                 known = self.store.known(rel)
-                self.store.record_before(turn, rel, known[0] if known else Version(ABSENT), "record")
+                self.store.record_before(
+                    turn, rel, known[0] if known else Version(ABSENT), "record"
+                )
             self.store.record_after(turn, rel, version)
         return {"turnId": turn, "recorded": True}
 
@@ -454,11 +453,3 @@ class Service:
             "SELECT id FROM sessions ORDER BY last_activity_at DESC LIMIT 5"
         ).fetchall()
         return [r[0] for r in rows]
-
-
-def ensure_in_workspace(service: Service, uri: str) -> str:
-    """Relative path of a URI, or a clear error (used to validate params)."""
-    try:
-        return service.rel_of(uri)
-    except BadPath:
-        raise

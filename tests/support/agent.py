@@ -19,7 +19,9 @@ from typing import Any
 Edits = Mapping[str, "bytes | str | None"]
 
 
-def run_hook(payload: Mapping[str, Any] | bytes, env: Mapping[str, str]) -> subprocess.CompletedProcess[bytes]:
+def run_hook(
+    payload: Mapping[str, Any] | bytes, env: Mapping[str, str]
+) -> subprocess.CompletedProcess[bytes]:
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     return subprocess.run(
         [sys.executable, "-m", "rewind_ls", "hook", "claude-code"],
@@ -33,8 +35,13 @@ def run_hook(payload: Mapping[str, Any] | bytes, env: Mapping[str, str]) -> subp
 class FakeClaude:
     """Plays one Claude Code session against `workspace`, recording through the real hook."""
 
-    def __init__(self, workspace: Path, home: Path, session_id: str | None = None,
-                 transcript_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        home: Path,
+        session_id: str | None = None,
+        transcript_dir: Path | None = None,
+    ) -> None:
         self.workspace = workspace
         self.home = home
         self.session_id = session_id or str(uuid.uuid4())
@@ -87,8 +94,13 @@ class FakeClaude:
         self.hook("PreToolUse", tool_name=tool, tool_input=tool_input, tool_use_id=tid)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
-        self.hook("PostToolUse", tool_name=tool, tool_input=tool_input, tool_use_id=tid,
-                  tool_response={"filePath": str(path), "success": True})
+        self.hook(
+            "PostToolUse",
+            tool_name=tool,
+            tool_input=tool_input,
+            tool_use_id=tid,
+            tool_response={"filePath": str(path), "success": True},
+        )
 
     def shell(self, command: str) -> None:
         """A Bash tool call: the hook sees the command, not the files it touches."""
@@ -96,8 +108,13 @@ class FakeClaude:
         tool_input = {"command": command}
         self.hook("PreToolUse", tool_name="Bash", tool_input=tool_input, tool_use_id=tid)
         subprocess.run(["sh", "-c", command], cwd=self.workspace, check=True)
-        self.hook("PostToolUse", tool_name="Bash", tool_input=tool_input, tool_use_id=tid,
-                  tool_response={"stdout": "", "stderr": "", "interrupted": False})
+        self.hook(
+            "PostToolUse",
+            tool_name="Bash",
+            tool_input=tool_input,
+            tool_use_id=tid,
+            tool_response={"stdout": "", "stderr": "", "interrupted": False},
+        )
 
     def turn(self, prompt: str, edits: Edits | None = None) -> None:
         """One user turn: the prompt, edits through the Write tool (None deletes via shell), Stop."""

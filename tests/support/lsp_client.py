@@ -101,8 +101,13 @@ class Editor:
                 uri = change.text_document.uri
                 if uri in self.buffers:
                     buf = self.buffers[uri]
-                    if change.text_document.version is not None and change.text_document.version != buf[1]:
-                        return types.ApplyWorkspaceEditResult(applied=False, failure_reason="stale version")
+                    if (
+                        change.text_document.version is not None
+                        and change.text_document.version != buf[1]
+                    ):
+                        return types.ApplyWorkspaceEditResult(
+                            applied=False, failure_reason="stale version"
+                        )
                     buf[0] = apply_edits(buf[0], list(change.edits), self.encoding)
                     buf[1] += 1
                     self.client.text_document_did_change(
@@ -130,7 +135,9 @@ class Editor:
                 if change.uri in self.buffers:
                     del self.buffers[change.uri]
                     self.client.text_document_did_close(
-                        types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=change.uri))
+                        types.DidCloseTextDocumentParams(
+                            types.TextDocumentIdentifier(uri=change.uri)
+                        )
                     )
         for uri, edits in (edit.changes or {}).items():
             path = path_of(uri)

@@ -335,8 +335,6 @@ def cmd_record(args: argparse.Namespace) -> int:
         elif args.action == "end-turn":
             turn = rec.end_turn(args.session) or ""
         else:
-            if not args.paths:
-                raise RewindError("record edit: name at least one PATH")
             store.ensure_session(args.session, "agent", args.agent)
             turn = ""
             for p in args.paths:
@@ -470,20 +468,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-file", help="default: <store home>/server.log")
 
     p = add("record", cmd_record, "Record turns for an agent that is not Claude Code.")
-    p.add_argument("action", choices=["begin-turn", "edit", "end-turn"])
-    p.add_argument(
-        "paths", nargs="*", metavar="PATH", help="edit: the files about to change / just changed"
-    )
-    p.add_argument("--session", required=True)
-    p.add_argument("--prompt", help="begin-turn: the user's prompt")
-    p.add_argument("--agent", default="other")
-    p.add_argument(
-        "--phase",
-        choices=["before", "after"],
-        default="before",
-        help="edit: before or after the change",
-    )
-    p.add_argument("--json", action="store_true")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for name, text in (
+        ("begin-turn", "open a turn (the user's prompt) in SESSION"),
+        ("edit", "record PATHs before or after the agent changes them"),
+        ("end-turn", "close SESSION's turn (changed files are re-checked)"),
+    ):
+        a = actions.add_parser(name, parents=[common], help=text, description=text)
+        a.add_argument("--session", required=True, help="the agent's session id")
+        a.add_argument("--agent", default="other", help="agent name shown in listings")
+        a.add_argument("--json", action="store_true")
+        if name == "begin-turn":
+            a.add_argument("--prompt", default="", help="the user's prompt")
+        if name == "edit":
+            a.add_argument("paths", nargs="+", metavar="PATH")
+            a.add_argument("--phase", choices=["before", "after"], default="before")
 
     p = add(
         "demo", cmd_demo, "Record a scripted agent session in a temporary workspace and rewind it."

@@ -63,10 +63,18 @@ def log_path() -> str:
 
 
 def ensure_private_dir(path: str) -> None:
-    """Create `path` (and parents) readable by the owner only: the store holds source code."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    try:
-        if os.stat(path).st_mode & 0o077:
-            os.chmod(path, 0o700)
-    except OSError:
-        pass
+    """Create `path` readable by the owner only: the store holds source code. Every folder from the
+    store home down to `path` is made 0700; folders above the home are left as they are."""
+    home = os.path.abspath(home_dir())
+    target = os.path.abspath(path)
+    os.makedirs(target, mode=0o700, exist_ok=True)
+    probe = target
+    while True:
+        try:
+            if os.stat(probe).st_mode & 0o077:
+                os.chmod(probe, 0o700)
+        except OSError:
+            pass
+        if probe == home or not probe.startswith(home + os.sep):
+            break
+        probe = os.path.dirname(probe)

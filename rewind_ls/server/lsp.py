@@ -319,7 +319,9 @@ async def code_lens(ls: RewindServer, params: types.CodeLensParams) -> list[type
 @guarded("rewind/listTurns")
 async def list_turns(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.ListTurnsParams, params, "rewind/listTurns")
-    return await ls.call(ls.svc().list_turns, p.session_id)
+    return dump(
+        proto.ListTurnsResult.model_validate(await ls.call(ls.svc().list_turns, p.session_id))
+    )
 
 
 @guarded("rewind/preview")
@@ -342,7 +344,7 @@ async def preview(ls: RewindServer, params: Any) -> dict[str, Any]:
         result["conflicts"] = sum(1 for f in files if f["conflict"])
     if p.scope in ("conversation", "both"):
         result["conversation"] = await ls.call(svc.conversation_preview, turn)
-    return result
+    return dump(proto.PreviewResult.model_validate(result))
 
 
 @guarded("rewind/restore")
@@ -487,13 +489,15 @@ async def apply_pending(ls: RewindServer, pending: PendingRestore, apply: bool) 
 @guarded("rewind/fileAt")
 async def file_at(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.FileAtParams, params, "rewind/fileAt")
-    return await ls.call(ls.svc().file_at, p.turn_id, p.uri, p.side)
+    return dump(
+        proto.FileAtResult.model_validate(await ls.call(ls.svc().file_at, p.turn_id, p.uri, p.side))
+    )
 
 
 @guarded("rewind/timeline")
 async def timeline(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.TimelineParams, params, "rewind/timeline")
-    return await ls.call(ls.svc().timeline, p.session_id)
+    return dump(proto.TimelineResult.model_validate(await ls.call(ls.svc().timeline, p.session_id)))
 
 
 @guarded("rewind/beginTurn")
@@ -501,13 +505,14 @@ async def begin_turn(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.BeginTurnParams, params, "rewind/beginTurn")
     info = await ls.call(ls.svc().begin_turn, p.session_id, p.prompt, p.agent)
     ls.notify_turns([p.session_id], "recorded")
-    return info
+    return dump(proto.TurnInfo.model_validate(info))
 
 
 @guarded("rewind/recordEdit")
 async def record_edit(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.RecordEditParams, params, "rewind/recordEdit")
-    return await ls.call(ls.svc().record_edit, p.session_id, p.uri, p.phase, p.text)
+    result = await ls.call(ls.svc().record_edit, p.session_id, p.uri, p.phase, p.text)
+    return dump(proto.RecordEditResult.model_validate(result))
 
 
 @guarded("rewind/endTurn")
@@ -515,7 +520,7 @@ async def end_turn(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.EndTurnParams, params, "rewind/endTurn")
     info = await ls.call(ls.svc().end_turn, p.session_id)
     ls.notify_turns([p.session_id], "recorded")
-    return info
+    return dump(proto.TurnInfo.model_validate(info))
 
 
 # --- workspace/executeCommand (code lenses, generic clients) ------------------------------------

@@ -1,0 +1,565 @@
+"""Workspace scans: find every file that changed since rewind-ls last saw it, whoever changed it.
+
+Edit tools report the files they touch; shell commands, formatters, code generators and `git
+checkout` do not. At each turn boundary and after each shell command the hook scans the workspace:
+
+- The walk (`core.walk`) lists every file that is not ignored (`.gitignore` files at any depth,
+  `.git/info/exclude`, `.rewindignore`, `REWIND_LS_IGNORE`), never entering `.git`, an ignored
+  folder or the store. Each file costs one `lstat`; only a file whose signature (size, mtime_ns,
+  inode, mode) differs from the `known` row is opened, so an unchanged tree is never read and an
+  ignored `node_modules` costs one pattern check.
+- A known path that the walk did not list is `lstat`ed by name: gone means deleted; still there
+  means it is ignored now but was recorded before (an edit tool wrote into an ignored folder), and
+  it keeps the old re-check.
+- A path never seen before is "created" (before = absent) only when the workspace baseline is
+  complete and the file's ctime is after the previous scan began. Otherwise it is adopted silently:
+  the file was there already (the baseline is still being taken, or the person just un-ignored it),
+  and calling it created would make a rewind delete it.
+
+The first scan of a workspace is its baseline: every file goes into the store (content-addressed,
+so later scans and turns store nothing twice). Files are read, hashed and compressed in a thread
+pool (hashlib and zlib release the GIL) and written in large transactions. A baseline may run under
+a time budget (`REWIND_LS_BASELINE_SECONDS`, default 10 s in hooks, where the agent waits):
+whatever is left is taken at the next boundary, and `rewind-ls scan` takes the rest with no limit.
+
+Two phases keep a crash or a concurrent writer from losing a change: files are read and compressed
+without holding the store's lock, then one transaction stores the blobs, records the changes and
+moves each `known` row, but only if that row is still the one the scan compared against (otherwise
+another process recorded the path in between, and it owns that change).
+
+Sessions sharing a workspace: a path another session's edit tool is writing (before recorded, after
+not yet) is left to that session. While another session runs a shell command (registered at its
+`PreToolUse`), files whose ctime is after that command started, and deletions, are deferred: that
+session's `PostToolUse` scan attributes them.
+
+Environment:
+`REWIND_LS_IGNORE`            extra ignore patterns, comma-separated, gitignore syntax
+                              (e.g. `*.tmp,/data/,!keep.tmp`), on top of `.rewindignore`
+`REWIND_LS_BASELINE_SECONDS`  time budget of a baseline taken by a hook (default 10; 0 = no limit)
+`REWIND_LS_SCAN`              `0` turns workspace scans off (edit tools are still recorded)
+"""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mod
+import time
+import zlib
+from hashlib import sha256
+
+from rewind_ls.core import config
+from rewind_ls.core.store import ABSENT, ABSENT_VERSION, FILE, RAW, TOO_LARGE, ZLIB, Store, Version
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    # (what: "changes" | "baseline", files done, files to do); called from the scanning thread.
+    Progress = Callable[[str, int, int], None]
+    # Called inside the scan's transaction with the changes found (path, before, after); records
+    # them in a turn and returns its id (None: recorded nowhere).
+    Change = tuple[str, Version, Version]
+    Attribute = Callable[[list[Change]], "str | None"]
+
+META_BASELINE = "scan.baseline"  # "complete" once every non-ignored file has been stored
+META_WATERMARK = "scan.watermark_ns"  # when the last scan began (ctime test for new files)
+SHELL_RUN = "scan.shell-run:"  # meta key prefix: "<prefix><session> <tool_use_id>" -> start ns
+
+# Timestamps come from the kernel's coarse clock, which lags time.time_ns() by up to a tick or two.
+_CLOCK_SLACK_NS = 2_000_000_000
+# A file whose mtime is this close to the moment it was read could be rewritten within the same
+# timestamp tick with the same size; its signature is not trusted (the next scan reads it again).
+_RACY_NS = 100_000_000
+# A shell run whose PostToolUse never came (agent killed) stops deferring after this long.
+_SHELL_RUN_EXPIRY_NS = 15 * 60 * 1_000_000_000
+_BATCH_FILES = 2000
+_BATCH_BYTES = 48 << 20
+# Below this many files to read, a thread pool costs more than it saves.
+_POOL_MIN = 64
+
+
+def extra_ignore_patterns() -> list[str]:
+    raw = os.environ.get("REWIND_LS_IGNORE", "")
+    return [p.strip() for p in raw.split(",") if p.strip()]
+
+
+def scans_enabled() -> bool:
+    return os.environ.get("REWIND_LS_SCAN", "1") != "0"
+
+
+def hook_baseline_budget() -> float | None:
+    raw = os.environ.get("REWIND_LS_BASELINE_SECONDS")
+    try:
+        value = float(raw) if raw else 10.0
+    except ValueError:
+        value = 10.0
+    return None if value <= 0 else value
+
+
+def baseline_complete(store: Store) -> bool:
+    return store.meta(META_BASELINE) == "complete"
+
+
+class ScanResult:
+    """What one scan saw and did."""
+
+    __slots__ = (
+        "adopted",
+        "baseline_complete",
+        "changes",
+        "deferred",
+        "elapsed",
+        "files",
+        "read",
+        "skipped",
+        "turn",
+    )
+
+    def __init__(self) -> None:
+        self.changes: list[Change] = []  # recorded (or found, when nothing was open to record into)
+        self.turn: str | None = None  # where the changes were recorded
+        self.files = 0  # files the walk listed
+        self.read = 0  # files opened
+        self.adopted = 0  # files added to the baseline
+        self.deferred = 0  # left to another session's running shell command
+        self.skipped: list[str] = []  # "path: reason" for files that could not be read
+        self.baseline_complete = False
+        self.elapsed = 0.0
+
+    def __repr__(self) -> str:
+        return (
+            f"ScanResult(files={self.files}, read={self.read}, changes={len(self.changes)}, "
+            f"adopted={self.adopted}, deferred={self.deferred}, baseline={self.baseline_complete})"
+        )
+
+
+class _Candidate:
+    """A path whose signature differs from its known row."""
+
+    __slots__ = ("known_seq", "old", "rel", "st")
+
+    def __init__(
+        self, rel: str, st: os.stat_result | None, old: Version | None, known_seq: int | None
+    ) -> None:
+        self.rel = rel
+        self.st = st
+        self.old = old
+        self.known_seq = known_seq
+
+
+class _Read:
+    """A file's content as read by a worker: version, stored form, the fstat it was read under."""
+
+    __slots__ = ("codec", "data", "payload", "st", "version")
+
+    def __init__(
+        self,
+        version: Version,
+        st: os.stat_result,
+        payload: bytes | None,
+        codec: int,
+        data: bytes | None,
+    ) -> None:
+        self.version = version
+        self.st = st
+        self.payload = payload
+        self.codec = codec
+        self.data = data
+
+
+def _read_file(full: str, keep_raw: bool, limit: int) -> _Read | str:
+    """Read, hash and compress one file; a string says why it could not be read. Thread-safe."""
+    try:
+        # O_NOFOLLOW: a path swapped for a link after the walk is not followed out of the workspace;
+        # O_NONBLOCK: a path swapped for a FIFO does not hang the hook.
+        fd = os.open(
+            full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        )
+    except FileNotFoundError:
+        return "vanished"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    try:
+        st = os.fstat(fd)
+        if not stat_mod.S_ISREG(st.st_mode):
+            return "is not a regular file"
+        mode = stat_mod.S_IMODE(st.st_mode)
+        if st.st_size > limit:
+            hasher = sha256()
+            while chunk := os.read(fd, 1 << 20):
+                hasher.update(chunk)
+            big = Version(TOO_LARGE, hasher.hexdigest(), mode, st.st_size)
+            return _Read(big, st, None, RAW, None)
+        # Read to end of file: it may have grown since fstat, and a read may come back short.
+        parts = [os.read(fd, st.st_size + 1)]
+        while parts[-1]:
+            parts.append(os.read(fd, 1 << 20))
+        data = parts[0] if len(parts) == 2 else b"".join(parts)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    finally:
+        os.close(fd)
+    h = sha256(data).hexdigest()
+    # Level 1 like git's loose objects: source compresses nearly as well, several times faster.
+    packed = zlib.compress(data, 1)
+    payload, codec = (packed, ZLIB) if len(packed) < len(data) else (data, RAW)
+    return _Read(Version(FILE, h, mode, len(data)), st, payload, codec, data if keep_raw else None)
+
+
+def _sig_matches(
+    st: os.stat_result, size: int | None, mtime_ns: int | None, ino: int | None, mode: int | None
+) -> bool:
+    return (
+        mtime_ns == st.st_mtime_ns
+        and ino == st.st_ino
+        and size == st.st_size
+        and mode == stat_mod.S_IMODE(st.st_mode)
+    )
+
+
+def _in_flight_shell_start(store: Store, session_id: str | None, now_ns: int) -> int | None:
+    """When the oldest shell command of another session still running began (None: none is)."""
+    rows = store.conn.execute(
+        "SELECT key, value FROM meta WHERE key >= ? AND key < ?", (SHELL_RUN, SHELL_RUN + "\uffff")
+    ).fetchall()
+    oldest: int | None = None
+    for key, value in rows:
+        owner = str(key)[len(SHELL_RUN) :].split(" ", 1)[0]
+        try:
+            started = int(value)
+        except ValueError:
+            continue
+        if owner == session_id or now_ns - started > _SHELL_RUN_EXPIRY_NS:
+            continue
+        oldest = started if oldest is None else min(oldest, started)
+    return oldest
+
+
+def shell_started(store: Store, session_id: str, tool_use_id: str) -> None:
+    """A session's shell command is about to run: other sessions' scans leave its effects to it."""
+    store.set_meta(f"{SHELL_RUN}{session_id} {tool_use_id}", str(time.time_ns()))
+
+
+def shell_finished(store: Store, session_id: str, tool_use_id: str | None = None) -> None:
+    """Forget one shell run of the session (all of them, at a turn boundary), and expired ones."""
+    now = time.time_ns()
+    with store.transaction():
+        if tool_use_id is None:
+            store.conn.execute(
+                "DELETE FROM meta WHERE key >= ? AND key < ?",
+                (f"{SHELL_RUN}{session_id} ", f"{SHELL_RUN}{session_id} \uffff"),
+            )
+        else:
+            store.conn.execute(
+                "DELETE FROM meta WHERE key = ?", (f"{SHELL_RUN}{session_id} {tool_use_id}",)
+            )
+        store.conn.execute(
+            "DELETE FROM meta WHERE key >= ? AND key < ? AND CAST(value AS INTEGER) < ?",
+            (SHELL_RUN, SHELL_RUN + "\uffff", now - _SHELL_RUN_EXPIRY_NS),
+        )
+
+
+def _skip_dirs(store: Store) -> list[str]:
+    # The store normally lives outside the workspace; REWIND_LS_HOME may point inside it.
+    return [store.path, config.home_dir()]
+
+
+def scan(
+    store: Store,
+    attribute: Attribute,
+    session_id: str | None = None,
+    budget: float | None = None,
+    progress: Progress | None = None,
+    workers: int | None = None,
+    extra_patterns: Sequence[str] | None = None,
+) -> ScanResult:
+    """Find and record every change in the workspace since rewind-ls last saw it (module docstring).
+
+    `attribute` is called inside the recording transaction with the changes (never with an empty
+    list) and returns the turn that owns them. `session_id` is the scanning session: its own open
+    edits and shell runs are not deferred. `budget` bounds the time spent adding files to an
+    incomplete baseline (changes to known files are always recorded). `progress(what, done, total)`
+    reports reading.
+    """
+    from rewind_ls.core.ignore import IgnoreRules
+    from rewind_ls.core.walk import walk
+
+    started = time.monotonic()
+    start_ns = time.time_ns()
+    result = ScanResult()
+    root = store.root
+    conn = store.conn
+    have_baseline = baseline_complete(store)
+    raw_mark = store.meta(META_WATERMARK)
+    watermark = int(raw_mark) - _CLOCK_SLACK_NS if raw_mark and raw_mark.isdigit() else None
+    defer_from = _in_flight_shell_start(store, session_id, start_ns)
+    if defer_from is not None:
+        defer_from -= _CLOCK_SLACK_NS
+    busy_sql = (
+        "SELECT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
+        " WHERE c.after_kind IS NULL AND t.state = 'open'"
+    )
+    if session_id is not None:
+        busy = {r[0] for r in conn.execute(busy_sql + " AND t.session_id != ?", (session_id,))}
+    else:
+        busy = {r[0] for r in conn.execute(busy_sql)}
+
+    # path -> (kind, size, mtime_ns, ino, mode, seq); hashes are fetched only for paths that differ.
+    known: dict[str, tuple[str, int | None, int | None, int | None, int | None, int]] = {
+        r[0]: (r[1], r[2], r[3], r[4], r[5], r[6])
+        for r in conn.execute("SELECT path, kind, size, mtime_ns, ino, mode, seq FROM known")
+    }
+    changed: list[_Candidate] = []  # known paths (or known-absent) whose signature differs
+    new: list[_Candidate] = []  # never seen
+    patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
+    rules = IgnoreRules.load(root, patterns)
+    pop = known.pop
+    for rel, st in walk(root, rules, _skip_dirs(store)):
+        result.files += 1
+        k = pop(rel, None)
+        if k is not None and k[0] != ABSENT and _sig_matches(st, k[1], k[2], k[3], k[4]):
+            continue
+        if rel in busy:
+            continue
+        if defer_from is not None and st.st_ctime_ns >= defer_from:
+            result.deferred += 1
+            continue
+        if k is None:
+            new.append(_Candidate(rel, st, None, None))
+        else:
+            changed.append(_Candidate(rel, st, None, k[5]))
+    # Known paths the walk did not list: deleted, or ignored now (then re-checked by name).
+    for rel, k in known.items():
+        if k[0] == ABSENT or rel in busy:
+            continue
+        try:
+            st2: os.stat_result | None = os.lstat(os.path.join(root, *rel.split("/")))
+        except (FileNotFoundError, NotADirectoryError):
+            st2 = None
+        except OSError as exc:  # an unreadable folder: unknown, so not a deletion
+            result.skipped.append(f"{rel}: {exc.strerror or exc}")
+            continue
+        if st2 is not None and (
+            not stat_mod.S_ISREG(st2.st_mode) or _sig_matches(st2, k[1], k[2], k[3], k[4])
+        ):
+            continue
+        if defer_from is not None and (st2 is None or st2.st_ctime_ns >= defer_from):
+            result.deferred += 1
+            continue
+        changed.append(_Candidate(rel, st2, None, k[5]))
+    del known
+
+    if changed:
+        _fill_old_versions(store, changed)
+    # New files: created (before = absent) or adopted into the baseline, by their ctime.
+    created_new: list[_Candidate] = []
+    adopt: list[_Candidate] = []
+    for c in new:
+        assert c.st is not None
+        if have_baseline and watermark is not None and c.st.st_ctime_ns >= watermark:
+            c.old = ABSENT_VERSION
+            created_new.append(c)
+        else:
+            adopt.append(c)
+
+    must = changed + created_new
+    deadline = None if budget is None else started + budget
+    complete = _process(
+        store, attribute, session_id, must, adopt, deadline, progress, workers, result, start_ns
+    )
+    # The watermark must not pass a deferred run's start, or its new files would later look old.
+    mark = start_ns if defer_from is None else min(start_ns, defer_from + _CLOCK_SLACK_NS)
+    with store.transaction():
+        store.set_meta(META_WATERMARK, str(mark))
+        if complete and not have_baseline:
+            store.set_meta(META_BASELINE, "complete")
+    result.baseline_complete = complete or have_baseline
+    result.elapsed = time.monotonic() - started
+    return result
+
+
+def _fill_old_versions(store: Store, cands: list[_Candidate]) -> None:
+    by_rel = {c.rel: c for c in cands}
+    rels = list(by_rel)
+    for i in range(0, len(rels), 500):
+        chunk = rels[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in store.conn.execute(
+            f"SELECT path, kind, hash, mode, size FROM known WHERE path IN ({marks})", chunk
+        ):
+            by_rel[row[0]].old = Version(row[1], row[2], row[3], row[4] or 0)
+
+
+def _process(
+    store: Store,
+    attribute: Attribute,
+    session_id: str | None,
+    must: list[_Candidate],
+    adopt: list[_Candidate],
+    deadline: float | None,
+    progress: Progress | None,
+    workers: int | None,
+    result: ScanResult,
+    start_ns: int,
+) -> bool:
+    """Read the candidates and record them. Returns False when the budget cut the baseline short."""
+    root = store.root
+    limit = config.max_file_bytes()
+    # Changes first (always, in one transaction, so a turn's changes are recorded together), then
+    # the baseline in batches under the budget.
+    reads: list[tuple[_Candidate, _Read | str | None]] = []
+    for c in must:
+        if c.st is None:
+            reads.append((c, None))
+        else:
+            full = os.path.join(root, *c.rel.split("/"))
+            keep = c.old is not None and c.old.kind == FILE
+            reads.append((c, _read_file(full, keep, limit)))
+    done = len(reads)
+    if must:
+        _commit(store, attribute, reads, result, start_ns, record=True)
+        if progress is not None:
+            progress("changes", done, len(must))
+    if not adopt:
+        return True
+
+    complete = True
+    batch: list[tuple[_Candidate, _Read | str | None]] = []
+    batch_bytes = 0
+    for c, r in _read_many(root, adopt, limit, workers, deadline):
+        if r is None:  # the budget ran out
+            complete = False
+            break
+        batch.append((c, r))
+        done += 1
+        if isinstance(r, _Read) and r.payload is not None:
+            batch_bytes += len(r.payload)
+        if len(batch) >= _BATCH_FILES or batch_bytes >= _BATCH_BYTES:
+            _commit(store, attribute, batch, result, start_ns, record=False)
+            batch, batch_bytes = [], 0
+            if progress is not None:
+                progress("baseline", done - len(must), len(adopt))
+    if batch:
+        _commit(store, attribute, batch, result, start_ns, record=False)
+    if progress is not None:
+        progress("baseline", done - len(must), len(adopt))
+    return complete
+
+
+def _read_many(
+    root: str, cands: list[_Candidate], limit: int, workers: int | None, deadline: float | None
+) -> Iterable[tuple[_Candidate, _Read | str | None]]:
+    """Read files in order, in a thread pool when there are many; (c, None) once past `deadline`."""
+    fulls = [os.path.join(root, *c.rel.split("/")) for c in cands]
+    if len(cands) < _POOL_MIN or workers == 1:
+        for c, full in zip(cands, fulls, strict=True):
+            if deadline is not None and time.monotonic() > deadline:
+                yield c, None
+                return
+            yield c, _read_file(full, False, limit)
+        return
+    from collections import deque
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    n = workers or min(8, (os.cpu_count() or 2) + 1)
+    window = n * 8  # bounded look-ahead: memory stays flat on huge trees
+    with ThreadPoolExecutor(n, thread_name_prefix="rewind-ls-read") as pool:
+        pending: deque[tuple[_Candidate, Future[_Read | str]]] = deque()
+        it = iter(zip(cands, fulls, strict=True))
+        stopped = False
+        for c, full in it:
+            if deadline is not None and time.monotonic() > deadline:
+                stopped = True
+                break
+            pending.append((c, pool.submit(_read_file, full, False, limit)))
+            if len(pending) >= window:
+                c0, fut = pending.popleft()
+                yield c0, fut.result()
+        while pending:
+            c0, fut = pending.popleft()
+            yield c0, fut.result()
+        if stopped:
+            yield cands[0], None
+
+
+def _commit(
+    store: Store,
+    attribute: Attribute,
+    reads: list[tuple[_Candidate, _Read | str | None]],
+    result: ScanResult,
+    start_ns: int,
+    record: bool,
+) -> None:
+    """Store blobs, record changes and move `known` rows, in one transaction (module docstring)."""
+    conn = store.conn
+    racy_from = time.time_ns() - _RACY_NS
+    blobs: list[tuple[str, int, int, bytes]] = []
+    rebase: list[tuple[str, str, bytes]] = []
+    updates: list[tuple[_Candidate, Version, os.stat_result | None]] = []
+    for c, r in reads:
+        if isinstance(r, str):
+            if r != "vanished":
+                result.skipped.append(f"{c.rel}: {r}")
+                continue
+            r = None
+            if c.old is None or c.old.kind == ABSENT:
+                continue  # came and went between the walk and the read
+        if r is None:
+            updates.append((c, ABSENT_VERSION, None))
+            continue
+        result.read += 1
+        v = r.version
+        if r.payload is not None and v.hash is not None:
+            blobs.append((v.hash, v.size, r.codec, r.payload))
+            if r.data is not None and c.old is not None and c.old.kind == FILE and c.old.hash:
+                rebase.append((c.old.hash, v.hash, r.data))
+        updates.append((c, v, r.st))
+    if not updates:
+        return
+    with store.transaction():
+        if blobs:
+            conn.executemany(
+                "INSERT OR IGNORE INTO blobs(hash, size, codec, base, data)"
+                " VALUES (?, ?, ?, NULL, ?)",
+                blobs,
+            )
+        for old_hash, new_hash, data in rebase:
+            if old_hash != new_hash:
+                store._rebase_as_delta(old_hash, new_hash, data)
+        found: list[Change] = []
+        rows: list[tuple[object, ...]] = []
+        for c, v, st in updates:
+            if c.known_seq is not None:
+                # Still the row the scan compared against? Otherwise another process recorded it.
+                row = conn.execute("SELECT seq FROM known WHERE path = ?", (c.rel,)).fetchone()
+                if row is None or row[0] != c.known_seq:
+                    continue
+            elif record and conn.execute("SELECT 1 FROM known WHERE path = ?", (c.rel,)).fetchone():
+                continue
+            mtime = None
+            if st is not None:
+                mtime = st.st_mtime_ns if st.st_mtime_ns < racy_from else None
+            rows.append(
+                (c.rel, v.kind, v.hash, v.mode, v.size, mtime, None if st is None else st.st_ino)
+            )
+            old = c.old
+            if (
+                record
+                and old is not None
+                and (not old.same_content(v) or (old.mode or 0) != (v.mode or 0))
+            ):
+                found.append((c.rel, old, v))
+            elif not record:
+                result.adopted += 1
+        if found:
+            result.changes.extend(found)
+            result.turn = attribute(found) or result.turn
+        if rows:
+            seq = store.next_seq()
+            # Adoptions never replace a row: one that appeared meanwhile is someone else's record.
+            verb = "INSERT OR REPLACE" if record else "INSERT OR IGNORE"
+            conn.executemany(
+                f"{verb} INTO known(path, kind, hash, mode, size, mtime_ns, ino, seq)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(*r, seq) for r in rows],
+            )

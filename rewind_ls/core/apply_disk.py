@@ -144,13 +144,18 @@ def _write_tmp(tmp: str, data: bytes, mode: int | None) -> None:
     os.chmod(tmp, mode if mode is not None else 0o644)
 
 
-def _makedirs(directory: str, created: list[str]) -> None:
+def _missing_dirs(directory: str) -> list[str]:
+    """The folders that do not exist yet on the way to `directory`, outermost first."""
     missing = []
     probe = directory
     while not os.path.isdir(probe):
         missing.append(probe)
         probe = os.path.dirname(probe)
-    for d in reversed(missing):
+    return list(reversed(missing))
+
+
+def _makedirs(directory: str, created: list[str]) -> None:
+    for d in _missing_dirs(directory):
         os.mkdir(d, 0o755)
         created.append(d)
 
@@ -234,8 +239,15 @@ def swap(
                 "target_hash": pp.target.hash,
             }
         )
-    # The journal names every temporary and backup file before any of them exists.
-    update_journal(store, point, ops=ops)
+    # The journal names every temporary and backup file, and every folder the restore will create,
+    # before any of them exists: a process killed at any later instant leaves nothing unnamed.
+    planned_dirs: list[str] = []
+    for op, pp in zip(ops, items, strict=True):
+        if pp.target.kind == FILE:
+            for d in _missing_dirs(os.path.dirname(op["full"])):
+                if d not in planned_dirs:
+                    planned_dirs.append(d)
+    update_journal(store, point, ops=ops, created_dirs=planned_dirs)
     created_dirs: list[str] = []
     try:
         for op, pp in zip(ops, items, strict=True):
@@ -243,7 +255,6 @@ def swap(
                 assert pp.target_data is not None
                 _makedirs(os.path.dirname(op["full"]), created_dirs)
                 _write_tmp(op["tmp"], pp.target_data, pp.target.mode)
-        update_journal(store, point, created_dirs=created_dirs)
         for pp in items:
             now, _, _ = read_current(root, pp.path)
             expected = (disk_expected or {}).get(pp.path, pp.current)

@@ -15,6 +15,7 @@ not a skip; only REWIND_SKIP_EDITORS (scripts/test.sh then passes `-m "not edito
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,26 +45,49 @@ def _obs(result: dict[str, Any], label: str) -> dict[str, Any]:
     raise AssertionError(f"no observation {label!r}; driver log:\n{result['log']}")
 
 
-def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
-    tools = require_tools()
+def _two_turns(tmp_path: Path) -> tuple[Path, Path]:
+    """A workspace with a.txt (before the agent) and notes.txt (never touched by the agent), and two
+    agent turns recorded through the real hook: turn 1 edits a.txt and creates b.txt, turn 2 edits
+    a.txt again."""
     ws = tmp_path / "ws"
     home = tmp_path / "rewind-home"
     ws.mkdir()
     home.mkdir()
     (ws / "a.txt").write_text(A0)
     (ws / "notes.txt").write_text(NOTES)
-
     agent = FakeClaude(ws, home)
     agent.turn("first prompt: bump alpha and add beta", {"a.txt": A1, "b.txt": B1})
     agent.turn("second prompt: bump alpha again", {"a.txt": A2})
     assert (ws / "a.txt").read_text() == A2
+    return ws, home
 
+
+def _run_vscode(
+    tmp_path: Path, ws: Path, home: Path, steps: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Runs the driver steps in a fresh code-server on `ws`; fails with the driver's log and the
+    extension's output when a step failed or a conflict dialog showed up uninvited."""
+    tools = require_tools()
     env = {"REWIND_LS_HOME": str(home), "PYTHONPATH": str(REPO)}
     settings = {
         "rewind.server.command": python_for_server(),
         "rewind.server.env": env,
         "rewind.trace.server": "messages",
     }
+    with code_server(tmp_path / "vscode", env, settings, tools["node"]) as cs:
+        url = cs.start(ws)
+        config = {"url": url, "workspace": str(ws), "chromium": tools["chromium"], "steps": steps}
+        result = run_driver(tools["node"], config, tmp_path)
+        server_log = _extension_log(cs.user_data)
+    result["context"] = f"driver log:\n{result['log']}\n--- extension output:\n{server_log}"
+    conflict = [o for o in result["observations"] if o.get("label") == "conflict-dialog"]
+    assert not conflict, f"unexpected conflict dialog: {conflict}\n{result['context']}"
+    assert "error" not in result, f"{result['error']}\n{result['context']}"
+    return result
+
+
+def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
+    ws, home = _two_turns(tmp_path)
     steps: list[dict[str, Any]] = [
         {"do": "open-workbench"},
         {"do": "wait-status", "text": "2 turns"},
@@ -86,23 +110,7 @@ def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
         {"do": "wait-clean", "file": "a.txt"},
         {"do": "observe", "label": "after-undo", "files": ["a.txt", "b.txt", "notes.txt"]},
     ]
-    with code_server(tmp_path / "vscode", env, settings, tools["node"]) as cs:
-        url = cs.start(ws)
-        result = run_driver(
-            tools["node"],
-            {
-                "url": url,
-                "workspace": str(ws),
-                "chromium": tools["chromium"],
-                "steps": steps,
-            },
-            tmp_path,
-        )
-        server_log = _extension_log(cs.user_data)
-    context = f"driver log:\n{result['log']}\n--- extension output:\n{server_log}"
-    conflict = [o for o in result["observations"] if o.get("label") == "conflict-dialog"]
-    assert not conflict, f"unexpected conflict dialog: {conflict}\n{context}"
-    assert "error" not in result, f"{result['error']}\n{context}"
+    result = _run_vscode(tmp_path, ws, home, steps)
 
     picker = _obs(result, "picker:#1")["rows"]
     assert any(r.startswith("#2") and "second prompt" in r for r in picker), picker
@@ -141,6 +149,78 @@ def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
     assert (ws / "a.txt").read_bytes() == A2.encode()
     assert (ws / "b.txt").read_bytes() == B1.encode()
     assert (ws / "notes.txt").read_bytes() == NOTES.encode()
+
+
+def test_timeline_lenses_diff_and_conflict_choice_in_vscode(tmp_path: Path) -> None:
+    """The timeline document with the server's code lenses; its "Diff" lens opens VS Code's diff
+    editor (through the extension's `rewind:` documents); a rewind over an unsaved edit of a file
+    the agent changed shows the conflict dialog, and "Skip Conflicts" restores only the rest."""
+    ws, home = _two_turns(tmp_path)
+    lens = ".codelens-decoration a"
+    steps: list[dict[str, Any]] = [
+        {"do": "open-workbench"},
+        {"do": "wait-status", "text": "2 turns"},
+        {"do": "command", "title": "Rewind: Open Timeline"},
+        {"do": "wait-for", "selector": lens, "text": "Rewind to here"},
+        {"do": "observe-texts", "label": "lenses", "selector": lens, "settleMs": 500},
+        {"do": "screenshot", "name": "vscode-timeline.png"},
+        # Turn 1's lenses come first; its Diff lens asks which of its two files to compare.
+        {"do": "click", "selector": lens, "text": "Diff", "nth": 0},
+        {"do": "pick", "row": "a.txt", "filter": "a.txt"},
+        {"do": "observe-diff", "label": "diff", "screenshot": "vscode-diff.png"},
+        # The diff's right side is a.txt's own document: typing there makes a.txt dirty.
+        {"do": "type", "file": "a.txt", "text": "mine\n"},
+        {"do": "command", "title": "Rewind: Rewind to Turn..."},
+        {"do": "pick", "row": "#1", "filter": "first prompt"},
+        {"do": "pick", "row": "Code only"},
+        {
+            "do": "dialog",
+            "label": "conflicts",
+            "button": "Skip Conflicts",
+            "screenshot": "vscode-conflict.png",
+        },
+        {"do": "wait-disk", "file": "b.txt", "content": None},
+        {"do": "observe", "label": "after-skip", "files": ["a.txt", "b.txt"]},
+    ]
+    result = _run_vscode(tmp_path, ws, home, steps)
+    ctx = result["context"]
+
+    lenses = _obs(result, "lenses")["texts"]
+    for title in ("Rewind to here", "Revert turn", "Diff"):
+        assert sum(t.strip() == title for t in lenses) == 2, f"{title}: {lenses}\n{ctx}"
+
+    diff = _obs(result, "diff")
+    assert diff["original"].strip() == A0.strip(), f"{diff}\n{ctx}"  # a.txt before turn 1
+    assert diff["modified"].strip() == A2.strip(), f"{diff}\n{ctx}"  # the current a.txt
+    assert "before turn #1" in diff["title"], diff
+
+    dialog = _obs(result, "conflicts")
+    assert "a.txt" in dialog["text"] and "would overwrite 1 file" in dialog["text"], dialog
+    assert {"Skip Conflicts", "Overwrite", "Cancel"} <= {b.strip() for b in dialog["buttons"]}, (
+        dialog
+    )
+
+    after = _obs(result, "after-skip")["files"]
+    assert after["b.txt"]["disk"] is None, after  # restored: b.txt did not exist before turn 1
+    assert after["a.txt"]["disk"] == A2, after  # the conflicting file was left alone...
+    assert after["a.txt"]["dirty"] is True, after  # ...with the person's unsaved text
+    assert after["a.txt"]["editor"].startswith("mine"), after
+    assert (ws / "a.txt").read_bytes() == A2.encode()
+    assert not (ws / "b.txt").exists()
+
+
+def test_extension_npm_test() -> None:
+    """`npm test` in editors/vscode: tsc --noEmit (strict), eslint, node:test unit tests."""
+    require_tools()
+    proc = subprocess.run(
+        ["npm", "test"],
+        cwd=REPO / "editors" / "vscode",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-4000:]
+    assert "# fail 0" in proc.stdout, proc.stdout[-4000:]
 
 
 def _extension_log(user_data: Path) -> str:

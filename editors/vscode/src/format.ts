@@ -123,7 +123,11 @@ export function conflictPrompt(files: FilePreview[], what = 'This rewind'): Conf
   const message = `${what} would overwrite ${n} ${n === 1 ? 'file' : 'files'} changed since rewind-ls last saw ${
     n === 1 ? 'it' : 'them'
   }.`;
-  const lines = conflicting.slice(0, 15).map((f) => `• ${f.path}: ${f.conflict?.message ?? f.conflict?.kind ?? ''}`);
+  const lines = conflicting.slice(0, 15).map((f) => {
+    const why = f.conflict?.message || f.conflict?.kind || 'conflict';
+    // The server's message often names the path already.
+    return `• ${why.startsWith(f.path) ? why : `${f.path}: ${why}`}`;
+  });
   if (n > 15) lines.push(`• … and ${n - 15} more`);
   const others = files.filter((f) => !f.conflict && f.action !== 'unchanged').length;
   lines.push(

@@ -39,14 +39,17 @@ const readDisk = (rel) => {
 
 /** The tab of a file: its DOM element (VS Code marks tabs of unsaved files with the class "dirty"). */
 function tab(page, rel) {
-  return page.locator(`.tabs-container .tab[data-resource-name="${path.basename(rel)}"]`);
+  return page.locator(`.tabs-container .tab[data-resource-name="${path.basename(rel)}"]`).first();
 }
 
 /** The text of the active editor, line by line in visual order (non-breaking spaces back to spaces). */
 async function activeEditorText(page) {
   return page.evaluate(() => {
     const group = document.querySelector('.editor-group-container.active') ?? document;
-    const lines = [...group.querySelectorAll('.editor-instance .monaco-editor .view-lines .view-line')];
+    // In a diff editor the file's own document is the right (modified) side.
+    const root = group.querySelector('.editor-instance .monaco-diff-editor .editor.modified .view-lines')
+      ?? group.querySelector('.editor-instance .monaco-editor .view-lines');
+    const lines = [...(root?.querySelectorAll('.view-line') ?? [])];
     lines.sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top));
     return lines.map((l) => l.textContent.replace(/\u00a0/g, ' ')).join('\n');
   });
@@ -111,7 +114,7 @@ async function observe(page, label, files) {
   const obs = { label, files: {} };
   for (const rel of files) {
     const t = tab(page, rel);
-    const open = (await t.count()) > 0;
+    const open = (await page.locator(`.tabs-container .tab[data-resource-name="${path.basename(rel)}"]`).count()) > 0;
     const entry = { open, disk: readDisk(rel) };
     if (open) {
       await focusFile(page, rel);
@@ -207,6 +210,52 @@ async function main() {
         }
         case 'observe': {
           await observe(page, step.label, step.files);
+          break;
+        }
+        case 'dialog': {
+          // A modal dialog (e.g. the conflict choice): record its text, optionally a screenshot, press a button.
+          const box = page.locator('.monaco-dialog-box');
+          await box.waitFor({ state: 'visible', timeout: TIMEOUT });
+          await sleep(300);
+          observations.push({ label: step.label ?? 'dialog', text: await box.textContent(),
+            buttons: await box.locator('.monaco-button').allTextContents() });
+          if (step.screenshot) await page.screenshot({ path: path.join(config.artifacts, step.screenshot) });
+          await box.locator('.monaco-button', { hasText: step.button }).first().click();
+          await box.waitFor({ state: 'hidden', timeout: TIMEOUT });
+          break;
+        }
+        case 'wait-for': {
+          const loc = page.locator(step.selector, step.text ? { hasText: step.text } : undefined).first();
+          await loc.waitFor({ state: 'visible', timeout: TIMEOUT });
+          break;
+        }
+        case 'click': {
+          await page.locator(step.selector, step.text ? { hasText: step.text } : undefined).nth(step.nth ?? 0).click();
+          break;
+        }
+        case 'press': {
+          await page.keyboard.press(step.key);
+          break;
+        }
+        case 'observe-texts': {
+          // Texts of every element matching a selector (code lenses, notifications, ...).
+          await sleep(step.settleMs ?? 0);
+          observations.push({ label: step.label, texts: await page.locator(step.selector).allTextContents() });
+          break;
+        }
+        case 'observe-diff': {
+          // Both sides of the visible diff editor, line by line.
+          await page.locator('.monaco-diff-editor .editor.modified .view-lines').first().waitFor({ state: 'visible' });
+          await sleep(500);
+          const side = (which) => page.evaluate((w) => {
+            const root = document.querySelector(`.monaco-diff-editor .editor.${w} .view-lines`);
+            const lines = [...(root?.querySelectorAll('.view-line') ?? [])];
+            lines.sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top));
+            return lines.map((l) => l.textContent.replace(/\u00a0/g, ' ')).join('\n');
+          }, which);
+          const title = await page.locator('.tabs-container .tab.active').first().textContent();
+          observations.push({ label: step.label, original: await side('original'), modified: await side('modified'), title });
+          if (step.screenshot) await page.screenshot({ path: path.join(config.artifacts, step.screenshot) });
           break;
         }
         case 'screenshot': {

@@ -128,6 +128,11 @@ describe('conflictPrompt', () => {
     assert.match(p.detail, /Overwrite: restore every file/);
     assert.doesNotMatch(p.detail, /b\.txt/);
   });
+  it('does not repeat a path the server message already names', () => {
+    const p = conflictPrompt([f('a.txt', { kind: 'modified-outside', message: 'a.txt: changed since rewind-ls last saw it' })]);
+    assert.match(p.detail, /^• a\.txt: changed since/m);
+    assert.doesNotMatch(p.detail, /a\.txt: a\.txt/);
+  });
   it('shortens long lists', () => {
     const many = Array.from({ length: 20 }, (_, i) => f(`f${i}`, { kind: 'merge', message: 'does not merge' }));
     const p = conflictPrompt(many);

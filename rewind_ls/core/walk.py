@@ -1,0 +1,118 @@
+"""Walk a workspace the way git sees it, without running git.
+
+Yields every regular file that git would list as tracked-or-untracked-not-ignored
+(``git ls-files --cached --others --exclude-standard``), with two deliberate differences:
+nested repositories are descended into (git stops at them), and the git index is not
+read, so a committed file that matches an ignore pattern is skipped. Ignore semantics are
+those of :mod:`rewind_ls.core.ignore`.
+"""
+
+from __future__ import annotations
+
+import os
+from operator import attrgetter
+
+from rewind_ls.core.ignore import IgnoreRules, enter_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from rewind_ls.core.ignore import RuleSet
+
+__all__ = ["walk"]
+
+_NAME = attrgetter("name")
+
+
+def walk(
+    root: str, rules: IgnoreRules | None = None, skip_dirs: Sequence[str] = ()
+) -> Iterator[tuple[str, os.stat_result]]:
+    """Yield ``(posix relpath, lstat result)`` for each non-ignored regular file under
+    ``root``.
+
+    Ignored directories are never opened, so an ignored ``node_modules`` costs one
+    pattern check. ``.git`` entries are neither descended into nor yielded; symlinks
+    (not followed) and special files are skipped; so are the absolute paths in
+    ``skip_dirs`` (e.g. a store directory inside the workspace). Folders that cannot be
+    listed, and files that vanish mid-walk, are silently skipped. Within a directory,
+    files come in name order, before the contents of its subdirectories.
+    """
+    root = os.path.abspath(root)
+    if rules is None:
+        rules = IgnoreRules.load(root)
+    skip = _relative_skips(root, skip_dirs)
+    top = rules.top
+    # (absolute path, root-relative prefix with trailing "/", rule sets from above)
+    stack: list[tuple[str, str, tuple[RuleSet, ...]]] = [(root, "", rules.root_sets)]
+    while stack:
+        path, prefix, dirsets = stack.pop()
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(it, key=_NAME)
+        except OSError:
+            continue
+        names = [e.name for e in entries]
+        is_repo = ".git" in names
+        has_gitignore = ".gitignore" in names and _is_file(entries[names.index(".gitignore")])
+        if is_repo or has_gitignore:
+            dirsets = enter_dir(path, prefix, dirsets, is_repo, has_gitignore)
+        sets = top + dirsets
+        subdirs: list[tuple[str, str, tuple[RuleSet, ...]]] = []
+        for entry, name in zip(entries, names, strict=True):
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if name == ".git":
+                        continue
+                    rel = prefix + name
+                    if rel in skip:
+                        continue
+                    for rs in sets:  # highest precedence first; first matching source decides
+                        verdict = rs.match(rel, name, True)
+                        if verdict >= 0:
+                            break
+                    else:
+                        verdict = 0
+                    if not verdict:
+                        subdirs.append((entry.path, rel + "/", dirsets))
+                elif entry.is_file(follow_symlinks=False):
+                    if name == ".git":
+                        continue  # a gitfile (submodule, worktree) is not content
+                    rel = prefix + name
+                    for rs in sets:
+                        verdict = rs.match(rel, name, False)
+                        if verdict >= 0:
+                            break
+                    else:
+                        verdict = 0
+                    if not verdict:
+                        yield rel, entry.stat(follow_symlinks=False)
+            except OSError:
+                continue  # vanished or unreadable between listing and stat
+        stack.extend(reversed(subdirs))
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _relative_skips(root: str, skip_dirs: Sequence[str]) -> frozenset[str]:
+    """Root-relative POSIX forms of ``skip_dirs`` that lie inside ``root``, comparing
+    both the given and the symlink-resolved spellings of each side."""
+    if not skip_dirs:
+        return frozenset()
+    roots = {root, os.path.realpath(root)}
+    out: set[str] = set()
+    for d in skip_dirs:
+        for cand in {os.path.abspath(d), os.path.realpath(d)}:
+            for r in roots:
+                try:
+                    rel = os.path.relpath(cand, r)
+                except ValueError:  # different drives on Windows
+                    continue
+                if rel != "." and rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+                    out.add(rel.replace(os.sep, "/"))
+    return frozenset(out)

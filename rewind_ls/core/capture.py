@@ -1,18 +1,19 @@
-"""Recording what files looked like: turns, first-touch snapshots, after-contents, boundary re-checks.
+"""Recording what files looked like: turns, first-touch snapshots, after-contents, workspace scans.
 
 Every recorder (the Claude Code hook, `rewind-ls record`, the language server's saves) goes through
 `Recorder`, so the rules live in one place:
 - a turn's `before` for a path is the content when the path is first touched in that turn;
 - its `after` is the content the last time it was seen in that turn;
-- at turn boundaries, paths whose metadata changed since rewind-ls last saw them are read again,
-  so a change made by a shell command is not missed.
+- at turn boundaries and after shell commands, the workspace is scanned (`core.scan`): every
+  non-ignored file whose metadata changed since rewind-ls last saw it is read again, and files
+  created or deleted behind its back are found, so a change made by a shell command is not missed.
 """
 
 from __future__ import annotations
 
 import os
 import stat as stat_mod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from rewind_ls.core import config
 from rewind_ls.core.errors import BadPath
@@ -27,6 +28,10 @@ from rewind_ls.core.store import (
     digest,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rewind_ls.core.scan import ScanResult
+
 # Fixed sessions for changes that belong to no agent turn.
 EDITOR_SESSION = "editor"  # the person's saves in an editor
 EXTERNAL_SESSION = "external"  # changes found at a turn boundary that happened between turns
@@ -35,7 +40,9 @@ REWIND_SESSION = "rewind"  # restore points written by rewind-ls itself
 _CHUNK = 1 << 20
 
 
-def read_current(root: str, rel: str, max_bytes: int | None = None) -> tuple[Version, bytes | None, os.stat_result | None]:
+def read_current(
+    root: str, rel: str, max_bytes: int | None = None
+) -> tuple[Version, bytes | None, os.stat_result | None]:
     """The path's content now: (version, bytes or None, lstat or None)."""
     full = os.path.join(root, *rel.split("/"))
     try:
@@ -61,7 +68,9 @@ def read_current(root: str, rel: str, max_bytes: int | None = None) -> tuple[Ver
     return Version(FILE, digest(data), mode, len(data)), data, st
 
 
-def _stat_matches(st: os.stat_result | None, known: Version, mtime_ns: int | None, ino: int | None) -> bool:
+def _stat_matches(
+    st: os.stat_result | None, known: Version, mtime_ns: int | None, ino: int | None
+) -> bool:
     if st is None:
         return known.kind == ABSENT
     return (
@@ -79,11 +88,19 @@ class Recorder:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.root = store.root
+        # Workspace scans: how long a scan may spend adding files to an unfinished baseline (None:
+        # no limit), and who hears about its progress (done, total).
+        from rewind_ls.core.scan import hook_baseline_budget
+
+        self.baseline_budget: float | None = hook_baseline_budget()
+        self.progress: Callable[[str, int, int], None] | None = None
+        self.last_scan: ScanResult | None = None
 
     # --- content -------------------------------------------------------------------------------
 
     def snapshot(self, rel: str, previous: Version | None = None) -> Version:
-        """Read `rel` now, keep its content in the store, remember it as the path's known content."""
+        """Read `rel` now, keep its content in the store, remember it as the path's known
+        content."""
         version, data, st = read_current(self.root, rel)
         if data is not None and version.hash is not None:
             prev_hash = previous.hash if previous is not None and previous.kind == FILE else None
@@ -122,8 +139,8 @@ class Recorder:
         agent: str | None = None,
         transcript: str | None = None,
     ) -> str:
-        """Close the session's open turn (as if it had stopped), attribute changes made since the last
-        boundary, and open a new turn."""
+        """Close the session's open turn (as if it had stopped), attribute changes made since the
+        last boundary, and open a new turn."""
         self.store.ensure_session(session_id, kind, agent, transcript)
         open_turn = self.open_turn_id(session_id)
         if open_turn is not None:
@@ -143,14 +160,19 @@ class Recorder:
         turn = self.open_turn_id(session_id)
         if turn is None:
             return None
-        for rel, old, new in self.changed_since_seen():
-            self._record_change(turn, rel, old, new, "scan")
+        self.scan_into(turn, session_id)
         self.store.end_turn(turn)
+        from rewind_ls.core.scan import shell_finished
+
+        # The turn is over, so are its shell commands: other sessions need not wait for them.
+        shell_finished(self.store, session_id)
         return turn
 
     # --- changes -------------------------------------------------------------------------------
 
-    def before(self, session_id: str, rel: str, source: str = "tool", agent: str | None = None) -> str:
+    def before(
+        self, session_id: str, rel: str, source: str = "tool", agent: str | None = None
+    ) -> str:
         """First touch of `rel` in the session's turn: keep what it holds now."""
         turn = self.ensure_turn(session_id, agent=agent)
         if self.store.change(turn, rel) is None:
@@ -158,13 +180,16 @@ class Recorder:
             self.store.record_before(turn, rel, version, source)
         return turn
 
-    def after(self, session_id: str, rel: str, source: str = "tool", agent: str | None = None) -> str:
+    def after(
+        self, session_id: str, rel: str, source: str = "tool", agent: str | None = None
+    ) -> str:
         """`rel` was just changed in the session's turn: keep what it holds now."""
         turn = self.ensure_turn(session_id, agent=agent)
         known = self.store.known(rel)
         previous = None if known is None else known[0]
         if self.store.change(turn, rel) is None:
-            # No before was seen (hook installed mid-edit): the last known content is the best truth.
+            # No before was seen (hook installed mid-edit): the last known content is the best
+            # truth.
             self.store.record_before(turn, rel, previous or Version(UNKNOWN), source)
         version = self.snapshot(rel, previous)
         self._settle(turn, rel, version)
@@ -181,7 +206,9 @@ class Recorder:
         else:
             self.store.record_after(turn, rel, after)
 
-    def record_known_change(self, turn: str, rel: str, before: Version, after: Version, source: str) -> None:
+    def record_known_change(
+        self, turn: str, rel: str, before: Version, after: Version, source: str
+    ) -> None:
         self._record_change(turn, rel, before, after, source)
 
     def _record_change(self, turn: str, rel: str, old: Version, new: Version, source: str) -> None:
@@ -189,7 +216,9 @@ class Recorder:
             self.store.record_before(turn, rel, old, source)
             self._settle(turn, rel, new)
 
-    def changed_since_seen(self, paths: Iterable[str] | None = None) -> list[tuple[str, Version, Version]]:
+    def changed_since_seen(
+        self, paths: Iterable[str] | None = None
+    ) -> list[tuple[str, Version, Version]]:
         """Known paths whose content differs from what rewind-ls last saw: (path, old, new).
 
         Only paths whose metadata changed are read. Paths an open turn of any session is editing
@@ -224,14 +253,55 @@ class Recorder:
         return found
 
     def attribute_outside_changes(self) -> str | None:
-        """Changes made between turns (the person, a tool) go into a turn of the external session, so
-        they are part of the timeline and a later rewind knows they are someone's work."""
-        changed = self.changed_since_seen()
-        if not changed:
+        """Changes made between turns (the person, a tool) go into a turn of the external session,
+        so they are part of the timeline and a later rewind knows they are someone's work. The
+        first call in a workspace takes its baseline (see `core.scan`)."""
+
+        def attribute(found: list[tuple[str, Version, Version]]) -> str:
+            self.store.ensure_session(EXTERNAL_SESSION, "external", "workspace")
+            turn = self.store.begin_turn(EXTERNAL_SESSION, "changes made outside agent turns")
+            for rel, old, new in found:
+                self._record_change(turn, rel, old, new, "scan")
+            self.store.end_turn(turn)
+            return turn
+
+        result = self._scan(attribute, None)
+        if result is None:
+            changed = self.changed_since_seen()
+            return attribute(changed) if changed else None
+        return result.turn
+
+    def scan_into(
+        self, turn: str, session_id: str | None = None
+    ) -> list[tuple[str, Version, Version]]:
+        """Record in `turn` every change in the workspace since rewind-ls last saw it (a shell
+        command's effects); `session_id` owns the turn. Returns the changes."""
+
+        def attribute(found: list[tuple[str, Version, Version]]) -> str:
+            for rel, old, new in found:
+                self._record_change(turn, rel, old, new, "scan")
+            return turn
+
+        result = self._scan(attribute, session_id)
+        if result is None:
+            changed = self.changed_since_seen()
+            for rel, old, new in changed:
+                self._record_change(turn, rel, old, new, "scan")
+            return changed
+        return result.changes
+
+    def _scan(
+        self,
+        attribute: Callable[[list[tuple[str, Version, Version]]], str | None],
+        session_id: str | None,
+    ) -> ScanResult | None:
+        """A workspace scan, or None when scans are turned off (then only known paths are
+        re-checked)."""
+        from rewind_ls.core.scan import scan, scans_enabled
+
+        if not scans_enabled():
             return None
-        self.store.ensure_session(EXTERNAL_SESSION, "external", "workspace")
-        turn = self.store.begin_turn(EXTERNAL_SESSION, "changes made outside agent turns")
-        for rel, old, new in changed:
-            self._record_change(turn, rel, old, new, "scan")
-        self.store.end_turn(turn)
-        return turn
+        self.last_scan = scan(
+            self.store, attribute, session_id, budget=self.baseline_budget, progress=self.progress
+        )
+        return self.last_scan

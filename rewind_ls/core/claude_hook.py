@@ -10,6 +10,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from rewind_ls.core import config
@@ -36,6 +37,24 @@ def log(message: str) -> None:
             f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}\n")
     except OSError:
         pass
+
+
+def progress_printer(prefix: str = "rewind-ls") -> Callable[[str, int, int], None]:
+    """Progress of a workspace scan on stderr, only once it has been slow (> 1 s), once a second:
+    a first checkpoint of a big workspace must not look like a hung agent."""
+    started = time.monotonic()
+    last = [started]
+
+    def report(what: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - started < 1.0 or (now - last[0] < 1.0 and done < total):
+            return
+        last[0] = now
+        label = "recording the workspace baseline" if what == "baseline" else "recording changes"
+        sys.stderr.write(f"{prefix}: {label}: {done}/{total} files\n")
+        sys.stderr.flush()
+
+    return report
 
 
 def _text(payload: dict[str, Any], key: str, required: bool = True) -> str | None:
@@ -85,6 +104,7 @@ def handle(payload: dict[str, Any]) -> str:
 
     with Store.open(root) as store:
         rec = Recorder(store)
+        rec.progress = progress_printer()
         if event == "SessionStart":
             store.ensure_session(session_id, "agent", AGENT, transcript)
             rec.attribute_outside_changes()
@@ -92,21 +112,28 @@ def handle(payload: dict[str, Any]) -> str:
         if event == "UserPromptSubmit":
             prompt = payload.get("prompt")
             prompt = prompt if isinstance(prompt, str) else ""
-            turn = rec.begin_turn(session_id, prompt.replace("\x00", ""), "agent", AGENT, transcript)
+            turn = rec.begin_turn(
+                session_id, prompt.replace("\x00", ""), "agent", AGENT, transcript
+            )
             return f"turn {turn} opened"
         if event in ("Stop", "SessionEnd"):
-            turn = rec.end_turn(session_id)
-            return f"turn {turn} closed"
+            ended = rec.end_turn(session_id)
+            return f"turn {ended} closed"
         store.ensure_session(session_id, "agent", AGENT, transcript)
         if tool in SHELL_TOOLS:
+            from rewind_ls.core.scan import shell_finished, shell_started
+
+            tool_use_id = payload.get("tool_use_id")
+            run_id = tool_use_id if isinstance(tool_use_id, str) and tool_use_id else "-"
             if event == "PostToolUse":
                 # A shell command may have changed files no edit tool reports: attribute them now.
                 turn = rec.ensure_turn(session_id, agent=AGENT)
-                changed = rec.changed_since_seen()
-                for rel, old, new in changed:
-                    rec.record_known_change(turn, rel, old, new, "scan")
+                changed = rec.scan_into(turn, session_id)
+                shell_finished(store, session_id, run_id)
                 return f"{tool}: {len(changed)} changed file(s)"
-            return f"{tool}: nothing to do before"
+            # Other sessions' scans leave files this command changes to this session's PostToolUse.
+            shell_started(store, session_id, run_id)
+            return f"{tool}: command registered"
         if not isinstance(tool_input, dict):
             raise BadInput(f"hook payload: {tool} tool_input must be an object")
         file_path = tool_input.get(EDIT_TOOLS[str(tool)])
@@ -123,7 +150,9 @@ def handle(payload: dict[str, Any]) -> str:
 def run(agent: str, stdin: Any = None) -> int:
     """Entry point of `rewind-ls hook <agent>`: always exit 0 so the agent is never blocked."""
     if agent not in (AGENT, "codex"):
-        sys.stderr.write(f"rewind-ls hook: unknown agent {agent!r} (expected claude-code or codex)\n")
+        sys.stderr.write(
+            f"rewind-ls hook: unknown agent {agent!r} (expected claude-code or codex)\n"
+        )
         return 0
     raw = b""
     try:

@@ -1,0 +1,622 @@
+"""rewind-ls benchmark: builds its workloads in a temporary folder, measures rewind-ls and a shadow git
+repository (what Cline, Roo Code, Gemini CLI and OpenCode do) side by side in the same run, and prints
+one table: figure, rewind-ls, baseline, ratio, target, met?. Each figure is the median of `--runs`.
+
+    python -m bench            # full sizes (issue #6), 5 runs
+    python -m bench --smoke    # tiny sizes, 1 run: keeps the suite working in CI, proves nothing
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from bench.workloads import change_line, make_big_text, make_tree  # noqa: E402
+
+PY = sys.executable
+
+
+class Sizes:
+    def __init__(self, smoke: bool) -> None:
+        self.files = 300 if smoke else 30_000
+        self.ignored = 200 if smoke else 20_000
+        self.changed = 10
+        self.hook_file = 100_000
+        self.storage_turns = 5 if smoke else 200
+        self.storage_file = 64 << 10 if smoke else 1 << 20
+        self.lsp_restore_files = 10 if smoke else 100
+        self.list_turns = 20 if smoke else 1_000
+        self.memory_turns = 50 if smoke else 10_000
+
+
+class Row:
+    def __init__(
+        self,
+        figure: str,
+        ours: float | None,
+        base: float | None,
+        unit: str,
+        target: float | None = None,
+        note: str = "",
+    ) -> None:
+        self.figure = figure
+        self.ours = ours
+        self.base = base
+        self.unit = unit
+        self.target = target
+        self.note = note
+
+    @property
+    def ratio(self) -> float | None:
+        if self.ours is None or not self.base:
+            return None
+        return self.ours / self.base
+
+
+def fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "n/a"
+    if unit == "s":
+        return f"{value * 1000:.0f} ms" if value < 10 else f"{value:.1f} s"
+    if unit == "B":
+        for name, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+            if value >= scale:
+                return f"{value / scale:.1f} {name}"
+        return f"{value:.0f} B"
+    return f"{value:.1f} {unit}"
+
+
+def print_table(rows: list[Row], out: Callable[[str], None] = print) -> None:
+    head = ("figure", "rewind-ls", "baseline", "ratio", "target", "met?")
+    body = []
+    for r in rows:
+        ratio = r.ratio
+        met = "-" if r.target is None or ratio is None else ("yes" if ratio <= r.target else "NO")
+        body.append(
+            (
+                r.figure,
+                fmt(r.ours, r.unit) if r.ours is not None else (r.note or "n/a"),
+                fmt(r.base, r.unit) if r.base is not None else "-",
+                f"{ratio:.2f}x" if ratio is not None else "-",
+                f"<= {r.target}x" if r.target is not None else "-",
+                met,
+            )
+        )
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *body, strict=True)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |"
+    out(line)
+    out("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for b in body:
+        out("| " + " | ".join(str(x).ljust(w) for x, w in zip(b, widths, strict=True)) + " |")
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def timed(fn: Callable[[], object]) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def run(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[bytes]:
+    proc = subprocess.run(cmd, capture_output=True, **kw)
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()[-2000:]}"
+        )
+    return proc
+
+
+def disk_usage(path: str) -> tuple[int, int]:
+    """(bytes on disk as du counts them, apparent bytes) of everything under `path`."""
+    blocks = apparent = 0
+    for dirpath, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                st = os.lstat(os.path.join(dirpath, name))
+            except OSError:
+                continue
+            blocks += st.st_blocks * 512
+            apparent += st.st_size
+    return blocks, apparent
+
+
+class Shadow:
+    """A Cline-style shadow repository: its own git dir, the workspace as work tree."""
+
+    def __init__(self, git_dir: str, tree: str) -> None:
+        self.git_dir = git_dir
+        self.tree = tree
+        self.env = {
+            **os.environ,
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_AUTHOR_NAME": "bench",
+            "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+            "GIT_COMMITTER_NAME": "bench",
+            "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+        }
+
+    def git(self, *args: str) -> str:
+        cmd = ["git", f"--git-dir={self.git_dir}", f"--work-tree={self.tree}", *args]
+        return run(cmd, env=self.env, cwd=self.tree).stdout.decode().strip()
+
+    def init(self) -> None:
+        shutil.rmtree(self.git_dir, ignore_errors=True)
+        run(["git", "init", "-q", "--bare", self.git_dir], env=self.env)
+        run(["git", f"--git-dir={self.git_dir}", "config", "core.bare", "false"], env=self.env)
+
+    def checkpoint(self, message: str) -> None:
+        self.git("add", "-A")
+        self.git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
+
+
+class Agent:
+    """Runs the real hook process, as Claude Code does, for one session."""
+
+    def __init__(self, ws: str, home: str, session: str = "bench-session", **env: str) -> None:
+        self.ws = ws
+        self.home = home
+        self.session = session
+        self.env = {**os.environ, "REWIND_LS_HOME": home, **env}
+
+    def hook(self, event: str, **fields: Any) -> float:
+        payload = {
+            "session_id": self.session,
+            "transcript_path": os.path.join(self.home, "transcript.jsonl"),
+            "cwd": self.ws,
+            "hook_event_name": event,
+            **fields,
+        }
+        data = json.dumps(payload).encode()
+        t = time.perf_counter()
+        proc = subprocess.run(
+            [PY, "-m", "rewind_ls", "hook", "claude-code"],
+            input=data,
+            capture_output=True,
+            env=self.env,
+        )
+        elapsed = time.perf_counter() - t
+        if proc.returncode != 0 or b"error" in proc.stderr:
+            raise RuntimeError(f"hook {event}: {proc.stderr.decode()[-2000:]}")
+        return elapsed
+
+    def cli(self, *args: str) -> float:
+        t = time.perf_counter()
+        run([PY, "-m", "rewind_ls", *args], env=self.env, cwd=self.ws)
+        return time.perf_counter() - t
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def change_files(tree: str, rels: list[str], tag: str) -> None:
+    """What a shell command (`sed -i`, a formatter) does: rewrite files in place."""
+    for rel in rels:
+        with open(os.path.join(tree, rel), "ab") as f:
+            f.write(f"// {tag}\n".encode())
+
+
+# --- workloads -----------------------------------------------------------------------------------
+
+
+def bench_hook(tmp: str, sizes: Sizes, runs: int) -> Row:
+    ws = os.path.join(tmp, "hook-ws")
+    os.makedirs(ws)
+    target = os.path.join(ws, "big.js")
+    make_big_text(target, sizes.hook_file)
+    agent = Agent(ws, os.path.join(tmp, "hook-home"))
+    agent.hook("SessionStart", source="startup")
+    ours, base = [], []
+    tool_input = {"file_path": target, "content": "x"}
+    for i in range(max(5, runs * 3)):
+        change_line(target, i)
+        agent.hook("UserPromptSubmit", prompt=f"edit {i}")
+        ours.append(
+            agent.hook("PreToolUse", tool_name="Write", tool_input=tool_input, tool_use_id=f"w{i}")
+        )
+        base.append(timed(lambda: run([PY, "-c", "pass"])))
+    return Row(
+        "hook latency: PreToolUse recording a 100 KB file (vs python -c pass)",
+        median(ours),
+        median(base),
+        "s",
+        2.5,
+    )
+
+
+def bench_tree(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[Row]:
+    tree = os.path.join(tmp, "tree")
+    t = time.perf_counter()
+    rels = make_tree(tree, sizes.files, sizes.ignored)
+    tracked, tracked_apparent = 0, 0
+    for rel in rels:
+        tracked_apparent += os.path.getsize(os.path.join(tree, rel))
+    tracked = len(rels)
+    notes.append(
+        f"tree: {tracked} files ({tracked_apparent / 1e6:.0f} MB) + {sizes.ignored} ignored under "
+        f"node_modules/, generated in {time.perf_counter() - t:.1f} s"
+    )
+    shadow = Shadow(os.path.join(tmp, "shadow.git"), tree)
+    homes = os.path.join(tmp, "homes")
+
+    # First checkpoint: rewind-ls's baseline (the first SessionStart hook, unbounded) against the
+    # shadow repository's init + add -A + commit. Alternating which goes first each run.
+    first_ours, first_git, bytes_ours, bytes_git = [], [], [], []
+    agent: Agent | None = None
+    for i in range(runs):
+        home = os.path.join(homes, f"h{i}")
+        agent = Agent(tree, home, REWIND_LS_BASELINE_SECONDS="0")
+
+        def ours(a: Agent = agent) -> None:
+            first_ours.append(a.hook("SessionStart", source="startup"))
+
+        def git() -> None:
+            first_git.append(timed(lambda: (shadow.init(), shadow.checkpoint("first"))))
+
+        for fn in (ours, git) if i % 2 == 0 else (git, ours):
+            fn()
+        bytes_ours.append(disk_usage(home))
+        bytes_git.append(disk_usage(shadow.git_dir))
+        if i < runs - 1:
+            shutil.rmtree(home)
+    assert agent is not None
+    b_ours = median([b for b, _ in bytes_ours])
+    b_git = median([b for b, _ in bytes_git])
+    a_ours = median([a for _, a in bytes_ours])
+    a_git = median([a for _, a in bytes_git])
+    notes.append(
+        f"first checkpoint, apparent bytes (file sizes, no block rounding): rewind-ls "
+        f"{fmt(a_ours, 'B')}, shadow git {fmt(a_git, 'B')} ({a_ours / a_git:.2f}x); git writes one "
+        "zlib file per object, rewind-ls one SQLite database"
+    )
+    rows = [
+        Row("first checkpoint of the tree: time", median(first_ours), median(first_git), "s", 0.5),
+        Row("first checkpoint of the tree: bytes on disk", b_ours, b_git, "B", 0.25),
+    ]
+
+    # Turn boundary: 10 files changed by a "shell command", then the Stop hook (a full workspace
+    # scan) against add -A + commit.
+    step = max(1, len(rels) // sizes.changed)
+    changed = rels[1::step][: sizes.changed]
+    stop_ours, stop_git, recorded = [], [], []
+    for i in range(runs):
+        agent.hook("UserPromptSubmit", prompt=f"turn {i}")
+        change_files(tree, changed, f"turn {i}")
+
+        def ours_stop() -> None:
+            stop_ours.append(agent.hook("Stop", stop_hook_active=False))
+
+        def git_stop(i: int = i) -> None:
+            stop_git.append(timed(lambda: shadow.checkpoint(f"turn {i}")))
+
+        for fn in (ours_stop, git_stop) if i % 2 == 0 else (git_stop, ours_stop):
+            fn()
+        recorded.append(_last_turn_changes(agent))
+    notes.append(f"turn boundary: files recorded per turn by the scan: {sorted(set(recorded))}")
+    rows.append(
+        Row(
+            f"turn boundary: {sizes.changed} files changed by a shell command "
+            f"({tracked} files + {sizes.ignored} ignored)",
+            median(stop_ours),
+            median(stop_git),
+            "s",
+            1.0,
+        )
+    )
+
+    # Restoring 10 files: `rewind-ls rewind TURN --yes` against `git restore --source --worktree`.
+    agent.hook("UserPromptSubmit", prompt="the turn to rewind")
+    before_commit = shadow.git("rev-parse", "HEAD")
+    change_files(tree, changed, "to be rewound")
+    agent.hook("Stop", stop_hook_active=False)
+    shadow.checkpoint("to be rewound")
+    after_commit = shadow.git("rev-parse", "HEAD")
+    turn_id = _last_turn_id(agent)
+    expected = {}
+    for rel in changed:
+        expected[rel] = run(
+            ["git", f"--git-dir={shadow.git_dir}", "show", f"{before_commit}:{rel}"]
+        ).stdout
+    rest_ours, rest_git = [], []
+    for i in range(runs):
+
+        def ours_restore() -> None:
+            rest_ours.append(agent.cli("rewind", turn_id, "--yes"))
+            for rel in changed:
+                with open(os.path.join(tree, rel), "rb") as f:
+                    if f.read() != expected[rel]:
+                        raise RuntimeError(f"rewind-ls rewind did not restore {rel}")
+            agent.cli("undo", "--yes")
+
+        def git_restore() -> None:
+            rest_git.append(
+                timed(
+                    lambda: shadow.git(
+                        "restore", f"--source={before_commit}", "--worktree", "--", *changed
+                    )
+                )
+            )
+            shadow.git("restore", f"--source={after_commit}", "--worktree", "--", *changed)
+
+        for fn in (ours_restore, git_restore) if i % 2 == 0 else (git_restore, ours_restore):
+            fn()
+    rows.append(
+        Row(
+            f"restore {len(changed)} files from the CLI (vs git restore --source --worktree)",
+            median(rest_ours),
+            median(rest_git),
+            "s",
+            1.5,
+        )
+    )
+    return rows
+
+
+def _store_db(agent: Agent) -> str:
+    from rewind_ls.core.store import store_dir_for
+
+    return os.path.join(store_dir_for(agent.ws, agent.home), "store.sqlite3")
+
+
+def _last_turn_id(agent: Agent) -> str:
+    with sqlite3.connect(_store_db(agent)) as conn:
+        row = conn.execute(
+            "SELECT id FROM turns WHERE session_id = ? ORDER BY seq DESC LIMIT 1", (agent.session,)
+        ).fetchone()
+    return str(row[0])
+
+
+def _last_turn_changes(agent: Agent) -> int:
+    with sqlite3.connect(_store_db(agent)) as conn:
+        return int(
+            conn.execute(
+                "SELECT count(*) FROM changes WHERE turn_id = ?", (_last_turn_id(agent),)
+            ).fetchone()[0]
+        )
+
+
+def bench_storage(tmp: str, sizes: Sizes, notes: list[str]) -> Row:
+    """Storage for N turns that each change one line of a big file: the store's reverse deltas
+    against the shadow repository after `git gc` (delta-compressed pack)."""
+    from rewind_ls.core.capture import Recorder
+    from rewind_ls.core.store import Store
+
+    ws = os.path.join(tmp, "storage-ws")
+    os.makedirs(ws)
+    target = os.path.join(ws, "big.txt")
+    make_big_text(target, sizes.storage_file)
+    home = os.path.join(tmp, "storage-home")
+    shadow = Shadow(os.path.join(tmp, "storage-shadow.git"), ws)
+    shadow.init()
+    shadow.checkpoint("first")
+    with Store.open(ws, home=home) as store:
+        rec = Recorder(store)
+        rec.baseline_budget = None
+        rec.attribute_outside_changes()
+        for i in range(sizes.storage_turns):
+            rec.begin_turn("bench", f"turn {i}", agent="bench")
+            change_line(target, i)
+            rec.end_turn("bench")
+            shadow.checkpoint(f"turn {i}")
+        codecs = dict(
+            store.conn.execute("SELECT codec, count(*) FROM blobs GROUP BY codec").fetchall()
+        )
+        versions = store.conn.execute("SELECT count(*) FROM changes").fetchone()[0]
+    ours, _ = disk_usage(os.path.dirname(_store_path(ws, home)))
+    ours_apparent = sum(
+        os.path.getsize(os.path.join(os.path.dirname(_store_path(ws, home)), n))
+        for n in os.listdir(os.path.dirname(_store_path(ws, home)))
+    )
+    shadow.git("gc", "-q")
+    pack = 0
+    pack_dir = os.path.join(shadow.git_dir, "objects", "pack")
+    for name in os.listdir(pack_dir):
+        if name.endswith(".pack"):
+            pack += os.path.getsize(os.path.join(pack_dir, name))
+    notes.append(
+        f"storage: {versions} recorded changes; blobs by codec (0 raw, 1 zlib, 2 reverse delta): "
+        f"{codecs}; store file {fmt(ours_apparent, 'B')} apparent, {fmt(ours, 'B')} on disk"
+    )
+    return Row(
+        f"storage: {sizes.storage_turns} turns x 1 line of a {fmt(sizes.storage_file, 'B')} file "
+        "(vs git gc pack)",
+        float(ours_apparent),
+        float(pack),
+        "B",
+        2.0,
+    )
+
+
+def _store_path(ws: str, home: str) -> str:
+    from rewind_ls.core.store import store_dir_for
+
+    return os.path.join(store_dir_for(ws, home), "store.sqlite3")
+
+
+def _server_available() -> bool:
+    proc = subprocess.run([PY, "-m", "rewind_ls", "serve", "--help"], capture_output=True)
+    return proc.returncode == 0
+
+
+def _fill_turns(ws: str, home: str, turns: int) -> None:
+    """`turns` recorded turns, each changing one small file, written straight into the store."""
+    from rewind_ls.core.store import ABSENT_VERSION, FILE, Store, Version
+
+    with Store.open(ws, home=home) as store:
+        store.ensure_session("bench", "agent", "bench")
+        with store.transaction():
+            for i in range(turns):
+                turn = store.begin_turn("bench", f"prompt number {i}: change file {i % 50}")
+                data = f"content {i}\n".encode()
+                h = store.put_blob(data)
+                store.record_before(turn, f"src/f{i % 50}.txt", ABSENT_VERSION, "tool")
+                store.record_after(turn, f"src/f{i % 50}.txt", Version(FILE, h, 0o644, len(data)))
+                store.end_turn(turn)
+
+
+def bench_server(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[Row]:
+    names = (
+        f"restore a {sizes.lsp_restore_files}-file turn through the language server",
+        f"rewind/listTurns on {sizes.list_turns} turns",
+        f"server peak memory with {sizes.memory_turns} turns",
+    )
+    if not _server_available():
+        return [Row(n, None, None, "s", note="n/a (server not available)") for n in names]
+    try:
+        return _bench_server(tmp, sizes, runs)
+    except Exception as exc:  # the server is young: report, keep the other figures
+        notes.append(f"server figures failed: {exc}")
+        return [Row(n, None, None, "s", note="n/a (server failed, see notes)") for n in names]
+
+
+def _bench_server(tmp: str, sizes: Sizes, runs: int) -> list[Row]:
+    from bench.rpc import LspClient
+
+    rows = []
+    # A turn that changed N files, restored with rewind/restore (the server writes closed files).
+    from rewind_ls.core.capture import Recorder
+    from rewind_ls.core.store import Store
+
+    ws = os.path.join(tmp, "lsp-ws")
+    home = os.path.join(tmp, "lsp-home")
+    for i in range(sizes.lsp_restore_files):
+        os.makedirs(os.path.join(ws, "src"), exist_ok=True)
+        with open(os.path.join(ws, "src", f"m{i}.ts"), "w") as f:
+            f.write(f"export const v{i} = {i};\n" * 20)
+    with Store.open(ws, home=home) as store:
+        rec = Recorder(store)
+        rec.baseline_budget = None
+        rec.attribute_outside_changes()
+        turn = rec.begin_turn("bench", "change everything", agent="bench")
+        for i in range(sizes.lsp_restore_files):
+            with open(os.path.join(ws, "src", f"m{i}.ts"), "a") as f:
+                f.write("// changed\n")
+        rec.end_turn("bench")
+    env = {**os.environ, "REWIND_LS_HOME": home}
+    client = LspClient(ws, env)
+    times = []
+    statuses = set()
+    try:
+        client.initialize()
+        for _ in range(runs):
+            t = time.perf_counter()
+            res = client.request(
+                "rewind/restore", {"turnId": turn, "scope": "code", "mode": "rewind"}
+            )
+            times.append(time.perf_counter() - t)
+            statuses.add(res["status"])
+            client.request("rewind/undo", {})
+    finally:
+        client.close()
+    rows.append(
+        Row(
+            f"restore a {sizes.lsp_restore_files}-file turn through the language server",
+            median(times),
+            None,
+            "s",
+            note=f"status {sorted(statuses)}",
+        )
+    )
+
+    for count, figure in ((sizes.list_turns, "list"), (sizes.memory_turns, "memory")):
+        ws = os.path.join(tmp, f"turns-{count}")
+        home = os.path.join(tmp, f"turns-{count}-home")
+        os.makedirs(ws)
+        _fill_turns(ws, home, count)
+        client = LspClient(ws, {**os.environ, "REWIND_LS_HOME": home})
+        try:
+            client.initialize()
+            times = []
+            for _ in range(runs if figure == "list" else 1):
+                t = time.perf_counter()
+                listing = client.request("rewind/listTurns", {})
+                times.append(time.perf_counter() - t)
+            n = sum(len(s["turns"]) for s in listing["sessions"])
+            if n < count:
+                raise RuntimeError(f"rewind/listTurns listed {n} turns, expected {count}")
+            peak = client.peak_rss_bytes()
+        finally:
+            client.close()
+        if figure == "list":
+            rows.append(Row(f"rewind/listTurns on {count} turns", median(times), None, "s"))
+        else:
+            rows.append(
+                Row(
+                    f"server peak memory with {count} turns (after rewind/listTurns)",
+                    float(peak) if peak else None,
+                    None,
+                    "B",
+                )
+            )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes and 1 run (CI)")
+    parser.add_argument(
+        "--runs", type=int, default=None, help="runs per figure (default 5; smoke 1)"
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument(
+        "--only",
+        choices=["hook", "tree", "storage", "server"],
+        action="append",
+        help="run only these workloads (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    runs = args.runs or (1 if args.smoke else 5)
+    sizes = Sizes(args.smoke)
+    only = set(args.only or ["hook", "tree", "storage", "server"])
+    tmp = tempfile.mkdtemp(prefix="rewind-ls-bench-")
+    notes: list[str] = []
+    rows: list[Row] = []
+    started = time.perf_counter()
+    git_version = run(["git", "--version"]).stdout.decode().strip()
+    print(
+        f"rewind-ls bench{' (smoke)' if args.smoke else ''}: {runs} run(s) per figure, median; "
+        f"Python {platform.python_version()}, {git_version}, {os.cpu_count()} CPUs, {tmp}",
+        flush=True,
+    )
+    try:
+        if "hook" in only:
+            rows.append(bench_hook(tmp, sizes, runs))
+        if "tree" in only:
+            rows.extend(bench_tree(tmp, sizes, runs, notes))
+        if "storage" in only:
+            rows.append(bench_storage(tmp, sizes, notes))
+        if "server" in only:
+            rows.extend(bench_server(tmp, sizes, runs, notes))
+    finally:
+        if args.keep:
+            notes.append(f"kept: {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print()
+    print_table(rows)
+    print()
+    for note in notes:
+        print(f"- {note}")
+    print(f"- total {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,55 @@
+"""The benchmark's smoke mode still runs end to end and prints its table (timings are not asserted:
+they mean nothing at smoke sizes, and the full suite is not part of the unit tests)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_bench_smoke_prints_the_table(tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--smoke"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("| figure"))
+    assert [c.strip() for c in header.strip("|").split("|")] == [
+        "figure",
+        "rewind-ls",
+        "baseline",
+        "ratio",
+        "target",
+        "met?",
+    ]
+    rows = [line for line in lines if line.startswith("| ") and not line.startswith("| figure")]
+    figures = " ".join(rows)
+    for name in (
+        "hook latency",
+        "first checkpoint of the tree: time",
+        "first checkpoint of the tree: bytes",
+        "turn boundary",
+        "restore 10 files from the CLI",
+        "storage:",
+        "through the language server",
+        "rewind/listTurns",
+        "server peak memory",
+    ):
+        assert name in figures, f"{name!r} missing from the table:\n{proc.stdout}"
+    # Every ratio row that has both sides measured prints a ratio and a verdict.
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        if cells[4] != "-" and cells[2] != "-":
+            assert cells[3].endswith("x") and cells[5] in ("yes", "NO"), row
+    # The bench cleans up after itself.
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("rewind-ls-bench-")]

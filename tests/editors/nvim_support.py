@@ -350,10 +350,10 @@ class Nvim:
         self._log.close()
 
 
-def nvim_env(tmp: Path, rewind_home: Path) -> dict[str, str]:
+def nvim_env(tmp: Path, rewind_home: Path, user_home: Path | None = None) -> dict[str, str]:
     """Environment of a test Neovim: own XDG folders and HOME, the test's store, the server cmd."""
     env = {
-        "HOME": str(tmp / "home"),
+        "HOME": str(user_home or tmp / "home"),
         "XDG_CONFIG_HOME": str(tmp / "xdg" / "config"),
         "XDG_DATA_HOME": str(tmp / "xdg" / "data"),
         "XDG_STATE_HOME": str(tmp / "xdg" / "state"),

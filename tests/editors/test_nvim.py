@@ -52,6 +52,15 @@ class Editor:
             what=f"rewind-ls attached to {rel}",
         )
         assert state == "attached", f"rewind-ls: {state}\n{self.nv.debug_dump()}"
+        # The server sets its workspace up after `initialized`; a request sent in that window fails
+        # ("no workspace yet", .coordination/nvim-needs.md #1). A person takes longer than that to type
+        # a command; the test waits until the server answers.
+        self.nv.wait_for(
+            "(function() local c = vim.lsp.get_clients({ name = 'rewind', bufnr = 0 })[1]"
+            " local r = c:request_sync('rewind/listTurns', vim.empty_dict(), 2000, 0)"
+            " return r ~= nil and r.err == nil end)()",
+            what="rewind-ls to answer rewind/listTurns",
+        )
 
     def buffers(self) -> dict[str, dict[str, Any]]:
         """Every loaded file buffer: workspace-relative name -> {text, modified}."""
@@ -133,13 +142,27 @@ def editor(tmp_path: Path, workspace: tuple[Path, Path]) -> Iterator[Any]:
     def start() -> Editor:
         ntmp = tmp_path / f"nvim{len(started)}"
         ntmp.mkdir()
-        nv = Nvim(ws, nvim_env(ntmp, home), ntmp)
+        nv = Nvim(ws, nvim_env(ntmp, home, user_home(ws)), ntmp)
         started.append(nv)
         return Editor(nv, ws)
 
     yield start
     for nv in started:
         nv.close()
+
+
+def user_home(ws: Path) -> Path:
+    """$HOME of the agent, the server and Neovim: Claude Code's transcripts live in ~/.claude/projects."""
+    home = ws.parent / "userhome"
+    home.mkdir(exist_ok=True)
+    return home
+
+
+def make_agent(ws: Path, home: Path) -> FakeClaude:
+    """A Claude Code session whose transcript is where Claude Code keeps it (under our $HOME)."""
+    agent = FakeClaude(ws, home, transcript_dir=user_home(ws) / ".claude" / "projects" / "ws")
+    agent.env["HOME"] = str(user_home(ws))
+    return agent
 
 
 def read(ws: Path, rel: str) -> bytes | None:
@@ -152,7 +175,7 @@ def two_turns(ws: Path, home: Path) -> FakeClaude:
     (ws / "a.txt").write_bytes(b"a0\n")
     (ws / "b.txt").write_bytes(b"b0\n")
     (ws / "notes.txt").write_bytes(b"my notes\n")
-    agent = FakeClaude(ws, home)
+    agent = make_agent(ws, home)
     agent.turn("first prompt: make c", {"a.txt": "a1\n", "c.txt": "c1\n"})
     agent.turn("second prompt: touch b", {"a.txt": "a2\n", "b.txt": "b2\n"})
     return agent
@@ -194,7 +217,7 @@ def test_rewind_open_buffer_with_astral_chars(workspace: tuple[Path, Path], edit
     ws, home = workspace
     before = "emoji 😀 in é line\nsecond 😀😀\n".encode()
     (ws / "u.txt").write_bytes(before)
-    FakeClaude(ws, home).turn("rewrite u", {"u.txt": "😀 changed 😀\nsecond 😀😀 too\nthird\n"})
+    make_agent(ws, home).turn("rewrite u", {"u.txt": "😀 changed 😀\nsecond 😀😀 too\nthird\n"})
     ed = editor()
     ed.open("u.txt")
     last = ed.run("Rewind 1 code")
@@ -206,7 +229,7 @@ def test_rewind_open_buffer_with_astral_chars(workspace: tuple[Path, Path], edit
 def test_revert_keeps_later_edit(workspace: tuple[Path, Path], editor: Any) -> None:
     ws, home = workspace
     (ws / "f.txt").write_bytes(b"1\n2\n3\n4\n5\n")
-    agent = FakeClaude(ws, home)
+    agent = make_agent(ws, home)
     agent.turn("one", {"f.txt": "ONE\n2\n3\n4\n5\n"})
     agent.turn("two", {"f.txt": "ONE\n2\n3\n4\nFIVE\n", "g.txt": "g\n"})
     agent.turn("three: a later edit", {"f.txt": "ONE\n2\nTHREE\n4\nFIVE\n"})
@@ -255,7 +278,7 @@ def test_conflict_is_shown_not_overwritten(workspace: tuple[Path, Path], editor:
     ws, home = workspace
     (ws / "a.txt").write_bytes(b"a0\n")
     (ws / "b.txt").write_bytes(b"b0\n")
-    FakeClaude(ws, home).turn("change both", {"a.txt": "a1\n", "b.txt": "b1\n"})
+    make_agent(ws, home).turn("change both", {"a.txt": "a1\n", "b.txt": "b1\n"})
     ed = editor()
     ed.open("a.txt")
     ed.set_buffer("a.txt", "a1 mine\n")  # the person's unsaved change to a file the rewind wants
@@ -283,7 +306,7 @@ def test_forced_restore_keeps_modified_buffer_unsaved_and_undoable(
 ) -> None:
     ws, home = workspace
     (ws / "a.txt").write_bytes(b"a0\n")
-    FakeClaude(ws, home).turn("change a", {"a.txt": "a1\n"})
+    make_agent(ws, home).turn("change a", {"a.txt": "a1\n"})
     ed = editor()
     ed.open("a.txt")
     ed.nv.command("normal! ggcca1 mine")  # typed, not saved
@@ -395,7 +418,7 @@ def test_checkhealth(workspace: tuple[Path, Path], editor: Any) -> None:
     subprocess.run(
         [sys.executable, "-m", "rewind_ls", "install", "claude-code"],
         cwd=ws,
-        env={**os.environ, "REWIND_LS_HOME": str(home), "HOME": str(ws.parent / "home")},
+        env={**os.environ, "REWIND_LS_HOME": str(home), "HOME": str(user_home(ws))},
         check=True,
         capture_output=True,
         timeout=60,

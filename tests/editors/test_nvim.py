@@ -215,9 +215,13 @@ def test_rewind_code_then_undo(workspace: tuple[Path, Path], editor: Any) -> Non
 def test_rewind_open_buffer_with_astral_chars(workspace: tuple[Path, Path], editor: Any) -> None:
     """The edit's positions must match the negotiated encoding (emoji: 2 UTF-16 units, 4 bytes)."""
     ws, home = workspace
-    before = "emoji 😀 in é line\nsecond 😀😀\n".encode()
+    # The server sends a minimal edit (common prefix and suffix kept): its range starts after the
+    # emoji on line 1 and ends before the ones on line 2, so a wrong encoding puts it in the wrong place.
+    before = "title\nx 😀😀 é OLD 😀 y\nz 😀 OLD2 😀 w\nend\n".encode()
     (ws / "u.txt").write_bytes(before)
-    make_agent(ws, home).turn("rewrite u", {"u.txt": "😀 changed 😀\nsecond 😀😀 too\nthird\n"})
+    make_agent(ws, home).turn(
+        "rewrite u", {"u.txt": "title\nx 😀😀 é NEW 😀 y\nz 😀 NEW2 😀 w\nend\n"}
+    )
     ed = editor()
     ed.open("u.txt")
     last = ed.run("Rewind 1 code")

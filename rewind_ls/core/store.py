@@ -23,6 +23,18 @@ from rewind_ls.core.errors import CorruptBlob, StoreError
 
 SCHEMA_VERSION = 1
 
+# Test hook for crash-safety tests, like apply_disk's: `REWIND_LS_FAULT=before-commit:3` kills the
+# process (os._exit) just before the third write transaction of the process commits,
+# `after-commit:3` just after it committed. Never set in normal use.
+_FAULT = os.environ.get("REWIND_LS_FAULT", "")
+_commits = 0
+
+
+def _fault(stage: str, index: int) -> None:
+    if _FAULT and f"{stage}:{index}" == _FAULT:
+        os._exit(137)
+
+
 # Blob codecs.
 RAW = 0
 ZLIB = 1
@@ -215,7 +227,11 @@ class Store:
             self.conn.execute("ROLLBACK")
             raise
         self._in_tx = False
+        global _commits
+        _commits += 1
+        _fault("before-commit", _commits)
         self.conn.execute("COMMIT")
+        _fault("after-commit", _commits)
 
     def next_seq(self) -> int:
         """A workspace-wide, strictly increasing sequence number (call inside a transaction)."""

@@ -76,9 +76,18 @@ class RewindServer(LanguageServer):
         self.lens_refresh = False
         self.progress_ok = False
         self.poller: asyncio.Task[None] | None = None
+        # Set once `initialized` has opened the store (or failed to): requests that arrive earlier
+        # wait for it instead of failing with "no workspace yet".
+        self.ready = asyncio.Event()
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
+
+    async def wait_ready(self, seconds: float = 60.0) -> None:
+        try:
+            await asyncio.wait_for(self.ready.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
 
     def svc(self) -> Service:
         if self.service is None:
@@ -159,6 +168,7 @@ def guarded(
     def wrap(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         async def handler(ls: RewindServer, params: Any) -> Any:
             try:
+                await ls.wait_ready()
                 return await fn(ls, params)
             except Exception as exc:
                 raise to_rpc_error(exc) from None
@@ -208,10 +218,15 @@ def on_initialize(ls: RewindServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 async def on_initialized(ls: RewindServer, params: types.InitializedParams) -> None:
-    from rewind_ls.core.paths import find_workspace_root
-
     folders = ls.workspace.folders
     root = next(iter(folders.values())).uri if folders else ls.workspace.root_uri
+    try:
+        await _open_workspace(ls, root)
+    finally:
+        ls.ready.set()
+
+
+async def _open_workspace(ls: RewindServer, root: str | None) -> None:
     if not root:
         ls.window_show_message(
             types.ShowMessageParams(
@@ -220,7 +235,7 @@ async def on_initialized(ls: RewindServer, params: types.InitializedParams) -> N
             )
         )
         return
-    from rewind_ls.core.paths import from_uri
+    from rewind_ls.core.paths import find_workspace_root, from_uri
 
     path = find_workspace_root(from_uri(root))
     ls.support.encoding = str(
@@ -536,6 +551,7 @@ async def _command_restore(
     ls: RewindServer, mode: str, turn_id: str | None, scope: str, opts: Any
 ) -> dict[str, Any]:
     """A restore started from a lens or a command: preview, ask about conflicts, restore, report."""
+    await ls.wait_ready()
     try:
         options = _options(opts)
         force, skip = options.force, options.skip_conflicts

@@ -31,7 +31,9 @@ from rewind_ls.core.restore_point import (
 from rewind_ls.core.store import ABSENT, FILE, Store, Version, digest
 
 # Test hook for crash-safety tests: `REWIND_LS_FAULT=after-swap:2` kills the process (os._exit) just
-# after the second file is swapped into place. Never set in normal use.
+# after the second file is swapped into place; `before-server-writes:1` kills the language server
+# after the client applied a restore's edit, before the server writes the files an edit cannot
+# carry (see also the store's `before-commit:N` / `after-commit:N`). Never set in normal use.
 _FAULT = os.environ.get("REWIND_LS_FAULT", "")
 
 
@@ -317,11 +319,71 @@ def recover(store: Store) -> list[str]:
             return []  # a live restore holds the lock: it is not abandoned
         for point, info in rows:
             journal = json.loads(info) if info else {}
-            rollback(journal.get("ops", []), journal.get("created_dirs", []))
-            # Paths the interrupted restore had not touched still hold what rewind-ls knew.
-            store.set_turn_state(point, ROLLED_BACK)
+            if journal.get("applier") == "editor" and journal.get("editApplied"):
+                # The editor applied the text part, then the server died writing its own part:
+                # rolling back would leave the restore half done, so finish it instead.
+                _roll_forward(store, point, journal)
+            else:
+                rollback(journal.get("ops", []), journal.get("created_dirs", []))
+                # Paths the interrupted restore had not touched still hold what rewind-ls knew.
+                store.set_turn_state(point, ROLLED_BACK)
             handled.append(point)
     return handled
+
+
+def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> None:
+    """Finish the file writes of an editor restore whose edit the client had applied. Every target
+    content is in the store (the restore point holds it), so no temporary file is trusted as is."""
+    targets = {row["path"]: row for row in store.changes(point)}
+    failed = set(journal.get("failed", []))
+    reached: Reached = {}
+    ops: list[dict[str, Any]] = list(journal.get("ops", []))
+    for path in journal.get("serverPaths", []):
+        if path not in {op["path"] for op in ops}:
+            try:
+                full = safe_target(store.root, path)
+            except RewindError:
+                failed.add(path)
+                continue
+            tmp, backup = _names(full)
+            ops.append({"path": path, "full": full, "tmp": tmp, "backup": backup})
+    for op in ops:
+        row = targets.get(op["path"])
+        if row is None:
+            continue
+        full, tmp, backup = op["full"], op["tmp"], op["backup"]
+        target = Version(row["after_kind"] or ABSENT, row["after_hash"], row["after_mode"])
+        try:
+            if target.kind == FILE:
+                assert target.hash is not None
+                if not current_matches(os.path.dirname(full), os.path.basename(full), target):
+                    _makedirs(os.path.dirname(full), [])
+                    if os.path.lexists(tmp):
+                        os.unlink(tmp)
+                    _write_tmp(tmp, store.get_blob(target.hash), target.mode)
+                    if os.path.lexists(full) and not os.path.lexists(backup):
+                        os.rename(full, backup)
+                    os.rename(tmp, full)
+                st: os.stat_result | None = os.lstat(full)
+            else:
+                if os.path.lexists(full) and not os.path.lexists(backup):
+                    os.rename(full, backup)
+                st = None
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+            _fsync_dir(os.path.dirname(full))
+            reached[op["path"]] = (target, st)
+        except (OSError, RewindError):
+            failed.add(op["path"])
+    for path, row in targets.items():
+        if path not in reached and path not in failed:
+            # Carried by the edit the client applied.
+            reached[path] = (
+                Version(row["after_kind"] or ABSENT, row["after_hash"], row["after_mode"]),
+                None,
+            )
+    finish_restore_point(store, point, reached, sorted(failed))
+    discard_backups(ops)
 
 
 def current_matches(root: str, path: str, version: Version) -> bool:

@@ -13,7 +13,7 @@ import os
 import sqlite3
 from typing import Any
 
-from rewind_ls.core.apply_disk import discard_backups, recover, select, swap
+from rewind_ls.core.apply_disk import _fault, discard_backups, recover, select, swap
 from rewind_ls.core.capture import EDITOR_SESSION, Recorder, read_current
 from rewind_ls.core.diff import turn_diff
 from rewind_ls.core.errors import RewindError, UnknownTurn
@@ -26,7 +26,12 @@ from rewind_ls.core.plan import (
     plan_rewind,
     plan_undo,
 )
-from rewind_ls.core.restore_point import ROLLED_BACK, finish_restore_point, open_restore_point
+from rewind_ls.core.restore_point import (
+    ROLLED_BACK,
+    finish_restore_point,
+    open_restore_point,
+    update_journal,
+)
 from rewind_ls.core.store import ABSENT, FILE, Store, Version
 from rewind_ls.core.timeline import list_sessions, timeline_markdown, turn_dict
 from rewind_ls.server.edits import (
@@ -327,6 +332,16 @@ class Service:
         ops: list[dict[str, Any]] = []
         server_items = [p for p in pending.by_server if p.path not in missing]
         if server_items:
+            # From here on the client holds the text part: a server killed while writing its own
+            # part is finished by the next start's recovery (rolled forward, not back).
+            update_journal(
+                self.store,
+                pending.point,
+                editApplied=True,
+                failed=sorted(missing),
+                serverPaths=[p.path for p in server_items],
+            )
+            _fault("before-server-writes", 1)
             try:
                 got, ops = swap(self.store, pending.point, server_items, pending.disk_expected)
                 reached.update(got)

@@ -64,8 +64,9 @@ class Editor:
 
     def buffers(self) -> dict[str, dict[str, Any]]:
         """Every loaded file buffer: workspace-relative name -> {text, modified}."""
-        return self.nv.luajson(
-            """
+        return (
+            self.nv.luajson(  # an empty Lua table arrives as [], so `or {}`
+                """
             local out = {}
             for _, b in ipairs(vim.api.nvim_list_bufs()) do
               local name = vim.api.nvim_buf_get_name(b)
@@ -80,6 +81,8 @@ class Editor:
             end
             return out
             """
+            )
+            or {}
         )
 
     def set_buffer(self, rel: str, text: str) -> None:
@@ -228,6 +231,18 @@ def test_rewind_open_buffer_with_astral_chars(workspace: tuple[Path, Path], edit
     assert last["status"] == "applied", last
     assert ed.buffers()["u.txt"] == {"text": before.decode(), "modified": False}
     assert read(ws, "u.txt") == before
+
+
+def test_rewind_with_no_buffer_open(workspace: tuple[Path, Path], editor: Any) -> None:
+    """:Rewind starts the server for the cwd's workspace when no file buffer has started it."""
+    ws, home = workspace
+    two_turns(ws, home)
+    ed = editor()
+    assert ed.nv.luajson("return #vim.lsp.get_clients({ name = 'rewind' })") == 0
+    last = ed.run("Rewind 1")
+    assert last["status"] == "applied", last
+    assert (read(ws, "a.txt"), read(ws, "b.txt"), read(ws, "c.txt")) == (b"a0\n", b"b0\n", None)
+    assert ed.buffers() == {}  # the server wrote the files; no buffer was loaded for them
 
 
 def test_revert_keeps_later_edit(workspace: tuple[Path, Path], editor: Any) -> None:

@@ -9,17 +9,17 @@ class RewindError(Exception):
     exit_code = 2
 
 
-class OutsideWorkspace(RewindError):
-    def __init__(
-        self, path: str, root: str, reason: str = "resolves outside the workspace"
-    ) -> None:
-        super().__init__(f"{path}: {reason} ({root}); refused")
-        self.path = path
-
-
 class BadPath(RewindError):
     def __init__(self, path: str, reason: str) -> None:
         super().__init__(f"{path!r}: {reason}")
+        self.path = path
+
+
+class OutsideWorkspace(BadPath):
+    def __init__(
+        self, path: str, root: str, reason: str = "resolves outside the workspace"
+    ) -> None:
+        RewindError.__init__(self, f"{path}: {reason} ({root}); refused")
         self.path = path
 
 

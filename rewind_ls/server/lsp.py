@@ -238,9 +238,9 @@ async def _open_workspace(ls: RewindServer, root: str | None) -> None:
     from rewind_ls.core.paths import find_workspace_root, from_uri
 
     path = find_workspace_root(from_uri(root))
-    ls.support.encoding = str(
-        getattr(ls.workspace.position_encoding, "value", "utf-16") or "utf-16"
-    )
+    # The negotiated encoding may be an enum member or the client's plain string.
+    encoding = ls.workspace.position_encoding or "utf-16"
+    ls.support.encoding = str(getattr(encoding, "value", encoding))
     try:
         ls.service = await ls.call(Service, path)
     except RewindError as exc:

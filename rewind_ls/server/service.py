@@ -90,9 +90,10 @@ class Service:
         self.store = Store.open(self.root)
         self.recorder = Recorder(self.store)
         self.pre_save: dict[str, Version] = {}
-        self._data_version = -1
-        self._turn_mark: tuple[int, int] = (-1, -1)
         recover(self.store)
+        # Baseline now, so a turn recorded right after start-up is reported by the first poll.
+        self._data_version = self.store.conn.execute("PRAGMA data_version").fetchone()[0]
+        self._turn_mark = self._mark()
 
     def close(self) -> None:
         self.store.close()
@@ -448,22 +449,26 @@ class Service:
 
     # --- other processes -----------------------------------------------------------------------
 
+    def _mark(self) -> tuple[int, int, int]:
+        row = self.store.conn.execute(
+            "SELECT (SELECT coalesce(max(seq), 0) FROM turns),"
+            " (SELECT coalesce(max(coalesce(after_seq, seq)), 0) FROM changes),"
+            " (SELECT count(*) FROM turns WHERE ended_at IS NOT NULL)"
+        ).fetchone()
+        return int(row[0]), int(row[1]), int(row[2])
+
     def changed_sessions(self) -> list[str] | None:
-        """Sessions with new turns or changes since the last call (None: nothing new)."""
+        """Sessions whose turns changed (new turn, new or settled change, turn ended) since the last
+        call, or since the service opened: None when nothing did. Cheap when nothing was committed:
+        `PRAGMA data_version` only moves when another connection commits."""
         version = self.store.conn.execute("PRAGMA data_version").fetchone()[0]
         if version == self._data_version:
             return None
         self._data_version = version
-        row = self.store.conn.execute(
-            "SELECT coalesce(max(seq), 0), (SELECT n FROM counter) FROM turns"
-        ).fetchone()
-        mark = (int(row[0]), int(row[1] or 0))
+        mark = self._mark()
         if mark == self._turn_mark:
             return None
-        first = self._turn_mark[0] < 0
         self._turn_mark = mark
-        if first:
-            return None
         rows = self.store.conn.execute(
             "SELECT id FROM sessions ORDER BY last_activity_at DESC LIMIT 5"
         ).fetchall()

@@ -206,6 +206,7 @@ async def start(
             initialization_options=init_options,
         )
     )
+    client.init_result = result  # type: ignore[attr-defined]
     enc = result.capabilities.position_encoding or "utf-16"
     editor.encoding = str(getattr(enc, "value", enc))
     return client, editor

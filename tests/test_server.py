@@ -1,0 +1,384 @@
+"""The real language server over stdio, driven with the recorded capabilities of real clients.
+
+The test editor (tests/support/lsp_client.py) applies workspace/applyEdit to its buffers and to real
+files with its own position math; every check compares bytes on disk or buffer text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from tests.support.agent import FakeClaude
+from tests.support.lsp_client import Editor, start, uri_of
+
+CLIENTS = ["visual_studio_code", "neovim", "neovim@v0.7.0"]
+
+
+def _get(obj: Any, key: str) -> Any:
+    """Results arrive as pygls' generic objects: attribute access with the camelCase names."""
+    return obj[key] if isinstance(obj, dict) else getattr(obj, key)
+
+
+async def request(client: Any, method: str, params: dict[str, Any]) -> Any:
+    return await asyncio.wait_for(client.protocol.send_request_async(method, params), 30)
+
+
+def as_dict(obj: Any) -> Any:
+    if isinstance(obj, tuple) and hasattr(obj, "_asdict"):
+        return {k: as_dict(v) for k, v in obj._asdict().items()}
+    if isinstance(obj, (list, tuple)):
+        return [as_dict(v) for v in obj]
+    return obj
+
+
+class Session:
+    def __init__(
+        self, ws: Path, home: Path, client: Any, editor: Editor, agent: FakeClaude
+    ) -> None:
+        self.ws = ws
+        self.home = home
+        self.client = client
+        self.editor = editor
+        self.agent = agent
+
+    async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        return as_dict(await request(self.client, method, params or {}))
+
+    async def turn_ids(self) -> list[str]:
+        listing = await self.call("rewind/listTurns", {"sessionId": self.agent.session_id})
+        return [t["id"] for t in listing["sessions"][0]["turns"]]
+
+
+@pytest.fixture(params=CLIENTS)
+async def lsp(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Session]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    agent = FakeClaude(ws, home)
+    client, editor = await start(ws, home, caps=request.param)
+    session = Session(ws, home, client, editor, agent)
+    try:
+        yield session
+    finally:
+        await client.shutdown_session()
+
+
+async def record(s: Session, prompt: str, edits: dict[str, Any]) -> None:
+    await asyncio.get_running_loop().run_in_executor(None, s.agent.turn, prompt, edits)
+
+
+async def test_rewind_open_closed_created_deleted_bytes(lsp: Session) -> None:
+    ws = lsp.ws
+    crlf = "first\r\nsecond \U0001f600 emoji\r\nno newline at end"
+    (ws / "open.txt").write_bytes(crlf.encode())
+    (ws / "closed.txt").write_bytes("caf\u00e9\n".encode())
+    (ws / "gone.txt").write_bytes(b"i will be deleted\n")
+    (ws / "bin.dat").write_bytes(bytes(range(256)))
+    await record(
+        lsp,
+        "one",
+        {
+            "open.txt": "first\r\nsecond \U0001f600 changed\r\nno newline at end".encode(),
+            "closed.txt": b"changed\n",
+            "made.txt": b"created by the agent\n",
+            "gone.txt": None,
+            "bin.dat": b"\x00binary changed",
+        },
+    )
+    await record(
+        lsp, "two", {"open.txt": "first\r\nsecond \U0001f600 twice\r\nno newline at end".encode()}
+    )
+    lsp.editor.open(ws / "open.txt")
+    t1, _ = await lsp.turn_ids()
+    preview = await lsp.call("rewind/preview", {"turnId": t1})
+    assert preview["conflicts"] == 0
+    assert {f["path"]: f["action"] for f in preview["files"]} == {
+        "open.txt": "modify",
+        "closed.txt": "modify",
+        "made.txt": "delete",
+        "gone.txt": "create",
+        "bin.dat": "modify",
+    }
+    result = await lsp.call("rewind/restore", {"turnId": t1})
+    assert result["status"] == "applied", result
+    assert "bin.dat" in result["writtenByServer"]
+    assert lsp.editor.text(ws / "open.txt") == crlf  # the buffer, byte for byte
+    lsp.editor.save(ws / "open.txt")
+    assert (ws / "open.txt").read_bytes() == crlf.encode()
+    assert (ws / "closed.txt").read_bytes() == "caf\u00e9\n".encode()
+    assert (ws / "gone.txt").read_bytes() == b"i will be deleted\n"
+    assert not (ws / "made.txt").exists()
+    assert (ws / "bin.dat").read_bytes() == bytes(range(256))
+    undo = await lsp.call("rewind/undo", {})
+    assert undo["status"] == "applied", undo
+    assert (ws / "made.txt").read_bytes() == b"created by the agent\n"
+    assert (ws / "bin.dat").read_bytes() == b"\x00binary changed"
+    assert "twice" in lsp.editor.text(ws / "open.txt")
+
+
+async def test_revert_keeps_later_turn(lsp: Session) -> None:
+    ws = lsp.ws
+    base = "".join(f"{i}\n" for i in range(12))
+    (ws / "m.txt").write_text(base)
+    await record(lsp, "top", {"m.txt": base.replace("1\n", "ONE\n", 1)})
+    await record(lsp, "bottom", {"m.txt": (ws / "m.txt").read_text().replace("10\n", "TEN\n")})
+    lsp.editor.open(ws / "m.txt")
+    t1, _ = await lsp.turn_ids()
+    result = await lsp.call("rewind/restore", {"turnId": t1, "mode": "revert"})
+    assert result["status"] == "applied"
+    text = lsp.editor.text(ws / "m.txt")
+    assert "ONE" not in text and "TEN" in text
+
+
+async def test_unsaved_buffer_is_a_conflict_not_overwritten(lsp: Session) -> None:
+    ws = lsp.ws
+    (ws / "a.txt").write_text("a0\n")
+    (ws / "b.txt").write_text("b0\n")
+    await record(lsp, "one", {"a.txt": "a1\n", "b.txt": "b1\n"})
+    lsp.editor.open(ws / "a.txt")
+    lsp.editor.type(ws / "a.txt", "a1 and my unsaved work\n")
+    t1 = (await lsp.turn_ids())[0]
+    preview = await lsp.call("rewind/preview", {"turnId": t1})
+    conflicts = {f["path"]: f["conflict"]["kind"] for f in preview["files"] if f["conflict"]}
+    assert conflicts == {"a.txt": "modified-outside"}
+    with pytest.raises(JsonRpcException) as err:
+        await lsp.call("rewind/restore", {"turnId": t1})
+    assert err.value.code == -32003 and "a.txt" in err.value.message
+    assert lsp.editor.text(ws / "a.txt") == "a1 and my unsaved work\n"
+    assert (ws / "b.txt").read_text() == "b1\n"  # nothing written
+    result = await lsp.call("rewind/restore", {"turnId": t1, "skipConflicts": True})
+    assert result["status"] == "applied"
+    assert lsp.editor.text(ws / "a.txt") == "a1 and my unsaved work\n"
+    assert (ws / "b.txt").read_text() == "b0\n"
+    forced = await lsp.call("rewind/restore", {"turnId": t1, "force": True})
+    assert forced["status"] == "applied"
+    assert lsp.editor.text(ws / "a.txt") == "a0\n"
+    await lsp.call("rewind/undo", {})
+    assert lsp.editor.text(ws / "a.txt") == "a1 and my unsaved work\n"  # the person's text is back
+
+
+async def test_client_rejects_edit_nothing_changes(lsp: Session) -> None:
+    ws = lsp.ws
+    (ws / "a.txt").write_text("a0\n")
+    (ws / "bin.dat").write_bytes(b"\x00old")
+    await record(lsp, "one", {"a.txt": "a1\n", "bin.dat": b"\x00new"})
+    lsp.editor.open(ws / "a.txt")
+    lsp.editor.reject = True
+    t1 = (await lsp.turn_ids())[0]
+    result = await lsp.call("rewind/restore", {"turnId": t1})
+    assert result["status"] == "failed"
+    assert (ws / "bin.dat").read_bytes() == b"\x00new"  # the server wrote nothing either
+    assert lsp.editor.text(ws / "a.txt") == "a1\n"
+    lsp.editor.reject = False
+    with pytest.raises(JsonRpcException) as err:
+        await lsp.call("rewind/undo", {})  # the failed restore is not something to undo
+    assert "nothing to undo" in err.value.message
+
+
+async def test_partial_application_is_reported(lsp: Session) -> None:
+    """Neovim can skip a stale edit yet answer applied=true: the server must notice."""
+    ws = lsp.ws
+    (ws / "a.txt").write_text("a0\n")
+    (ws / "b.txt").write_text("b0\n")
+    await record(lsp, "one", {"a.txt": "a1\n", "b.txt": "b1\n"})
+    lsp.editor.open(ws / "a.txt")
+    lsp.editor.open(ws / "b.txt")
+    real_apply = lsp.editor.apply
+
+    def skip_b(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        edit = params.edit
+        if edit.document_changes:
+            edit.document_changes = [
+                c
+                for c in edit.document_changes
+                if not (
+                    isinstance(c, types.TextDocumentEdit) and c.text_document.uri.endswith("b.txt")
+                )
+            ]
+        if edit.changes:
+            edit.changes = {u: e for u, e in edit.changes.items() if not u.endswith("b.txt")}
+        real_apply(params)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    lsp.editor.apply = skip_b  # type: ignore[method-assign]
+    t1 = (await lsp.turn_ids())[0]
+    started = time.monotonic()
+    result = await lsp.call("rewind/restore", {"turnId": t1})
+    assert time.monotonic() - started < 25
+    assert result["status"] == "partial"
+    assert result["failed"] == ["b.txt"]
+    assert lsp.editor.text(ws / "a.txt") == "a0\n"
+
+
+async def test_saves_are_recorded(lsp: Session) -> None:
+    ws = lsp.ws
+    (ws / "s.txt").write_text("s0\n")
+    await record(lsp, "one", {"s.txt": "s1\n"})
+    lsp.editor.open(ws / "s.txt")
+    lsp.editor.type(ws / "s.txt", "s1 saved by me\n")
+    sync = lsp.client.init_result.capabilities.text_document_sync  # what the server advertised
+    if getattr(sync, "will_save_wait_until", False):
+        started = time.monotonic()
+        answer = await request(
+            lsp.client,
+            types.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL,
+            types.WillSaveTextDocumentParams(
+                types.TextDocumentIdentifier(uri=uri_of(ws / "s.txt")),
+                types.TextDocumentSaveReason.Manual,
+            ),
+        )
+        assert list(answer or []) == []
+        assert time.monotonic() - started < 1.0  # inside Neovim's 1 s and VS Code's 1.5 s budgets
+    # Clients without willSaveWaitUntil (Neovim 0.7/0.8) still get the save recorded from didSave.
+    (ws / "s.txt").write_text("s1 saved by me\n")
+    lsp.client.text_document_did_save(
+        types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri=uri_of(ws / "s.txt")))
+    )
+    for _ in range(100):
+        listing = await lsp.call("rewind/listTurns", {})
+        editor = [s for s in listing["sessions"] if s["kind"] == "editor"]
+        if editor and editor[0]["turns"]:
+            break
+        await asyncio.sleep(0.05)
+    files = editor[0]["turns"][0]["files"]
+    assert [(f["path"], f["change"], f["source"]) for f in files] == [("s.txt", "modified", "save")]
+    # Rewinding the agent's turn now collides with the person's saved work: a conflict.
+    t1 = (await lsp.turn_ids())[0]
+    preview = await lsp.call("rewind/preview", {"turnId": t1})
+    assert preview["files"][0]["conflict"]["kind"] == "other-session"
+
+
+async def test_code_lens_on_transcript_and_timeline(lsp: Session) -> None:
+    await record(lsp, "first prompt", {"a.txt": "1\n"})
+    await record(lsp, "second prompt", {"a.txt": "2\n"})
+    transcript = lsp.agent.transcript
+    uri = lsp.editor.open(transcript)
+    lenses = await request(
+        lsp.client,
+        types.TEXT_DOCUMENT_CODE_LENS,
+        types.CodeLensParams(types.TextDocumentIdentifier(uri=uri)),
+    )
+    lines = transcript.read_text().splitlines()
+    prompt_lines = [i for i, line in enumerate(lines) if json.loads(line)["type"] == "user"]
+    assert sorted({lens.range.start.line for lens in lenses}) == prompt_lines
+    assert [lens.command.title for lens in lenses[:3]] == ["Rewind to here", "Revert turn", "Diff"]
+    rewind_lens = next(lens for lens in lenses if lens.command.title == "Rewind to here")
+    result = await asyncio.wait_for(
+        lsp.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command=rewind_lens.command.command, arguments=rewind_lens.command.arguments
+            )
+        ),
+        30,
+    )
+    assert (lsp.ws / "a.txt").exists() is False  # rewound to before turn 1: a.txt did not exist
+    assert _get(result, "status") == "applied"
+    timeline = await lsp.call("rewind/timeline", {})
+    assert "## Turn 1" in timeline["text"] and "first prompt" in timeline["text"]
+    turi = timeline["uri"]
+    tpath = Path(turi[len("file://") :])
+    lsp.editor.open(tpath)
+    tl = await request(
+        lsp.client,
+        types.TEXT_DOCUMENT_CODE_LENS,
+        types.CodeLensParams(types.TextDocumentIdentifier(uri=uri_of(tpath))),
+    )
+    assert len(tl) >= 6 and all(lens.command.command.startswith("rewind.") for lens in tl)
+    diff_lens = next(lens for lens in tl if lens.command.title == "Diff")
+    shown = await asyncio.wait_for(
+        lsp.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="rewind.diff", arguments=diff_lens.command.arguments)
+        ),
+        30,
+    )
+    assert "diff rewind-ls" in _get(shown, "text")
+
+
+async def test_did_change_turns_after_hook_in_another_process(lsp: Session) -> None:
+    notes = lsp.client.turn_notes
+    await record(lsp, "from another process", {"x.txt": "x\n"})
+    for _ in range(100):
+        if notes:
+            break
+        await asyncio.sleep(0.05)
+    assert notes, "no rewind/didChangeTurns after the hook recorded a turn"
+    listing = await lsp.call("rewind/listTurns", {})
+    assert any(
+        t["prompt"] == "from another process" for s in listing["sessions"] for t in s["turns"]
+    )
+
+
+async def test_file_at(lsp: Session) -> None:
+    (lsp.ws / "f.txt").write_text("before\n")
+    await record(lsp, "one", {"f.txt": "after\n"})
+    t1 = (await lsp.turn_ids())[0]
+    uri = uri_of(lsp.ws / "f.txt")
+    assert (await lsp.call("rewind/fileAt", {"turnId": t1, "uri": uri, "side": "before"}))[
+        "text"
+    ] == "before\n"
+    assert (await lsp.call("rewind/fileAt", {"turnId": t1, "uri": uri, "side": "after"}))[
+        "text"
+    ] == "after\n"
+
+
+async def test_bad_params_and_errors_keep_server_alive(lsp: Session) -> None:
+    await record(lsp, "one", {"a.txt": "1\n"})
+    t1 = (await lsp.turn_ids())[0]
+    cases: list[tuple[str, Any, int, str]] = [
+        ("rewind/preview", {}, -32602, "turnId"),
+        ("rewind/preview", {"turnId": 5}, -32602, "turnId"),
+        ("rewind/preview", {"turnId": t1, "scope": "everything"}, -32602, "scope"),
+        ("rewind/restore", {"turnId": t1, "bogus": True}, -32602, "bogus"),
+        ("rewind/listTurns", [1, 2], -32602, "params"),
+        (
+            "rewind/fileAt",
+            {"turnId": t1, "uri": "https://example.com/x", "side": "before"},
+            -32002,
+            "not a file: URI",
+        ),
+        (
+            "rewind/fileAt",
+            {"turnId": t1, "uri": "file:///etc/passwd"},
+            -32002,
+            "outside the workspace",
+        ),
+        ("rewind/preview", {"turnId": "tnope"}, -32001, "no turn with that id"),
+        ("rewind/listTurns", {"sessionId": "nope"}, -32001, "no session"),
+    ]
+    for method, params, code, text in cases:
+        with pytest.raises(JsonRpcException) as err:
+            await request(lsp.client, method, params)
+        assert err.value.code == code, (method, params, err.value)
+        assert text in err.value.message, (method, err.value.message)
+    assert (await lsp.turn_ids()) == [t1]  # still serving
+
+
+async def test_progress_for_many_files(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    agent = FakeClaude(ws, home)
+    for i in range(8):
+        (ws / f"f{i}.txt").write_text(f"{i}\n")
+    await asyncio.get_running_loop().run_in_executor(
+        None, agent.turn, "many", {f"f{i}.txt": f"changed {i}\n" for i in range(8)}
+    )
+    client, _ = await start(ws, home)
+    try:
+        listing = as_dict(await request(client, "rewind/listTurns", {}))
+        t1 = listing["sessions"][0]["turns"][0]["id"]
+        result = as_dict(await request(client, "rewind/restore", {"turnId": t1}))
+        assert result["status"] == "applied"
+        assert all((ws / f"f{i}.txt").read_text() == f"{i}\n" for i in range(8))
+        assert client.progress_reports, "no $/progress for an 8-file restore"
+    finally:
+        await client.shutdown_session()

@@ -9,6 +9,7 @@ of the server's position math, so a bug there cannot cancel itself out.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,8 @@ def path_of(uri: str) -> Path:
 
 
 def _offset(text: str, pos: types.Position, encoding: str) -> int:
-    lines = text.splitlines(keepends=True) or [""]
+    # LSP line breaks are \n, \r\n and \r only (not the other Unicode separators splitlines knows).
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text) or [""]
     if pos.line >= len(lines):
         return len(text)
     start = sum(len(line) for line in lines[: pos.line])

@@ -111,7 +111,8 @@ local function check_store(config, server_ok, root)
         store, why = report.storeDir, 'from rewind-ls doctor'
       end
       for _, c in ipairs(type(report.checks) == 'table' and report.checks or {}) do
-        if type(c) == 'table' then
+        -- Hooks get their own section below (per settings file and event).
+        if type(c) == 'table' and not tostring(c.name):lower():find('hook') then
           local line = string.format('doctor: %s: %s', tostring(c.name), tostring(c.detail or ''))
           if c.ok then
             ok(line)

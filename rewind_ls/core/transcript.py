@@ -51,8 +51,8 @@ def read_lines(path: str) -> list[dict[str, Any]]:
         for raw in f:
             try:
                 obj = json.loads(raw)
-            except (ValueError, UnicodeDecodeError):
-                continue
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                continue  # RecursionError: nested deeper than the parser allows
             if isinstance(obj, dict):
                 out.append(obj)
     return out

@@ -71,7 +71,7 @@ def _transcript_lenses(service: Service, uri: str, text: str) -> list[Lens]:
             continue
         try:
             obj = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # a line nested deeper than the parser allows
             continue
         if not isinstance(obj, dict):
             continue

@@ -300,7 +300,7 @@ def test_store_is_outside_workspace_private_and_dedups(
     agent.turn("one", {"a.txt": content, "b.txt": content})
     agent.turn("two", {"c.txt": content})
     assert sorted(p.name for p in ws.iterdir()) == ["a.txt", "b.txt", "c.txt"]
-    for root, dirs, files in os.walk(home / "workspaces"):
+    for root, _dirs, files in os.walk(home / "workspaces"):
         assert os.stat(root).st_mode & 0o777 == 0o700
         for f in files:
             assert os.stat(os.path.join(root, f)).st_mode & 0o777 == 0o600, f

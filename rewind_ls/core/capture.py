@@ -38,6 +38,8 @@ EXTERNAL_SESSION = "external"  # changes found at a turn boundary that happened 
 REWIND_SESSION = "rewind"  # restore points written by rewind-ls itself
 
 _CHUNK = 1 << 20
+# "Not set": the scan module (imported only when a scan runs) reads the environment's default.
+_DEFAULT_BUDGET = -1.0
 
 
 def read_current(
@@ -89,10 +91,8 @@ class Recorder:
         self.store = store
         self.root = store.root
         # Workspace scans: how long a scan may spend adding files to an unfinished baseline (None:
-        # no limit), and who hears about its progress (done, total).
-        from rewind_ls.core.scan import hook_baseline_budget
-
-        self.baseline_budget: float | None = hook_baseline_budget()
+        # no limit; default from REWIND_LS_BASELINE_SECONDS), and who hears about its progress.
+        self.baseline_budget: float | None = _DEFAULT_BUDGET
         self.progress: Callable[[str, int, int], None] | None = None
         self.last_scan: ScanResult | None = None
 
@@ -297,11 +297,14 @@ class Recorder:
     ) -> ScanResult | None:
         """A workspace scan, or None when scans are turned off (then only known paths are
         re-checked)."""
-        from rewind_ls.core.scan import scan, scans_enabled
+        from rewind_ls.core.scan import hook_baseline_budget, scan, scans_enabled
 
         if not scans_enabled():
             return None
+        budget = self.baseline_budget
+        if budget is _DEFAULT_BUDGET:
+            budget = hook_baseline_budget()
         self.last_scan = scan(
-            self.store, attribute, session_id, budget=self.baseline_budget, progress=self.progress
+            self.store, attribute, session_id, budget=budget, progress=self.progress
         )
         return self.last_scan

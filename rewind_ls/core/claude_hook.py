@@ -148,7 +148,14 @@ def handle(payload: dict[str, Any]) -> str:
 
 
 def run(agent: str, stdin: Any = None) -> int:
-    """Entry point of `rewind-ls hook <agent>`: always exit 0 so the agent is never blocked."""
+    """Entry point of `rewind-ls hook <agent>`: always exit 0 so the agent is never blocked.
+
+    Reading the process's own stdin (`stdin` None) means this is the whole process: it then ends
+    with `os._exit(0)` once its output is flushed. The agent waits on every hook, and a normal exit
+    costs tens of milliseconds for nothing: the last SQLite connection to close checkpoints the WAL
+    into the database and fsyncs it, and the interpreter tears every module down. Every transaction
+    is already committed to the WAL, which the next process to open the store reads (or checkpoints).
+    """
     if agent not in (AGENT, "codex"):
         sys.stderr.write(
             f"rewind-ls hook: unknown agent {agent!r} (expected claude-code or codex)\n"
@@ -167,4 +174,10 @@ def run(agent: str, stdin: Any = None) -> int:
     except Exception as exc:  # never block the agent for our own failure
         sys.stderr.write(f"rewind-ls hook: internal error: {type(exc).__name__}: {exc}\n")
         log(f"hook {agent}: internal error: {type(exc).__name__}: {exc} (payload {raw[:200]!r})")
+    if stdin is None:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(0)
     return 0

@@ -380,3 +380,29 @@ def test_deleted_and_recreated_folder_and_symlink(ws: Path, store: Store) -> Non
     found = {c[0]: (c[1].kind, c[2].kind) for c in rec.scan_into(turn, "A")}
     # The symlink is not content rewind-ls records (nor does it follow it out of the workspace).
     assert found == {"dir/x.txt": ("file", "absent"), "dir": ("absent", "file")}
+
+
+def test_scan_command_takes_the_baseline_then_records_outside_changes(ws: Path, home: Path) -> None:
+    import json
+
+    _plain_workspace(ws)
+    env = {**os.environ, "REWIND_LS_HOME": str(home), "REWIND_LS_BASELINE_SECONDS": "0.000001"}
+
+    def scan() -> dict[str, Any]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "rewind_ls", "scan", "--json"],
+            cwd=ws,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        result: dict[str, Any] = json.loads(proc.stdout)
+        return result
+
+    first = scan()  # the command is unbounded, whatever the hooks' budget says
+    assert first["baselineComplete"] and first["baselineAdded"] == 4 and first["changes"] == []
+    (ws / "src" / "a.txt").write_text("edited by the person\n")
+    second = scan()
+    assert second["changes"] == ["src/a.txt"] and second["turnId"]
+    assert second["read"] == 1

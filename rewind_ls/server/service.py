@@ -35,6 +35,7 @@ from rewind_ls.core.restore_point import (
 from rewind_ls.core.store import ABSENT, FILE, Store, Version
 from rewind_ls.core.timeline import list_sessions, timeline_markdown, turn_dict
 from rewind_ls.server.edits import (
+    UTF8_BOM,
     create_file,
     decode_text,
     delete_file,
@@ -259,6 +260,11 @@ class Service:
                 and disk.kind == FILE
                 and (pp.target.mode or 0) & 0o111 != (disk.mode or 0) & 0o111
             )
+            # A text edit cannot add or remove a UTF-8 BOM (it is not part of the text): the server
+            # writes such a file itself.
+            bom_changes = pp.target_data is not None and pp.target_data.startswith(UTF8_BOM) != (
+                disk_data is not None and disk_data.startswith(UTF8_BOM)
+            )
             if pp.target.kind == ABSENT:
                 if support.delete and (doc is not None or support.closed_files == "edit"):
                     changes.append(delete_file(uri))
@@ -274,12 +280,12 @@ class Service:
                 if edit is not None:
                     changes.append(text_document_edit(uri, doc.version, edit))
                 by_edit[pp.path] = target_text
-                if edit is None or mode_changes or disk.kind == ABSENT:
+                if edit is None or mode_changes or bom_changes or disk.kind == ABSENT:
                     # The buffer already shows it, but the disk does not (or the mode differs).
                     by_server.append(pp)
                 continue
             disk_text = decode_text(disk_data) if disk_data is not None else ""
-            if support.closed_files != "edit" or disk_text is None or mode_changes:
+            if support.closed_files != "edit" or disk_text is None or mode_changes or bom_changes:
                 by_server.append(pp)
                 continue
             if disk.kind == ABSENT:

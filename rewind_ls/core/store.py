@@ -143,6 +143,10 @@ class Store:
         if not create and not os.path.exists(db):
             raise StoreError(f"{root}: no checkpoints recorded for this workspace yet ({db})")
         try:
+            # Every folder on the way is private, not only the last (makedirs applies the mode to
+            # the leaf only).
+            config.ensure_private_dir(home or config.home_dir())
+            config.ensure_private_dir(os.path.dirname(directory))
             config.ensure_private_dir(directory)
             old_umask = os.umask(0o077)
             try:

@@ -638,6 +638,12 @@ def serve(tcp: str | None = None, log_level: str = "info", log_file: str | None 
 
     config.ensure_private_dir(config.home_dir())
     path = log_file or os.path.join(config.home_dir(), "server.log")
+    # The log can hold source code (debug level logs every message): owner-only, like the store.
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        os.chmod(path, 0o600)
+    except OSError:
+        pass
     logging.basicConfig(
         filename=path,
         level=getattr(logging, log_level.upper(), logging.INFO),

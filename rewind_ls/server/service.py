@@ -45,6 +45,14 @@ from rewind_ls.server.edits import (
 from rewind_ls.server.workspace_view import OpenDoc, buffer_reader, open_docs_by_path
 
 
+def _write_private(path: str, text: str) -> None:
+    """A document the server writes in the store's folder: owner-only, like the store (source code)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 class ClientEditSupport:
     """What the client's WorkspaceEdit support allows (from its capabilities and our options)."""
 
@@ -129,8 +137,7 @@ class Service:
     def timeline(self, session_id: str | None) -> dict[str, Any]:
         text = timeline_markdown(self.store, session_id)
         path = os.path.join(self.store.path, "timeline.md")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        _write_private(path, text)
         return {"uri": "file://" + path, "text": text}
 
     def file_at(self, turn_id: str, uri: str, side: str) -> dict[str, Any]:
@@ -166,8 +173,7 @@ class Service:
         directory = os.path.join(self.store.path, "diffs")
         os.makedirs(directory, mode=0o700, exist_ok=True)
         path = os.path.join(directory, f"turn-{turn['number']}-{turn_id}.diff")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        _write_private(path, text)
         return "file://" + path, text
 
     # --- planning ------------------------------------------------------------------------------

@@ -56,6 +56,7 @@ def collect(
             )
         ]
         _drop_turns(store, doomed)
+        dropped_blobs = 0
         # Size cap: oldest closed turns first, until the blobs they alone need are gone.
         while _store_bytes(store) > cap:
             row = store.conn.execute(
@@ -65,8 +66,8 @@ def collect(
                 break
             doomed.append(row[0])
             _drop_turns(store, [row[0]])
-            _drop_dead_blobs(store)
-        dropped_blobs = _drop_dead_blobs(store)
+            dropped_blobs += _drop_dead_blobs(store)
+        dropped_blobs += _drop_dead_blobs(store)
         after_bytes = _store_bytes(store)
         if dry_run:
             store.conn.execute("SELECT 1")  # the transaction is rolled back below

@@ -406,3 +406,72 @@ def test_scan_command_takes_the_baseline_then_records_outside_changes(ws: Path, 
     second = scan()
     assert second["changes"] == ["src/a.txt"] and second["turnId"]
     assert second["read"] == 1
+
+
+def test_folder_cache_lists_exactly_what_the_walk_lists(ws: Path, store: Store) -> None:
+    """The scan's folder cache (skips listing folders whose mtime did not change) must always agree
+    with `core.walk.walk`, through creations, deletions, renames, new and edited ignore files,
+    new nested repositories and info/exclude edits."""
+    import random
+
+    from rewind_ls.core.ignore import IgnoreRules
+    from rewind_ls.core.walk import walk
+
+    rng = random.Random(int(os.environ.get("REWIND_LS_TEST_SEED", "6")))
+    _write(ws / ".gitignore", "*.log\nbuild/\n")
+    for d in ("a", "a/b", "a/b/c", "d", "build", "e/f"):
+        for i in range(3):
+            _write(ws / d / f"f{i}.txt", "x")
+    _write(ws / "a" / "x.log", "log")
+
+    def dirs() -> list[Path]:
+        out = [ws]
+        for p in sorted(ws.rglob("*")):
+            if p.is_dir() and ".git" not in p.parts:
+                out.append(p)
+        return out
+
+    def mutate(step: int) -> str:
+        d = rng.choice(dirs())
+        kind = rng.randrange(9)
+        if kind == 0:
+            _write(d / f"n{step}.txt", "new")
+        elif kind == 1:
+            files = [p for p in d.iterdir() if p.is_file() and p.name != ".gitignore"]
+            if files:
+                rng.choice(files).unlink()
+        elif kind == 2:
+            files = [p for p in d.iterdir() if p.is_file() and p.suffix == ".txt"]
+            if files:
+                rng.choice(files).rename(d / f"r{step}.log" if step % 2 else d / f"r{step}.txt")
+        elif kind == 3:
+            _write(d / f"sub{step}" / "g.txt", "g")
+        elif kind == 4:  # an ignore file edited in place (same size: only the rules differ)
+            gi = d / ".gitignore"
+            rules = ["f1.txt\n", "f2.txt\n", "c/\n", "!x.log\n", "*.txt\n"]
+            gi.write_text(rng.choice(rules))
+        elif kind == 5 and d != ws and not (d / ".git").exists():
+            (d / ".git" / "info").mkdir(parents=True)  # a nested repository appears
+        elif kind == 6:
+            exclude = ws / ".git" / "info" / "exclude"
+            if (ws / ".git").exists():
+                exclude.write_text(rng.choice(["f0.txt\n", "b/\n", ""]))
+            else:
+                (ws / ".git" / "info").mkdir(parents=True)
+        elif kind == 7:
+            (ws / ".rewindignore").write_text(rng.choice(["d/\n", "!x.log\n", "f2.txt\n"]))
+        elif kind == 8:
+            for p in (d / "f0.txt", d / "f1.txt"):
+                if p.exists():
+                    p.write_text("content changed, listing did not")
+        return f"{kind} in {d.relative_to(ws)}"
+
+    history = []
+    for step in range(40):
+        if step % 3 == 0:
+            time.sleep(0.12)  # past the racy window, so the cache is trusted on the next scan
+        rules = IgnoreRules.load(str(ws), [])
+        expected = {rel for rel, _ in walk(str(ws), rules, scan_mod._skip_dirs(store))}
+        got = {rel for rel, _ in scan_mod._walk_files(store, rules, [], time.time_ns())}
+        assert got == expected, (history, got ^ expected)
+        history.append(mutate(step))

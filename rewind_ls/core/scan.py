@@ -8,6 +8,11 @@ checkout` do not. At each turn boundary and after each shell command the hook sc
   folder or the store. Each file costs one `lstat`; only a file whose signature (size, mtime_ns,
   inode, mode) differs from the `known` row is opened, so an unchanged tree is never read and an
   ignored `node_modules` costs one pattern check.
+- Listing folders and matching ignore patterns cost more than the `lstat`s: a folder cache (in the
+  store folder) keeps each folder's non-ignored names under its mtime, which changes whenever an
+  entry is created, deleted or renamed in it. An unchanged folder is not listed again; only its
+  files are `lstat`ed. Any change to an ignore file, or a folder becoming a repository, discards the
+  cache (see `_CachedWalk`); the answer is always the walk's.
 - A known path that the walk did not list is `lstat`ed by name: gone means deleted; still there
   means it is ignored now but was recorded before (an edit tool wrote into an ignored folder), and
   it keeps the old re-check.
@@ -37,6 +42,7 @@ Environment:
                               (e.g. `*.tmp,/data/,!keep.tmp`), on top of `.rewindignore`
 `REWIND_LS_BASELINE_SECONDS`  time budget of a baseline taken by a hook (default 10; 0 = no limit)
 `REWIND_LS_SCAN`              `0` turns workspace scans off (edit tools are still recorded)
+`REWIND_LS_SCAN_CACHE`        `0` lists every folder at every scan (no folder cache)
 """
 
 from __future__ import annotations
@@ -52,7 +58,10 @@ from rewind_ls.core.store import ABSENT, ABSENT_VERSION, FILE, RAW, TOO_LARGE, Z
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import Any
+
+    from rewind_ls.core.ignore import IgnoreRules, RuleSet
 
     # (what: "changes" | "baseline", files done, files to do); called from the scanning thread.
     Progress = Callable[[str, int, int], None]
@@ -259,6 +268,224 @@ def shell_finished(store: Store, session_id: str, tool_use_id: str | None = None
         )
 
 
+class _Invalid(Exception):
+    """The directory cache no longer describes the ignore rules: walk without it."""
+
+
+# Per directory (root-relative prefix, "" or "a/b/"): (mtime_ns or None when too recent to trust,
+# inode, file names, subdirectory names (both not ignored), .gitignore signature, info/exclude
+# signature or None when the folder is not a repository). A signature is (size, mtime_ns, inode).
+_DirEntry = tuple[
+    "int | None",
+    int,
+    tuple[str, ...],
+    tuple[str, ...],
+    "tuple[int, int, int] | None",
+    "tuple[int, int, int] | None",
+]
+_CACHE_NAME = "scan-dirs.v1"
+
+
+def _sig(path: str, racy_from: int) -> tuple[int, int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat_mod.S_ISREG(st.st_mode):
+        return None
+    # A file changed within the timestamp tick could change again unseen: never matches.
+    mtime = st.st_mtime_ns if st.st_mtime_ns < racy_from else -1
+    return (st.st_size, mtime, st.st_ino)
+
+
+class _CachedWalk:
+    """The same files as `core.walk.walk`, without listing folders whose listing cannot have changed.
+
+    A folder's mtime changes whenever an entry is created, deleted or renamed in it, so a folder
+    whose (mtime, inode) match the cache has the same names as last time; only its files are
+    `lstat`ed, and no ignore pattern is evaluated. Folders that changed are listed and filtered with
+    the very rules the walk uses (`ignore.enter_dir` / `excluded`). Ignore rules live in files that
+    change in place (`.gitignore`, `info/exclude`, `.rewindignore`): their signatures are part of
+    the cache, and any difference (or a folder becoming or ceasing to be a repository, or gaining
+    or losing a `.gitignore`) discards the whole cache. This is what git's untracked cache does.
+    """
+
+    def __init__(
+        self,
+        root: str,
+        rules: IgnoreRules,
+        skip: frozenset[str],
+        cache: dict[str, _DirEntry] | None,
+        racy_from: int,
+    ) -> None:
+        self.root = root
+        self.rules = rules
+        self.skip = skip
+        self.old = cache or {}
+        self.new: dict[str, _DirEntry] = {}
+        self.racy_from = racy_from
+        self.listed = 0  # folders listed (not answered from the cache)
+        self._sets: dict[str, tuple[RuleSet, ...]] = {}
+
+    def _dirsets(self, prefix: str) -> tuple[RuleSet, ...]:
+        """Rule sets in force for the children of `prefix`, as the walk computes them."""
+        got = self._sets.get(prefix)
+        if got is None:
+            if prefix:
+                parent = prefix[: prefix.rstrip("/").rfind("/") + 1]
+                got = self.rules._context(prefix, self._dirsets(parent))
+            else:
+                got = self.rules._context("")
+            self._sets[prefix] = got
+        return got
+
+    def _exclude_sig(self, path: str) -> tuple[int, int, int]:
+        from rewind_ls.core.ignore import _gitdir
+
+        gitdir = _gitdir(path)
+        sig = _sig(os.path.join(gitdir, "info", "exclude"), self.racy_from) if gitdir else None
+        # A repository without an exclude file still differs from a plain folder.
+        return sig if sig is not None else (0, 0, 0)
+
+    def walk(self) -> Iterator[tuple[str, os.stat_result]]:
+        from rewind_ls.core.ignore import excluded
+
+        stack = [""]
+        lstat = os.lstat
+        join = os.path.join
+        while stack:
+            prefix = stack.pop()
+            path = join(self.root, prefix) if prefix else self.root
+            try:
+                dst = lstat(path)
+            except OSError:
+                continue
+            e = self.old.get(prefix)
+            mtime = dst.st_mtime_ns if dst.st_mtime_ns < self.racy_from else None
+            if (
+                e is not None
+                and e[0] is not None
+                and e[0] == dst.st_mtime_ns
+                and e[1] == dst.st_ino
+            ):
+                gi = _sig(join(path, ".gitignore"), self.racy_from) if e[4] is not None else None
+                if gi != e[4] or (gi is not None and gi[1] < 0):
+                    raise _Invalid(f"{prefix or '.'}/.gitignore changed")
+                if e[5] is not None and self._exclude_sig(path) != e[5]:
+                    raise _Invalid(f"{prefix or '.'}: info/exclude changed")
+                files, dirs = e[2], e[3]
+                self.new[prefix] = e
+            else:
+                self.listed += 1
+                try:
+                    with os.scandir(path) as it:
+                        entries = list(it)
+                except OSError:
+                    continue
+                is_repo = any(x.name == ".git" for x in entries)
+                gi = _sig(join(path, ".gitignore"), self.racy_from)
+                ex = self._exclude_sig(path) if is_repo else None
+                # Cached listings below were filtered with this folder's rules as they were.
+                if e is not None and (e[4] != gi or e[5] != ex):
+                    raise _Invalid(f"{prefix or '.'}: its ignore rules or repository changed")
+                sets = self.rules.top + self._dirsets(prefix)
+                fl: list[str] = []
+                dl: list[str] = []
+                for x in entries:
+                    name = x.name
+                    if name == ".git":
+                        continue
+                    rel = prefix + name
+                    try:
+                        if x.is_dir(follow_symlinks=False):
+                            if rel in self.skip or (sets and excluded(sets, rel, name, True)):
+                                continue
+                            dl.append(name)
+                        elif x.is_file(follow_symlinks=False):
+                            if sets and excluded(sets, rel, name, False):
+                                continue
+                            fl.append(name)
+                    except OSError:
+                        continue
+                files, dirs = tuple(fl), tuple(dl)
+                self.new[prefix] = (mtime, dst.st_ino, files, dirs, gi, ex)
+            base = (
+                path.rstrip("/") + "/"
+            )  # plain concatenation: os.path.join costs as much as lstat
+            for name in files:
+                try:
+                    st = lstat(base + name)
+                except OSError:
+                    continue  # vanished since the listing
+                if st.st_mode & 0o170000 == 0o100000:  # S_ISREG, without a call per file
+                    yield prefix + name, st
+            stack.extend(prefix + d + "/" for d in reversed(dirs))
+
+
+def _load_dir_cache(store: Store, fingerprint: object) -> dict[str, _DirEntry] | None:
+    import marshal
+
+    try:
+        with open(os.path.join(store.path, _CACHE_NAME), "rb") as f:
+            data = marshal.load(f)
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(data, tuple) or len(data) != 2 or data[0] != fingerprint:
+        return None
+    cache = data[1]
+    return cache if isinstance(cache, dict) else None
+
+
+def _save_dir_cache(store: Store, fingerprint: object, cache: dict[str, _DirEntry]) -> None:
+    import marshal
+
+    path = os.path.join(store.path, _CACHE_NAME)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    data: Any = (fingerprint, cache)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            marshal.dump(data, f)
+        os.replace(tmp, path)  # atomic: a concurrent scan reads the old or the new cache
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _walk_files(
+    store: Store, rules: IgnoreRules, patterns: Sequence[str], start_ns: int
+) -> Iterator[tuple[str, os.stat_result]]:
+    """Every non-ignored regular file with its lstat: `core.walk.walk`'s answer, from the folder
+    cache when it is valid (`REWIND_LS_SCAN_CACHE=0` turns the cache off)."""
+    from rewind_ls.core.walk import _relative_skips, walk
+
+    skip_dirs = _skip_dirs(store)
+    if os.environ.get("REWIND_LS_SCAN_CACHE", "1") == "0":
+        yield from walk(store.root, rules, skip_dirs)
+        return
+    root = store.root
+    racy_from = start_ns - _RACY_NS
+    skip = _relative_skips(root, skip_dirs)
+    rewindignore = _sig(os.path.join(root, ".rewindignore"), racy_from)
+    fingerprint = (1, root, tuple(patterns), tuple(sorted(skip)), rewindignore)
+    cache = None
+    if rewindignore is None or rewindignore[1] >= 0:
+        cache = _load_dir_cache(store, fingerprint)
+    walker = _CachedWalk(root, rules, skip, cache, racy_from)
+    found: list[tuple[str, os.stat_result]] = []
+    try:
+        # Collected first: an invalid cache is found part-way, and the walk then starts over.
+        found.extend(walker.walk())
+    except _Invalid:
+        walker = _CachedWalk(root, rules, skip, None, racy_from)
+        found = list(walker.walk())
+    if walker.listed or walker.new.keys() != walker.old.keys():
+        _save_dir_cache(store, fingerprint, walker.new)
+    yield from found
+
+
 def _skip_dirs(store: Store) -> list[str]:
     # The store normally lives outside the workspace; REWIND_LS_HOME may point inside it.
     return [store.path, config.home_dir()]
@@ -282,7 +509,6 @@ def scan(
     reports reading.
     """
     from rewind_ls.core.ignore import IgnoreRules
-    from rewind_ls.core.walk import walk
 
     started = time.monotonic()
     start_ns = time.time_ns()
@@ -319,7 +545,7 @@ def scan(
     patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
     rules = IgnoreRules.load(root, patterns)
     pop = known.pop
-    for rel, st in walk(root, rules, _skip_dirs(store)):
+    for rel, st in _walk_files(store, rules, patterns, start_ns):
         result.files += 1
         k = pop(rel, None)
         if (

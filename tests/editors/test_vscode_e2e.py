@@ -28,7 +28,14 @@ for p in (HERE, HERE.parent):  # vscode_support, and support.agent (tests/ has n
         sys.path.insert(0, str(p))
 
 from support.agent import FakeClaude  # noqa: E402
-from vscode_support import REPO, code_server, python_for_server, require_tools, run_driver  # noqa: E402
+from vscode_support import (  # noqa: E402
+    REPO,
+    base_profile_settings,
+    code_server,
+    python_for_server,
+    require_tools,
+    run_driver,
+)
 
 pytestmark = pytest.mark.editor
 
@@ -45,7 +52,7 @@ def _obs(result: dict[str, Any], label: str) -> dict[str, Any]:
     raise AssertionError(f"no observation {label!r}; driver log:\n{result['log']}")
 
 
-def _two_turns(tmp_path: Path) -> tuple[Path, Path]:
+def _two_turns(tmp_path: Path) -> tuple[Path, Path, FakeClaude]:
     """A workspace with a.txt (before the agent) and notes.txt (never touched by the agent), and two
     agent turns recorded through the real hook: turn 1 edits a.txt and creates b.txt, turn 2 edits
     a.txt again."""
@@ -59,21 +66,31 @@ def _two_turns(tmp_path: Path) -> tuple[Path, Path]:
     agent.turn("first prompt: bump alpha and add beta", {"a.txt": A1, "b.txt": B1})
     agent.turn("second prompt: bump alpha again", {"a.txt": A2})
     assert (ws / "a.txt").read_text() == A2
-    return ws, home
+    return ws, home, agent
+
+
+def _settings(agent: FakeClaude, server_command: list[str]) -> dict[str, Any]:
+    """The extension's settings for a test (the rest of the profile is in vscode_support): the
+    server sees the same store and Claude Code folder as the agent's hook."""
+    return {
+        "rewind.server.command": server_command,
+        "rewind.server.env": {**agent.env, "PYTHONPATH": str(REPO)},
+        "rewind.trace.server": "messages",
+    }
 
 
 def _run_vscode(
-    tmp_path: Path, ws: Path, home: Path, steps: list[dict[str, Any]]
+    tmp_path: Path,
+    ws: Path,
+    agent: FakeClaude,
+    steps: list[dict[str, Any]],
+    server_command: list[str] | None = None,
 ) -> dict[str, Any]:
     """Runs the driver steps in a fresh code-server on `ws`; fails with the driver's log and the
     extension's output when a step failed or a conflict dialog showed up uninvited."""
     tools = require_tools()
-    env = {"REWIND_LS_HOME": str(home), "PYTHONPATH": str(REPO)}
-    settings = {
-        "rewind.server.command": python_for_server(),
-        "rewind.server.env": env,
-        "rewind.trace.server": "messages",
-    }
+    settings = _settings(agent, server_command or python_for_server())
+    env: dict[str, str] = settings["rewind.server.env"]
     with code_server(tmp_path / "vscode", env, settings, tools["node"]) as cs:
         url = cs.start(ws)
         config = {"url": url, "workspace": str(ws), "chromium": tools["chromium"], "steps": steps}
@@ -87,7 +104,7 @@ def _run_vscode(
 
 
 def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
-    ws, home = _two_turns(tmp_path)
+    ws, _, agent = _two_turns(tmp_path)
     steps: list[dict[str, Any]] = [
         {"do": "open-workbench"},
         {"do": "wait-status", "text": "2 turns"},
@@ -110,7 +127,7 @@ def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
         {"do": "wait-clean", "file": "a.txt"},
         {"do": "observe", "label": "after-undo", "files": ["a.txt", "b.txt", "notes.txt"]},
     ]
-    result = _run_vscode(tmp_path, ws, home, steps)
+    result = _run_vscode(tmp_path, ws, agent, steps)
 
     picker = _obs(result, "picker:#1")["rows"]
     assert any(r.startswith("#2") and "second prompt" in r for r in picker), picker
@@ -155,7 +172,7 @@ def test_timeline_lenses_diff_and_conflict_choice_in_vscode(tmp_path: Path) -> N
     """The timeline document with the server's code lenses; its "Diff" lens opens VS Code's diff
     editor (through the extension's `rewind:` documents); a rewind over an unsaved edit of a file
     the agent changed shows the conflict dialog, and "Skip Conflicts" restores only the rest."""
-    ws, home = _two_turns(tmp_path)
+    ws, _, agent = _two_turns(tmp_path)
     lens = ".codelens-decoration a"
     steps: list[dict[str, Any]] = [
         {"do": "open-workbench"},
@@ -182,7 +199,7 @@ def test_timeline_lenses_diff_and_conflict_choice_in_vscode(tmp_path: Path) -> N
         {"do": "wait-disk", "file": "b.txt", "content": None},
         {"do": "observe", "label": "after-skip", "files": ["a.txt", "b.txt"]},
     ]
-    result = _run_vscode(tmp_path, ws, home, steps)
+    result = _run_vscode(tmp_path, ws, agent, steps)
     ctx = result["context"]
 
     lenses = _obs(result, "lenses")["texts"]
@@ -207,6 +224,55 @@ def test_timeline_lenses_diff_and_conflict_choice_in_vscode(tmp_path: Path) -> N
     assert after["a.txt"]["editor"].startswith("mine"), after
     assert (ws / "a.txt").read_bytes() == A2.encode()
     assert not (ws / "b.txt").exists()
+
+
+def test_start_error_restart_live_turns_and_conversation_in_vscode(tmp_path: Path) -> None:
+    """A server command that cannot start gives a notification that says how to fix it; fixing the
+    setting (in the settings editor) restarts the server; a turn the agent records while VS Code is
+    open shows up in the status bar (rewind/didChangeTurns); a conversation rewind shows the resume
+    command with its actions."""
+    ws, home, agent = _two_turns(tmp_path)
+    third_turn = (
+        "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
+        "from support.agent import FakeClaude; "
+        "FakeClaude(Path(sys.argv[2]), Path(sys.argv[3]), session_id=sys.argv[4])"
+        ".turn('third prompt: add gamma', {'c.txt': 'gamma\\n'})"
+    )
+    record = [sys.executable, "-c", third_turn, str(HERE.parent), str(ws), str(home)]
+    message = ".notifications-toasts .notification-list-item-message"
+    buttons = ".notifications-toasts .notification-list-item-buttons-container .monaco-button"
+    bad = ["/nonexistent/rewind-ls", "serve"]
+    good = _settings(agent, python_for_server())
+    steps: list[dict[str, Any]] = [
+        {"do": "open-workbench"},
+        {"do": "wait-for", "selector": message, "text": "could not start the language server"},
+        {"do": "observe-texts", "label": "start-error", "selector": message, "settleMs": 300},
+        {"do": "screenshot", "name": "vscode-start-error.png"},
+        {"do": "edit-user-settings", "settings": {**base_profile_settings(), **good}},
+        {"do": "wait-status", "text": "2 turns"},
+        {"do": "exec", "argv": [*record, agent.session_id]},
+        {"do": "wait-status", "text": "3 turns"},
+        {"do": "command", "title": "Rewind: Rewind to Turn..."},
+        {"do": "pick", "row": "#2", "filter": "second prompt"},
+        {"do": "pick", "row": "Conversation only"},
+        {"do": "wait-for", "selector": message, "text": "Resume it with"},
+        {"do": "observe-texts", "label": "conversation", "selector": message, "settleMs": 300},
+        {"do": "observe-texts", "label": "buttons", "selector": buttons},
+        {"do": "screenshot", "name": "vscode-conversation.png"},
+    ]
+    result = _run_vscode(tmp_path, ws, agent, steps, server_command=bad)
+    ctx = result["context"]
+
+    start_error = " ".join(_obs(result, "start-error")["texts"])
+    assert "/nonexistent/rewind-ls serve" in start_error, f"{start_error}\n{ctx}"
+    assert "rewind.server.command" in start_error, start_error
+
+    conversation = " ".join(_obs(result, "conversation")["texts"])
+    assert "claude --resume" in conversation, f"{conversation}\n{ctx}"
+    assert {"Copy", "Open in Terminal"} <= {b.strip() for b in _obs(result, "buttons")["texts"]}
+    # A conversation-only rewind leaves the files alone.
+    assert (ws / "a.txt").read_text() == A2
+    assert (ws / "c.txt").read_text() == "gamma\n"
 
 
 def test_extension_npm_test() -> None:

@@ -63,9 +63,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def write_profile(user_data: Path, settings: Mapping[str, Any]) -> None:
-    """A fresh user profile: no trust dialog, no welcome page, no preview tabs, plus `settings`."""
-    base: dict[str, Any] = {
+def base_profile_settings() -> dict[str, Any]:
+    """User settings of a test profile: no trust dialog, no welcome page, no preview tabs, quiet."""
+    return {
         "security.workspace.trust.enabled": False,
         "workbench.startupEditor": "none",
         "workbench.editor.enablePreview": False,
@@ -83,9 +83,22 @@ def write_profile(user_data: Path, settings: Mapping[str, Any]) -> None:
         "chat.disableAIFeatures": True,
         "workbench.secondarySideBar.defaultVisibility": "hidden",
         "window.restoreWindows": "none",
+        # The driver types whole texts (settings JSON): no auto-closing or auto-indent on the way.
+        "editor.autoClosingBrackets": "never",
+        "editor.autoClosingQuotes": "never",
+        "editor.autoSurround": "never",
+        "editor.autoIndent": "none",
+        "editor.formatOnType": False,
+        "editor.acceptSuggestionOnEnter": "off",
+        "editor.quickSuggestions": {"other": False, "comments": False, "strings": False},
     }
+
+
+def write_profile(user_data: Path, settings: Mapping[str, Any]) -> None:
+    """A fresh user profile: the base settings plus `settings`."""
     (user_data / "User").mkdir(parents=True, exist_ok=True)
-    (user_data / "User" / "settings.json").write_text(json.dumps({**base, **settings}, indent=2))
+    merged = {**base_profile_settings(), **settings}
+    (user_data / "User" / "settings.json").write_text(json.dumps(merged, indent=2))
 
 
 class CodeServer:

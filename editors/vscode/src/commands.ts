@@ -8,6 +8,7 @@ import {
   pickerEntries,
   resultReport,
   scopeItems,
+  type Severity,
 } from './format';
 import {
   type FileChange,
@@ -61,7 +62,7 @@ export class Commands {
         if (again) qp.activeItems = [again];
       } catch (e) {
         qp.hide();
-        void vscode.window.showErrorMessage(`Rewind: ${errorText(e)}`);
+        void this.say('error', `Rewind: ${errorText(e)}`);
       } finally {
         qp.busy = false;
       }
@@ -134,7 +135,7 @@ export class Commands {
     if (fileUri) {
       file = turn.files.find((f) => f.uri === fileUri) ?? { path: vscode.workspace.asRelativePath(vscode.Uri.parse(fileUri)), uri: fileUri, change: 'modified' };
     } else if (turn.files.length === 0) {
-      void vscode.window.showInformationMessage(`Rewind: turn #${turn.number} changed no file.`);
+      void this.say('info', `Rewind: turn #${turn.number} changed no file.`);
       return;
     } else if (turn.files.length === 1) {
       file = turn.files[0];
@@ -172,7 +173,7 @@ export class Commands {
       const t = s.turns.find((t) => t.id === turnId);
       if (t) return t;
     }
-    void vscode.window.showErrorMessage(`Rewind: unknown turn ${turnId}`);
+    void this.say('error', `Rewind: unknown turn ${turnId}`);
     return undefined;
   }
 
@@ -183,7 +184,7 @@ export class Commands {
       if (scope !== 'code' && preview.conversation && !preview.conversation.available) {
         const reason = preview.conversation.reason ?? 'the conversation cannot be rewound';
         if (scope === 'conversation') {
-          void vscode.window.showWarningMessage(`Rewind: ${reason}`);
+          void this.say('warning', `Rewind: ${reason}`);
           return;
         }
         const go = await vscode.window.showWarningMessage(
@@ -237,7 +238,7 @@ export class Commands {
         run,
       );
     } catch (e) {
-      void vscode.window.showErrorMessage(`Rewind: ${errorText(e)}`);
+      void this.say('error', `Rewind: ${errorText(e)}`);
       return undefined;
     }
     const docs = new Map(vscode.workspace.textDocuments.map((d) => [d.uri.fsPath, d] as const));
@@ -254,14 +255,26 @@ export class Commands {
     return result;
   }
 
+  /** A notification, also written to Output › Rewind (toasts without buttons disappear). */
+  private say(severity: Severity, text: string, ...items: string[]): Thenable<string | undefined> {
+    this.server.output.appendLine(`[${severity}] ${text}`);
+    const show =
+      severity === 'error'
+        ? vscode.window.showErrorMessage
+        : severity === 'warning'
+          ? vscode.window.showWarningMessage
+          : vscode.window.showInformationMessage;
+    return show(text, ...items);
+  }
+
   private report(result: RestoreResult): void {
     const { severity, text } = resultReport(result);
     if (severity === 'error') {
-      void vscode.window.showErrorMessage(text, 'Show Output').then((c) => c && this.server.output.show());
+      void this.say('error', text, 'Show Output').then((c) => c && this.server.output.show());
     } else if (severity === 'warning') {
-      void vscode.window.showWarningMessage(text);
+      void this.say('warning', text);
     } else if (!result.conversation) {
-      void vscode.window.showInformationMessage(text);
+      void this.say('info', text);
     }
     if (result.conversation) void this.showConversation(result);
   }
@@ -270,9 +283,18 @@ export class Commands {
     const fork = result.conversation;
     if (!fork) return;
     const prompt = result.prompt ?? fork.prompt;
-    if (prompt) await vscode.env.clipboard.writeText(prompt);
-    const choice = await vscode.window.showInformationMessage(
-      `Rewind: conversation forked before the prompt${prompt ? ' (the prompt is on the clipboard)' : ''}. Resume it with: ${fork.resumeCommand}`,
+    let copied = false;
+    if (prompt) {
+      try {
+        await vscode.env.clipboard.writeText(prompt);
+        copied = true;
+      } catch (e) {
+        this.server.output.appendLine(`could not put the prompt on the clipboard: ${errorText(e)}`);
+      }
+    }
+    const choice = await this.say(
+      'info',
+      `Rewind: conversation forked before the prompt${copied ? ' (the prompt is on the clipboard)' : ''}. Resume it with: ${fork.resumeCommand}`,
       'Copy',
       'Open in Terminal',
     );

@@ -19,7 +19,9 @@ import { describeStartError, displayCommand, findOnPath, resolveServerCommand, t
 /** A LanguageClient that leaves the start-failure notification to us (ours says how to fix it). */
 class RewindLanguageClient extends LanguageClient {
   public override error(message: string, data?: unknown, showNotification?: boolean | 'force'): void {
-    if (message.includes("couldn't create connection to server")) showNotification = false;
+    if (message.includes("couldn't create connection to server") || message.startsWith('Server initialization failed')) {
+      showNotification = false;
+    }
     super.error(message, data, showNotification);
   }
 }
@@ -128,17 +130,21 @@ export class RewindServer implements vscode.Disposable {
       this.turnsChanged.fire(params);
     });
     this.client = client;
+    let startError: unknown;
     try {
       await client.start();
     } catch (e) {
-      if (generation === this.generation) {
-        this.client = undefined;
-        this.showStartError(startFailureMessage(cmd, describeStartError(errorText(e))));
-        void client.dispose(1000).catch(() => undefined);
-      }
-      return false;
+      startError = e ?? 'unknown error';
     }
     if (generation !== this.generation) return false;
+    // start() can resolve although the server died during initialization (the client stopped itself).
+    if (startError !== undefined || !client.isRunning()) {
+      this.client = undefined;
+      const why = startError !== undefined ? errorText(startError) : 'the server exited while starting';
+      this.showStartError(startFailureMessage(cmd, describeStartError(why)));
+      void client.dispose(1000).catch(() => undefined);
+      return false;
+    }
     this.output.appendLine('language server running');
     this.turnsChanged.fire(undefined);
     return true;

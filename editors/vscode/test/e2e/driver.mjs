@@ -10,6 +10,7 @@
 import { chromium } from 'playwright-core';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
 
 const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const TIMEOUT = config.timeoutMs ?? 30000;
@@ -231,6 +232,26 @@ async function main() {
         }
         case 'click': {
           await page.locator(step.selector, step.text ? { hasText: step.text } : undefined).nth(step.nth ?? 0).click();
+          break;
+        }
+        case 'exec': {
+          // A process outside the editor (an agent turn through the hook, an edit of the settings file).
+          const r = spawnSync(step.argv[0], step.argv.slice(1), { encoding: 'utf8', timeout: 60000 });
+          observations.push({ label: step.label ?? 'exec', status: r.status, stdout: r.stdout, stderr: r.stderr });
+          if (r.status !== 0) throw new Error(`${step.argv.join(' ')} exited ${r.status}: ${r.stderr}`);
+          break;
+        }
+        case 'edit-user-settings': {
+          // As a person would: "Preferences: Open User Settings (JSON)", replace the text, save.
+          await runCommand(page, 'Preferences: Open User Settings (JSON)');
+          await until('settings.json to be the active tab', async () =>
+            (await tab(page, 'settings.json').getAttribute('class'))?.includes('active'));
+          await page.locator('.editor-group-container.active .editor-instance .monaco-editor .view-lines').first().click();
+          await page.keyboard.press('Control+A');
+          await page.keyboard.insertText(JSON.stringify(step.settings)); // one line: no auto-indent
+          await page.keyboard.press('Control+S');
+          await until('settings.json to be saved', async () =>
+            !(await tab(page, 'settings.json').getAttribute('class'))?.split(/\s+/).includes('dirty'));
           break;
         }
         case 'press': {

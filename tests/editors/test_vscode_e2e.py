@@ -230,7 +230,7 @@ def test_start_error_restart_live_turns_and_conversation_in_vscode(tmp_path: Pat
     """A server command that cannot start gives a notification that says how to fix it; fixing the
     setting (in the settings editor) restarts the server; a turn the agent records while VS Code is
     open shows up in the status bar (rewind/didChangeTurns); a conversation rewind shows the resume
-    command with its actions."""
+    command with its actions; "Revert Turn..." undoes one turn."""
     ws, home, agent = _two_turns(tmp_path)
     third_turn = (
         "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
@@ -259,6 +259,10 @@ def test_start_error_restart_live_turns_and_conversation_in_vscode(tmp_path: Pat
         {"do": "observe-texts", "label": "conversation", "selector": message, "settleMs": 300},
         {"do": "observe-texts", "label": "buttons", "selector": buttons},
         {"do": "screenshot", "name": "vscode-conversation.png"},
+        # Revert only turn 3 (it created c.txt): c.txt goes, the rest stays.
+        {"do": "command", "title": "Rewind: Revert Turn..."},
+        {"do": "pick", "row": "#3", "filter": "third prompt"},
+        {"do": "wait-disk", "file": "c.txt", "content": None},
     ]
     result = _run_vscode(tmp_path, ws, agent, steps, server_command=bad)
     ctx = result["context"]
@@ -270,9 +274,10 @@ def test_start_error_restart_live_turns_and_conversation_in_vscode(tmp_path: Pat
     conversation = " ".join(_obs(result, "conversation")["texts"])
     assert "claude --resume" in conversation, f"{conversation}\n{ctx}"
     assert {"Copy", "Open in Terminal"} <= {b.strip() for b in _obs(result, "buttons")["texts"]}
-    # A conversation-only rewind leaves the files alone.
+    # The conversation-only rewind left the files alone; the revert of turn 3 removed c.txt only.
     assert (ws / "a.txt").read_text() == A2
-    assert (ws / "c.txt").read_text() == "gamma\n"
+    assert (ws / "b.txt").read_text() == B1
+    assert not (ws / "c.txt").exists()
 
 
 def test_extension_npm_test() -> None:

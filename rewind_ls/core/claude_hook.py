@@ -73,8 +73,9 @@ def parse(raw: bytes) -> dict[str, Any]:
         raise BadInput("hook payload: stdin was empty (expected one JSON object from Claude Code)")
     try:
         payload = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadInput(f"hook payload: not valid JSON ({exc})") from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        # RecursionError: nested deeper than the parser allows; still just bad JSON to the agent.
+        raise BadInput(f"hook payload: not valid JSON ({type(exc).__name__}: {exc})") from None
     if not isinstance(payload, dict):
         raise BadInput(f"hook payload: expected a JSON object, got {type(payload).__name__}")
     return payload

@@ -28,6 +28,10 @@ sys.path.insert(0, os.path.dirname(HERE))
 from bench.workloads import change_line, make_big_text, make_tree  # noqa: E402
 
 PY = sys.executable
+# Environment of every process the bench starts; main() points Python's bytecode cache into the
+# bench's temporary folder, as an installed package has its .pyc files (a development shell with
+# PYTHONDONTWRITEBYTECODE=1 would otherwise compile rewind-ls from source in every hook).
+BASE_ENV: dict[str, str] = dict(os.environ)
 
 
 class Sizes:
@@ -173,7 +177,7 @@ class Agent:
         self.ws = ws
         self.home = home
         self.session = session
-        self.env = {**os.environ, "REWIND_LS_HOME": home, **env}
+        self.env = {**BASE_ENV, "REWIND_LS_HOME": home, **env}
 
     def hook(self, event: str, **fields: Any) -> float:
         payload = {
@@ -231,7 +235,7 @@ def bench_hook(tmp: str, sizes: Sizes, runs: int) -> Row:
         ours.append(
             agent.hook("PreToolUse", tool_name="Write", tool_input=tool_input, tool_use_id=f"w{i}")
         )
-        base.append(timed(lambda: run([PY, "-c", "pass"])))
+        base.append(timed(lambda: run([PY, "-c", "pass"], env=BASE_ENV)))
     return Row(
         "hook latency: PreToolUse recording a 100 KB file (vs python -c pass)",
         median(ours),
@@ -480,13 +484,13 @@ def bench_server(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[Ro
     if not _server_available():
         return [Row(n, None, None, "s", note="n/a (server not available)") for n in names]
     try:
-        return _bench_server(tmp, sizes, runs)
+        return _bench_server(tmp, sizes, runs, notes)
     except Exception as exc:  # the server is young: report, keep the other figures
         notes.append(f"server figures failed: {exc}")
         return [Row(n, None, None, "s", note="n/a (server failed, see notes)") for n in names]
 
 
-def _bench_server(tmp: str, sizes: Sizes, runs: int) -> list[Row]:
+def _bench_server(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[Row]:
     from bench.rpc import LspClient
 
     rows = []
@@ -509,7 +513,7 @@ def _bench_server(tmp: str, sizes: Sizes, runs: int) -> list[Row]:
             with open(os.path.join(ws, "src", f"m{i}.ts"), "a") as f:
                 f.write("// changed\n")
         rec.end_turn("bench")
-    env = {**os.environ, "REWIND_LS_HOME": home}
+    env = {**BASE_ENV, "REWIND_LS_HOME": home}
     client = LspClient(ws, env)
     times = []
     statuses = set()
@@ -525,6 +529,9 @@ def _bench_server(tmp: str, sizes: Sizes, runs: int) -> list[Row]:
             client.request("rewind/undo", {})
     finally:
         client.close()
+    notes.append(
+        f"language server restore: status {sorted(statuses)} (closed files written by the server)"
+    )
     rows.append(
         Row(
             f"restore a {sizes.lsp_restore_files}-file turn through the language server",
@@ -540,7 +547,7 @@ def _bench_server(tmp: str, sizes: Sizes, runs: int) -> list[Row]:
         home = os.path.join(tmp, f"turns-{count}-home")
         os.makedirs(ws)
         _fill_turns(ws, home, count)
-        client = LspClient(ws, {**os.environ, "REWIND_LS_HOME": home})
+        client = LspClient(ws, {**BASE_ENV, "REWIND_LS_HOME": home})
         try:
             client.initialize()
             times = []
@@ -589,6 +596,9 @@ def main(argv: list[str] | None = None) -> int:
     notes: list[str] = []
     rows: list[Row] = []
     started = time.perf_counter()
+    BASE_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+    BASE_ENV["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
+    run([PY, "-m", "compileall", "-q", os.path.dirname(HERE) + "/rewind_ls"], env=BASE_ENV)
     git_version = run(["git", "--version"]).stdout.decode().strip()
     print(
         f"rewind-ls bench{' (smoke)' if args.smoke else ''}: {runs} run(s) per figure, median; "

@@ -475,3 +475,27 @@ def test_folder_cache_lists_exactly_what_the_walk_lists(ws: Path, store: Store) 
         got = {rel for rel, _ in scan_mod._walk_files(store, rules, [], time.time_ns())}
         assert got == expected, (history, got ^ expected)
         history.append(mutate(step))
+
+
+def test_reverse_deltas_keep_a_much_edited_file_small(ws: Path, store: Store) -> None:
+    """Each turn stores the newest version whole and re-encodes the previous one as a delta against
+    it; the store must not keep a page per old version (it did, updating rows in place)."""
+    import zlib
+
+    lines = [f"line {i}: {hashlib.sha256(str(i).encode()).hexdigest()}\n" for i in range(4000)]
+    target = ws / "big.txt"
+    target.write_text("".join(lines))
+    whole = len(zlib.compress(target.read_bytes(), 6))
+    rec = Recorder(store)
+    rec.attribute_outside_changes()
+    for i in range(120):
+        rec.begin_turn("A", f"turn {i}")
+        lines[(i * 97) % len(lines)] = f"changed in turn {i}\n"
+        target.write_text("".join(lines))
+        rec.end_turn("A")
+    codecs = dict(store.conn.execute("SELECT codec, count(*) FROM blobs GROUP BY codec").fetchall())
+    assert codecs == {1: 1, 2: 120}  # one whole version, every older one a delta
+    pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+    size = pages * store.conn.execute("PRAGMA page_size").fetchone()[0]
+    # Two whole versions (the newest, and the free pages the next one reuses), deltas, turns.
+    assert size < 3 * whole + 100_000, (size, whole)

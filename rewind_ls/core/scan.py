@@ -273,17 +273,18 @@ class _Invalid(Exception):
 
 
 # Per directory (root-relative prefix, "" or "a/b/"): (mtime_ns or None when too recent to trust,
-# inode, file names, subdirectory names (both not ignored), .gitignore signature, info/exclude
+# inode, file names, subdirectory names (both not ignored, each list NUL-joined: one string per
+# folder loads several times faster than a tuple of names), .gitignore signature, info/exclude
 # signature or None when the folder is not a repository). A signature is (size, mtime_ns, inode).
 _DirEntry = tuple[
     "int | None",
     int,
-    tuple[str, ...],
-    tuple[str, ...],
+    str,
+    str,
     "tuple[int, int, int] | None",
     "tuple[int, int, int] | None",
 ]
-_CACHE_NAME = "scan-dirs.v1"
+_CACHE_NAME = "scan-dirs.v2"
 
 
 def _sig(path: str, racy_from: int) -> tuple[int, int, int] | None:
@@ -373,7 +374,8 @@ class _CachedWalk:
                     raise _Invalid(f"{prefix or '.'}/.gitignore changed")
                 if e[5] is not None and self._exclude_sig(path) != e[5]:
                     raise _Invalid(f"{prefix or '.'}: info/exclude changed")
-                files, dirs = e[2], e[3]
+                files = e[2].split("\0") if e[2] else ()
+                dirs = e[3].split("\0") if e[3] else ()
                 self.new[prefix] = e
             else:
                 self.listed += 1
@@ -407,8 +409,8 @@ class _CachedWalk:
                             fl.append(name)
                     except OSError:
                         continue
-                files, dirs = tuple(fl), tuple(dl)
-                self.new[prefix] = (mtime, dst.st_ino, files, dirs, gi, ex)
+                files, dirs = fl, dl
+                self.new[prefix] = (mtime, dst.st_ino, "\0".join(fl), "\0".join(dl), gi, ex)
             base = (
                 path.rstrip("/") + "/"
             )  # plain concatenation: os.path.join costs as much as lstat
@@ -469,7 +471,7 @@ def _walk_files(
     racy_from = start_ns - _RACY_NS
     skip = _relative_skips(root, skip_dirs)
     rewindignore = _sig(os.path.join(root, ".rewindignore"), racy_from)
-    fingerprint = (1, root, tuple(patterns), tuple(sorted(skip)), rewindignore)
+    fingerprint = (2, root, tuple(patterns), tuple(sorted(skip)), rewindignore)
     cache = None
     if rewindignore is None or rewindignore[1] >= 0:
         cache = _load_dir_cache(store, fingerprint)
@@ -696,11 +698,16 @@ def _process(
     return complete
 
 
+def _read_chunk(fulls: list[str], limit: int) -> list[_Read | str]:
+    return [_read_file(full, False, limit) for full in fulls]
+
+
 def _read_many(
     root: str, cands: list[_Candidate], limit: int, workers: int | None, deadline: float | None
 ) -> Iterable[tuple[_Candidate, _Read | str | None]]:
     """Read files in order, in a thread pool when there are many; (c, None) once past `deadline`."""
-    fulls = [os.path.join(root, *c.rel.split("/")) for c in cands]
+    base = root.rstrip("/") + "/"
+    fulls = [base + c.rel for c in cands]
     if len(cands) < _POOL_MIN or workers == 1:
         for c, full in zip(cands, fulls, strict=True):
             if deadline is not None and time.monotonic() > deadline:
@@ -711,23 +718,27 @@ def _read_many(
     from collections import deque
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    n = workers or min(8, (os.cpu_count() or 2) + 1)
-    window = n * 8  # bounded look-ahead: memory stays flat on huge trees
+    n = workers or max(2, min(8, os.cpu_count() or 2))
+    # Files go to the pool in chunks: one task per file costs more in executor overhead than
+    # hashing and compressing a typical 2 KB source file does.
+    chunk = 64
+    window = n * 4  # chunks in flight: bounded look-ahead, memory stays flat on huge trees
     with ThreadPoolExecutor(n, thread_name_prefix="rewind-ls-read") as pool:
-        pending: deque[tuple[_Candidate, Future[_Read | str]]] = deque()
-        it = iter(zip(cands, fulls, strict=True))
+        pending: deque[tuple[int, Future[list[_Read | str]]]] = deque()
         stopped = False
-        for c, full in it:
+        for start in range(0, len(cands), chunk):
             if deadline is not None and time.monotonic() > deadline:
                 stopped = True
                 break
-            pending.append((c, pool.submit(_read_file, full, False, limit)))
+            pending.append((start, pool.submit(_read_chunk, fulls[start : start + chunk], limit)))
             if len(pending) >= window:
-                c0, fut = pending.popleft()
-                yield c0, fut.result()
+                first, fut = pending.popleft()
+                for i, r in enumerate(fut.result()):
+                    yield cands[first + i], r
         while pending:
-            c0, fut = pending.popleft()
-            yield c0, fut.result()
+            first, fut = pending.popleft()
+            for i, r in enumerate(fut.result()):
+                yield cands[first + i], r
         if stopped:
             yield cands[0], None
 

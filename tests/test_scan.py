@@ -499,3 +499,20 @@ def test_reverse_deltas_keep_a_much_edited_file_small(ws: Path, store: Store) ->
     size = pages * store.conn.execute("PRAGMA page_size").fetchone()[0]
     # Two whole versions (the newest, and the free pages the next one reuses), deltas, turns.
     assert size < 3 * whole + 100_000, (size, whole)
+
+
+def test_oldest_version_of_a_much_edited_file_is_still_readable(store: Store) -> None:
+    """Each scan re-encodes the previous version as a delta against the new one: a file edited in
+    hundreds of turns has a delta chain that deep. Reading its oldest version must not recurse."""
+    lines = [f"line {i} with enough text to be worth a delta\n" for i in range(400)]
+    versions: list[tuple[str, bytes]] = []
+    previous = None
+    for i in range(1200):
+        lines[i % len(lines)] = f"changed in turn {i}\n"
+        data = "".join(lines).encode()
+        previous = store.put_blob(data, previous=previous)
+        versions.append((previous, data))
+    deltas = store.conn.execute("SELECT count(*) FROM blobs WHERE codec = 2").fetchone()[0]
+    assert deltas == len(versions) - 1
+    for h, data in (versions[0], versions[600], versions[-1]):
+        assert store.get_blob(h) == data

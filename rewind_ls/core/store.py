@@ -288,15 +288,37 @@ class Store:
             )
 
     def get_blob(self, h: str) -> bytes:
-        row = self.conn.execute(
-            "SELECT codec, base, data FROM blobs WHERE hash = ?", (h,)
-        ).fetchone()
-        if row is None:
-            raise CorruptBlob(h, "missing from the store")
-        return self._decode(h, row[0], row[2], row[1])
+        # Iterative, not recursive: each older version of a file is a delta against the next newer
+        # one, so a much-edited file's chain is as deep as its history (recursing, ~500 versions
+        # hit Python's recursion limit and the oldest ones could not be restored).
+        chain: list[tuple[str, int, bytes, str | None]] = []
+        cur = h
+        while True:
+            row = self.conn.execute(
+                "SELECT codec, base, data FROM blobs WHERE hash = ?", (cur,)
+            ).fetchone()
+            if row is None:
+                raise CorruptBlob(cur, "missing from the store")
+            chain.append((cur, row[0], row[2], row[1]))
+            if row[0] != DELTA or row[1] is None:
+                break
+            if len(chain) > 1_000_000:
+                raise CorruptBlob(h, "its chain of deltas never reaches a whole version")
+            cur = row[1]
+        data: bytes | None = None
+        for key, codec, payload, base in reversed(chain):
+            data = self._decode(key, codec, payload, base, base_data=data)
+        assert data is not None
+        return data
 
     def _decode(
-        self, h: str, codec: int, payload: bytes, base: str | None, depth: int = 0
+        self,
+        h: str,
+        codec: int,
+        payload: bytes,
+        base: str | None,
+        depth: int = 0,
+        base_data: bytes | None = None,
     ) -> bytes:
         try:
             if codec == RAW:
@@ -308,7 +330,8 @@ class Store:
                     raise CorruptBlob(h, "delta without a usable base")
                 from rewind_ls.core.delta import apply_delta
 
-                data = apply_delta(self.get_blob(base), zlib.decompress(payload))
+                source = base_data if base_data is not None else self.get_blob(base)
+                data = apply_delta(source, zlib.decompress(payload))
             else:
                 raise CorruptBlob(h, f"unknown codec {codec}")
         except (zlib.error, ValueError) as exc:

@@ -127,25 +127,10 @@ def _render_plan(plan: Any, out: Callable[[str], None]) -> None:
         out(line)
 
 
-def _plan_json(plan: Any) -> list[dict[str, Any]]:
-    return [
-        {
-            "path": pp.path,
-            "action": pp.action,
-            "added": pp.added,
-            "removed": pp.removed,
-            "binary": pp.binary,
-            "conflict": None
-            if pp.conflict is None
-            else {
-                "kind": pp.conflict.kind,
-                "message": pp.conflict.message,
-                "hunks": pp.conflict.hunks,
-            },
-        }
-        for pp in plan.paths
-        if pp.will_write or pp.conflict is not None
-    ]
+def _plan_json(plan: Any) -> list[dict[str, object]]:
+    from rewind_ls.core.plan import describe
+
+    return [describe(pp) for pp in plan.shown()]
 
 
 def _confirm(plan: Any, args: argparse.Namespace) -> tuple[bool, bool, bool]:

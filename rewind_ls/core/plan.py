@@ -96,6 +96,20 @@ class PathPlan:
         return self.action != "unchanged"
 
 
+def describe(pp: PathPlan) -> dict[str, object]:
+    """One path of a plan as plain data (the CLI's --json and the protocol's FilePreview share it)."""
+    return {
+        "path": pp.path,
+        "action": pp.action,
+        "added": pp.added,
+        "removed": pp.removed,
+        "binary": pp.binary,
+        "conflict": None
+        if pp.conflict is None
+        else {"kind": pp.conflict.kind, "message": pp.conflict.message, "hunks": pp.conflict.hunks},
+    }
+
+
 class Plan:
     def __init__(self, mode: str, turn: sqlite3.Row, label: str) -> None:
         self.mode = mode
@@ -109,6 +123,10 @@ class Plan:
 
     def changes(self) -> list[PathPlan]:
         return [p for p in self.paths if p.will_write]
+
+    def shown(self) -> list[PathPlan]:
+        """The paths a preview lists: those that would change and those in conflict."""
+        return [p for p in self.paths if p.will_write or p.conflict is not None]
 
 
 def disk_reader(root: str) -> Reader:

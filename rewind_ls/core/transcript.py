@@ -81,7 +81,8 @@ def prompt_text(line: dict[str, Any]) -> str | None:
     return None
 
 
-def _timestamp(line: dict[str, Any]) -> float | None:
+def timestamp(line: dict[str, Any]) -> float | None:
+    """A transcript line's `timestamp` (ISO 8601) as epoch seconds, or None."""
     stamp = line.get("timestamp")
     if not isinstance(stamp, str):
         return None
@@ -103,7 +104,7 @@ def find_prompt(lines: list[dict[str, Any]], prompt: str, started_at: float) -> 
         raise RewindError(f"the turn's prompt {prompt[:60]!r} is not in the transcript")
 
     def distance(line: dict[str, Any]) -> float:
-        ts = _timestamp(line)
+        ts = timestamp(line)
         return abs(ts - started_at) if ts is not None else float("inf")
 
     return min(candidates, key=distance)

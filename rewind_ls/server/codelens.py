@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from datetime import datetime
 from typing import Any
 
-from rewind_ls.core.transcript import prompt_text
+from rewind_ls.core.transcript import prompt_text, timestamp
 from rewind_ls.server.service import Service
 
 Lens = tuple[int, str, str, list[Any]]
@@ -46,15 +45,6 @@ def _timeline_lenses(service: Service, text: str) -> list[Lens]:
     return out
 
 
-def _stamp(value: Any) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def _transcript_lenses(service: Service, uri: str, text: str) -> list[Lens]:
     session_id = os.path.splitext(os.path.basename(uri))[0]
     session = service.store.session(session_id)
@@ -81,7 +71,7 @@ def _transcript_lenses(service: Service, uri: str, text: str) -> list[Lens]:
         candidates = by_prompt.get(prompt.strip())
         if not candidates:
             continue
-        when = _stamp(obj.get("timestamp"))
+        when = timestamp(obj)
         best = min(
             candidates,
             key=lambda t: abs(t["started_at"] - when) if when is not None else t["seq"],

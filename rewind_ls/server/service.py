@@ -22,6 +22,7 @@ from rewind_ls.core.plan import (
     REVERT,
     PathPlan,
     Plan,
+    describe,
     plan_revert,
     plan_rewind,
     plan_undo,
@@ -196,28 +197,7 @@ class Service:
         return plan_rewind(self.store, turn, reader, rels, label=f"rewind to turn {turn['number']}")
 
     def preview(self, plan: Plan) -> list[dict[str, Any]]:
-        out = []
-        for pp in plan.paths:
-            if not pp.will_write and pp.conflict is None:
-                continue
-            out.append(
-                {
-                    "path": pp.path,
-                    "uri": self.uri(pp.path),
-                    "action": pp.action,
-                    "added": pp.added,
-                    "removed": pp.removed,
-                    "binary": pp.binary,
-                    "conflict": None
-                    if pp.conflict is None
-                    else {
-                        "kind": pp.conflict.kind,
-                        "message": pp.conflict.message,
-                        "hunks": pp.conflict.hunks,
-                    },
-                }
-            )
-        return out
+        return [{**describe(pp), "uri": self.uri(pp.path)} for pp in plan.shown()]
 
     def conversation_preview(self, turn: sqlite3.Row) -> dict[str, Any]:
         from rewind_ls.core.transcript import session_transcript

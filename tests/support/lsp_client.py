@@ -110,21 +110,9 @@ class Editor:
                         return types.ApplyWorkspaceEditResult(
                             applied=False, failure_reason="stale version"
                         )
-                    buf[0] = apply_edits(buf[0], list(change.edits), self.encoding)
-                    buf[1] += 1
-                    self.client.text_document_did_change(
-                        types.DidChangeTextDocumentParams(
-                            types.VersionedTextDocumentIdentifier(uri=uri, version=buf[1]),
-                            [types.TextDocumentContentChangeWholeDocument(text=buf[0])],
-                        )
-                    )
+                    self._edit_buffer(uri, list(change.edits))
                 else:
-                    path = path_of(uri)
-                    old = path.read_bytes().decode("utf-8") if path.exists() else ""
-                    bom = path.exists() and path.read_bytes().startswith(b"\xef\xbb\xbf")
-                    old = old[1:] if bom else old
-                    new = apply_edits(old, list(change.edits), self.encoding)
-                    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + new.encode("utf-8"))
+                    self._edit_file(uri, list(change.edits))
             elif isinstance(change, types.CreateFile):
                 path = path_of(change.uri)
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -142,21 +130,32 @@ class Editor:
                         )
                     )
         for uri, edits in (edit.changes or {}).items():
-            path = path_of(uri)
             if uri in self.buffers:
-                buf = self.buffers[uri]
-                buf[0] = apply_edits(buf[0], list(edits), self.encoding)
-                buf[1] += 1
-                self.client.text_document_did_change(
-                    types.DidChangeTextDocumentParams(
-                        types.VersionedTextDocumentIdentifier(uri=uri, version=buf[1]),
-                        [types.TextDocumentContentChangeWholeDocument(text=buf[0])],
-                    )
-                )
+                self._edit_buffer(uri, list(edits))
             else:
-                old = path.read_text(encoding="utf-8") if path.exists() else ""
-                path.write_text(apply_edits(old, list(edits), self.encoding), encoding="utf-8")
+                self._edit_file(uri, list(edits))
         return types.ApplyWorkspaceEditResult(applied=True)
+
+    def _edit_buffer(self, uri: str, edits: list[Any]) -> None:
+        """Apply to an open buffer and tell the server, as an editor does."""
+        buf = self.buffers[uri]
+        buf[0] = apply_edits(buf[0], edits, self.encoding)
+        buf[1] += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(uri=uri, version=buf[1]),
+                [types.TextDocumentContentChangeWholeDocument(text=buf[0])],
+            )
+        )
+
+    def _edit_file(self, uri: str, edits: list[Any]) -> None:
+        """Apply to a closed file: open, edit, save (keeping a UTF-8 BOM)."""
+        path = path_of(uri)
+        raw = path.read_bytes() if path.exists() else b""
+        bom = raw.startswith(b"\xef\xbb\xbf")
+        old = raw[3 if bom else 0 :].decode("utf-8")
+        new = apply_edits(old, edits, self.encoding)
+        path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + new.encode("utf-8"))
 
     def save(self, path: Path) -> None:
         """Save a buffer as an editor does: willSaveWaitUntil, write, didSave."""

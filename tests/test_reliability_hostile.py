@@ -729,11 +729,6 @@ def test_invalid_utf8_name_refused_at_capture(tmp_path: Path) -> None:
     count("capture: tool path with an invalid UTF-8 name")
 
 
-@pytest.mark.xfail(
-    reason="scan.py: a file name that is not UTF-8 makes every scanning hook fail "
-    "(.coordination/reliability-findings.md #1)",
-    strict=False,
-)
 def test_invalid_utf8_name_in_workspace_does_not_stop_recording(tmp_path: Path) -> None:
     w = World(tmp_path)
     bad = os.path.join(os.fsencode(w.ws), b"bad\xffname.txt")

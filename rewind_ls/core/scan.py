@@ -350,6 +350,7 @@ class _CachedWalk:
 
     def walk(self) -> Iterator[tuple[str, os.stat_result]]:
         from rewind_ls.core.ignore import excluded
+        from rewind_ls.core.walk import unrecordable
 
         stack = [""]
         lstat = os.lstat
@@ -395,7 +396,7 @@ class _CachedWalk:
                 dl: list[str] = []
                 for x in entries:
                     name = x.name
-                    if name == ".git":
+                    if name == ".git" or unrecordable(name):
                         continue
                     rel = prefix + name
                     try:

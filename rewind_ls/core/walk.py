@@ -60,6 +60,8 @@ def walk(
         sets = top + dirsets
         subdirs: list[tuple[str, str, tuple[RuleSet, ...]]] = []
         for entry, name in zip(entries, names, strict=True):
+            if unrecordable(name):
+                continue
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if name == ".git":
@@ -90,6 +92,19 @@ def walk(
             except OSError:
                 continue  # vanished or unreadable between listing and stat
         stack.extend(reversed(subdirs))
+
+
+def unrecordable(name: str) -> bool:
+    """A name whose bytes are not UTF-8 (os.scandir hands them over surrogate-escaped). The store
+    keeps UTF-8 paths, so such a file (or a folder, with all below it) is passed over rather than
+    letting one odd name stop every checkpoint."""
+    if name.isascii():
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _is_file(entry: os.DirEntry[str]) -> bool:

@@ -114,12 +114,28 @@ def is_binary(data: bytes) -> bool:
     return False
 
 
+# Above this many lines changed (by a multiset count, a lower bound of the diff), diffstat reports
+# that count instead of running the diff: it is a preview figure, and a line diff of two unrelated
+# files costs O(N*D).
+_STAT_EXACT_LIMIT = 256
+
+
 def diffstat(old: bytes, new: bytes) -> tuple[int, int]:
-    """Return ``(lines added, lines removed)`` going from ``old`` to ``new``."""
+    """Return ``(lines added, lines removed)`` going from ``old`` to ``new``: exact for ordinary
+    edits; for very different contents, the multiset difference of their lines."""
     if old == new:
         return 0, 0
+    a = old.splitlines(True)
+    b = new.splitlines(True)
+    from collections import Counter
+
+    ca, cb = Counter(a), Counter(b)
+    rough_added = sum((cb - ca).values())
+    rough_removed = sum((ca - cb).values())
+    if rough_added + rough_removed > _STAT_EXACT_LIMIT:
+        return rough_added, rough_removed
     added = removed = 0
-    for a0, a1, b0, b1 in _diff(old.splitlines(True), new.splitlines(True)):
+    for a0, a1, b0, b1 in _diff(a, b):
         removed += a1 - a0
         added += b1 - b0
     return added, removed

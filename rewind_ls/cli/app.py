@@ -34,7 +34,11 @@ def _open(args: argparse.Namespace, create: bool = False) -> Store:
     store = Store.open(_workspace(args), create=create)
     rolled = recover(store)
     for point in rolled:
-        print(f"rewind-ls: rolled back restore {point}, interrupted earlier", file=sys.stderr)
+        print(
+            f"rewind-ls: recovered restore {point}, interrupted earlier (the workspace is as before "
+            "it or fully restored; `rewind-ls turns --all` shows which)",
+            file=sys.stderr,
+        )
     return store
 
 

@@ -5,6 +5,9 @@
 `REWIND_LS_RETENTION_DAYS`  checkpoints older than this are pruned by gc (default 30)
 `REWIND_LS_MAX_STORE_BYTES` total store size cap, oldest turns dropped first (default 5 GiB)
 `CLAUDE_CONFIG_DIR`         Claude Code's folder (default ~/.claude); transcripts live in its projects/
+
+The workspace scan has its own (`REWIND_LS_IGNORE`, `REWIND_LS_BASELINE_SECONDS`, `REWIND_LS_SCAN`,
+`REWIND_LS_SCAN_CACHE`): see `rewind_ls/core/scan.py`.
 """
 
 from __future__ import annotations

@@ -209,7 +209,10 @@ def _swap_all(store: Store, plan: Plan, items: list[PathPlan]) -> Outcome:
         raise
     finish_restore_point(store, point, reached)
     discard_backups(ops)
-    return Outcome("applied", f"restored {len(items)} file(s)", plan, items, point)
+    chosen = {p.path for p in items}
+    left = [p.path for p in plan.conflicts if p.path not in chosen]
+    note = f"; {len(left)} conflicting path(s) left alone: {', '.join(left)}" if left else ""
+    return Outcome("applied", f"restored {len(items)} file(s){note}", plan, items, point)
 
 
 Reached = dict[str, tuple[Version, "os.stat_result | None"]]

@@ -172,8 +172,8 @@ def _check_cas(store: Store, pp: PathPlan) -> None:
     if known[0] != pp.current:
         pp.conflict = Conflict(
             "modified-outside",
-            f"{pp.path}: changed since rewind-ls last saw it (unsaved buffer, or an edit it did not "
-            "record); left alone",
+            f"{pp.path}: changed since rewind-ls last saw it (an unsaved buffer, or an edit it did "
+            "not record)",
         )
 
 

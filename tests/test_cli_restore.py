@@ -389,3 +389,29 @@ def test_help_answers(cli: Cli) -> None:
         out = cli(cmd, "--help").stdout
         assert "usage: rewind-ls " + cmd in out
     assert "rewind-ls 0." in cli("--version").stdout
+
+
+def test_retention_is_applied_opportunistically(
+    ws: Path, home: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    import sqlite3
+
+    (ws / "a.txt").write_text("a0\n")
+    agent.turn("old turn", {"a.txt": "a1\n"})
+    agent.turn("new turn", {"a.txt": "a2\n"})
+    (db,) = (home / "workspaces").glob("*/store.sqlite3")
+    conn = sqlite3.connect(db)
+    long_ago = 1_000_000_000.0  # 2001: far beyond the 30-day retention
+    conn.execute(
+        "UPDATE turns SET started_at = ?, ended_at = ? WHERE prompt = 'old turn'",
+        (long_ago, long_ago),
+    )
+    conn.commit()
+    conn.close()
+    listing = cli.json("turns")  # any command prunes at most once a day, without being asked
+    prompts = [t["prompt"] for t in listing["sessions"][0]["turns"]]
+    assert prompts == ["new turn"]
+    proc = cli("rewind", "1", "--yes", ok=False)  # numbers stay stable: the remaining turn is #2
+    assert "has turns 2..2" in proc.stderr
+    cli("rewind", "2", "--yes")
+    assert (ws / "a.txt").read_text() == "a1\n"

@@ -31,8 +31,12 @@ def _workspace(args: argparse.Namespace) -> str:
 def _open(args: argparse.Namespace, create: bool = False) -> Store:
     from rewind_ls.core.apply_disk import recover
 
+    from rewind_ls.core import gc
+
     store = Store.open(_workspace(args), create=create)
     rolled = recover(store)
+    if args.func is not cmd_gc:
+        gc.maybe_run(store)
     for point in rolled:
         print(
             f"rewind-ls: recovered restore {point}, interrupted earlier (the workspace is as before "

@@ -122,3 +122,20 @@ def _drop_dead_blobs(store: Store) -> int:
     for h in dead:
         store.conn.execute("DELETE FROM blobs WHERE hash = ?", (h,))
     return len(dead)
+
+
+GC_INTERVAL_SECONDS = 86400
+
+
+def maybe_run(store: Store, now: float | None = None) -> dict[str, Any] | None:
+    """Opportunistic retention: at most once a day per workspace, from the CLI and the server
+    (never from the hook, where the agent waits). Returns the gc result when it ran."""
+    now = time.time() if now is None else now
+    last = store.meta("last_gc")
+    try:
+        if last is not None and now - float(last) < GC_INTERVAL_SECONDS:
+            return None
+    except ValueError:
+        pass
+    store.set_meta("last_gc", repr(now))
+    return run(store)

@@ -319,10 +319,11 @@ def resolve_turn(store: Store, spec: str, session_id: str | None = None) -> sqli
         "SELECT id FROM turns WHERE session_id = ? AND number = ?", (sid, int(spec))
     ).fetchone()
     if row is None:
-        count = store.conn.execute(
-            "SELECT count(*) FROM turns WHERE session_id = ?", (sid,)
-        ).fetchone()[0]
-        raise UnknownTurn(spec, f"session {sid[:8]} has turns 1..{count}" if count else "no turns")
+        low, high = store.conn.execute(
+            "SELECT min(number), max(number) FROM turns WHERE session_id = ?", (sid,)
+        ).fetchone()
+        have = f"has turns {low}..{high}" if low is not None else "has no turns"
+        raise UnknownTurn(spec, f"session {sid[:8]} {have} (older ones may have been pruned by gc)")
     turn = store.turn(row[0])
     assert turn is not None
     return turn

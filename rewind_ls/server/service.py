@@ -101,6 +101,9 @@ class Service:
         self.recorder = Recorder(self.store)
         self.pre_save: dict[str, Version] = {}
         recover(self.store)
+        from rewind_ls.core import gc
+
+        gc.maybe_run(self.store)
         # Baseline now, so a turn recorded right after start-up is reported by the first poll.
         self._data_version = self.store.conn.execute("PRAGMA data_version").fetchone()[0]
         self._turn_mark = self._mark()

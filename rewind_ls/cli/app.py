@@ -29,9 +29,8 @@ def _workspace(args: argparse.Namespace) -> str:
 
 
 def _open(args: argparse.Namespace, create: bool = False) -> Store:
-    from rewind_ls.core.apply_disk import recover
-
     from rewind_ls.core import gc
+    from rewind_ls.core.apply_disk import recover
 
     store = Store.open(_workspace(args), create=create)
     rolled = recover(store)

@@ -37,6 +37,7 @@ from lsprotocol import types
 from rewind_ls.core.store import digest
 from tests.support.agent import FakeClaude
 from tests.support.fault import (
+    Tally,
     TreeState,
     check_store_whole,
     cli,
@@ -51,17 +52,13 @@ from tests.support.fault import (
 )
 from tests.support.lsp_client import start
 
-TALLY: dict[str, int] = {}
-
-
-def count(what: str, n: int = 1) -> None:
-    TALLY[what] = TALLY.get(what, 0) + n
+count = Tally("reliability/crash kills survived")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def report_tally() -> Iterator[None]:
     yield
-    sys.stderr.write(f"\nreliability/crash kills survived: {json.dumps(TALLY, sort_keys=True)}\n")
+    count.report()
 
 
 # --- the scenario: two turns, then a rewind to turn 1 that touches 8 paths -----------------------
@@ -486,7 +483,7 @@ async def test_server_killed_while_client_holds_the_edit(scenario: Scenario) -> 
     assert s.state() == s.a, describe_diff(s.a, s.state())
     proc = cli(s.ws, s.home, "turns")
     assert proc.returncode == 0
-    assert b"rolled back restore" in proc.stderr
+    assert b"recovered restore" in proc.stderr
     assert _pending_points(s) == 0
     assert _settled(s, ("A",)) == "A"
     count("server killed, applyEdit unanswered")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ import pytest
 
 from rewind_ls.server.edits import decode_text
 from tests.support.agent import FakeClaude
-from tests.support.fault import cli, query, reset_tree, tree_state
+from tests.support.fault import Tally, cli, query, reset_tree, tree_state
 from tests.support.lsp_client import start, uri_of
 
 MiB = 1024 * 1024
@@ -106,16 +105,15 @@ class Corpus:
         return [name for name in CORPUS if now.get(name) == self.original[name]]
 
 
-FIGURES: dict[str, int] = {}
+FIGURES = Tally(
+    f"reliability/fidelity byte-exact restores of {len(CORPUS)} files (+1 created, deleted)"
+)
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
     yield Corpus(tmp_path_factory.mktemp("fidelity"))
-    sys.stderr.write(
-        f"\nreliability/fidelity byte-exact restores of {len(CORPUS)} files (+1 created, deleted): "
-        f"{json.dumps(FIGURES, sort_keys=True)}\n"
-    )
+    FIGURES.report()
 
 
 def test_cli_restores_the_corpus_byte_exact(corpus: Corpus) -> None:

@@ -30,21 +30,17 @@ from pygls.exceptions import JsonRpcException
 
 from rewind_ls.core.store import digest, store_dir_for
 from tests.support.agent import FakeClaude
-from tests.support.fault import cli, env_for, query, runs, tree_digest
+from tests.support.fault import Tally, cli, env_for, query, runs, tree_digest
 from tests.support.lsp_client import start, uri_of
 
 SECRET = b"TOP-SECRET sentinel content that must never enter the store\n"
-TALLY: dict[str, int] = {}
-
-
-def count(what: str, n: int = 1) -> None:
-    TALLY[what] = TALLY.get(what, 0) + n
+count = Tally("reliability/hostile inputs tried")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def report_tally() -> Iterator[None]:
     yield
-    sys.stderr.write(f"\nreliability/hostile inputs tried: {json.dumps(TALLY, sort_keys=True)}\n")
+    count.report()
 
 
 def examples(ci: int) -> settings:

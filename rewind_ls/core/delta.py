@@ -30,6 +30,8 @@ from itertools import accumulate, count
 from operator import add
 from zlib import crc32
 
+from rewind_ls.core.gallop import common_run
+
 __all__ = ["apply_delta", "make_delta"]
 
 _MAGIC = 0xD1
@@ -195,24 +197,8 @@ def _match_middle(
 
 
 def _common_prefix(a: bytes, i: int, b: bytes, j: int, limit: int) -> int:
-    """Length of the common run of ``a[i:]`` and ``b[j:]``, at most ``limit``."""
-    if limit <= 0 or a[i] != b[j]:
-        return 0
-    good, step = 1, 32
-    while good < limit:
-        step = min(step * 2, limit - good)
-        if a[i + good : i + good + step] == b[j + good : j + good + step]:
-            good += step
-        else:
-            lo, hi = good, good + step - 1  # the answer is in [lo, hi]
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if a[i + lo : i + mid] == b[j + lo : j + mid]:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            return lo
-    return good
+    """Length of the common run of ``a[i:]`` and ``b[j:]``, at most ``limit`` (bytes: gallop from 32)."""
+    return common_run(a, i, b, j, limit, 32)
 
 
 def _common_suffix(a: bytes, i: int, b: bytes, j: int, limit: int) -> int:

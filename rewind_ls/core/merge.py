@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from codecs import utf_8_decode  # codecs is loaded at interpreter start-up: free
 
+from rewind_ls.core.gallop import common_run
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -268,24 +270,7 @@ def _matches(a: Sequence[bytes], b: Sequence[bytes]) -> list[tuple[int, int, int
 
 def _run_forward(a: Sequence[bytes], i: int, b: Sequence[bytes], j: int, limit: int) -> int:
     """Length of the common run ``a[i:]`` / ``b[j:]`` (at most ``limit``), by galloping."""
-    if limit <= 0 or a[i] != b[j]:
-        return 0
-    good, step = 1, 1
-    while good < limit:
-        step = min(step * 2, limit - good)
-        if a[i + good : i + good + step] == b[j + good : j + good + step]:
-            good += step
-        else:
-            # The first mismatch lies within the next ``step`` elements: bisect.
-            lo, hi = good, good + step - 1  # common length is in [lo, hi]
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if a[i + lo : i + mid] == b[j + lo : j + mid]:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            return lo
-    return good
+    return common_run(a, i, b, j, limit)
 
 
 def _run_backward(a: Sequence[bytes], i: int, b: Sequence[bytes], j: int, limit: int) -> int:

@@ -26,6 +26,24 @@ FULL_RUNS = 200
 TreeState = dict[str, tuple["bytes | str | None", int]]
 
 
+class Tally:
+    """Counts what a reliability module tried; printed once at the end of the module (the figures
+    the issue notes quote). Each module makes one and exposes `report` as an autouse fixture."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, what: str, n: int = 1) -> None:
+        self.counts[what] = self.counts.get(what, 0) + n
+
+    def __setitem__(self, what: str, n: int) -> None:
+        self.counts[what] = n
+
+    def report(self) -> None:
+        sys.stderr.write(f"\n{self.label}: {json.dumps(self.counts, sort_keys=True)}\n")
+
+
 def runs(ci_default: int) -> int:
     """How many iterations a loop makes: $REWIND_RELIABILITY_RUNS, else the CI default."""
     raw = os.environ.get("REWIND_RELIABILITY_RUNS")

@@ -30,7 +30,7 @@ from itertools import accumulate, count
 from operator import add
 from zlib import crc32
 
-from rewind_ls.core.gallop import common_run
+from rewind_ls.core.gallop import common_run, common_run_before
 
 __all__ = ["apply_delta", "make_delta"]
 
@@ -203,23 +203,7 @@ def _common_prefix(a: bytes, i: int, b: bytes, j: int, limit: int) -> int:
 
 def _common_suffix(a: bytes, i: int, b: bytes, j: int, limit: int) -> int:
     """Length of the common run ending just before ``a[i]`` and ``b[j]``, at most ``limit``."""
-    if limit <= 0 or a[i - 1] != b[j - 1]:
-        return 0
-    good, step = 1, 32
-    while good < limit:
-        step = min(step * 2, limit - good)
-        if a[i - good - step : i - good] == b[j - good - step : j - good]:
-            good += step
-        else:
-            lo, hi = good, good + step - 1
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if a[i - mid : i - lo] == b[j - mid : j - lo]:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            return lo
-    return good
+    return common_run_before(a, i, b, j, limit, 32)
 
 
 def _put_varint(out: bytearray, value: int) -> None:

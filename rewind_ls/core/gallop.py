@@ -35,3 +35,31 @@ def common_run(
                     hi = mid - 1
             return lo
     return good
+
+
+def common_run_before(
+    a: Sequence[object] | bytes,
+    i: int,
+    b: Sequence[object] | bytes,
+    j: int,
+    limit: int,
+    first_step: int = 1,
+) -> int:
+    """Length of the common run ending just before ``a[i]`` and ``b[j]``, at most ``limit``."""
+    if limit <= 0 or a[i - 1] != b[j - 1]:
+        return 0
+    good, step = 1, first_step
+    while good < limit:
+        step = min(step * 2, limit - good)
+        if a[i - good - step : i - good] == b[j - good - step : j - good]:
+            good += step
+        else:
+            lo, hi = good, good + step - 1
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if a[i - mid : i - lo] == b[j - mid : j - lo]:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            return lo
+    return good

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from codecs import utf_8_decode  # codecs is loaded at interpreter start-up: free
 
-from rewind_ls.core.gallop import common_run
+from rewind_ls.core.gallop import common_run, common_run_before
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -275,23 +275,7 @@ def _run_forward(a: Sequence[bytes], i: int, b: Sequence[bytes], j: int, limit: 
 
 def _run_backward(a: Sequence[bytes], i: int, b: Sequence[bytes], j: int, limit: int) -> int:
     """Length of the common run ending just before ``a[i]`` / ``b[j]`` (at most ``limit``)."""
-    if limit <= 0 or a[i - 1] != b[j - 1]:
-        return 0
-    good, step = 1, 1
-    while good < limit:
-        step = min(step * 2, limit - good)
-        if a[i - good - step : i - good] == b[j - good - step : j - good]:
-            good += step
-        else:
-            lo, hi = good, good + step - 1
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if a[i - mid : i - lo] == b[j - mid : j - lo]:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            return lo
-    return good
+    return common_run_before(a, i, b, j, limit)
 
 
 def _myers(

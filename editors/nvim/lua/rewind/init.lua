@@ -112,15 +112,18 @@ function M.rewind(ref, scope)
   end)
 end
 
+--- The turn named by `ref`, or the one the person picks when `ref` is empty.
+local function turn_from(client, ref, prompt)
+  if ref == nil or ref == '' then
+    return pick_turn(client, prompt)
+  end
+  return resolve(client, ref)
+end
+
 --- `:Rewind revert {n}`: undo only turn `ref`'s changes, keeping later work.
 function M.revert(ref)
   operation('revert', function(client)
-    local turn, outcome
-    if ref == nil or ref == '' then
-      turn, outcome = pick_turn(client, 'Revert which turn (later work is kept)?')
-    else
-      turn, outcome = resolve(client, ref)
-    end
+    local turn, outcome = turn_from(client, ref, 'Revert which turn (later work is kept)?')
     if not turn then
       return outcome
     end
@@ -173,12 +176,7 @@ end
 --- `:Rewind diff {n} [path]`: diff split of the file at turn n against its buffer.
 function M.diff(ref, path)
   operation('diff', function(client)
-    local turn, outcome
-    if ref == nil or ref == '' then
-      turn, outcome = pick_turn(client, 'Diff which turn?')
-    else
-      turn, outcome = resolve(client, ref)
-    end
+    local turn, outcome = turn_from(client, ref, 'Diff which turn?')
     if not turn then
       return outcome
     end

@@ -28,7 +28,7 @@ from rewind_ls.core.restore_point import (
     open_restore_point,
     update_journal,
 )
-from rewind_ls.core.store import ABSENT, FILE, Store, Version, digest
+from rewind_ls.core.store import ABSENT, FILE, Store, Version
 
 # Test hook for crash-safety tests: `REWIND_LS_FAULT=after-swap:2` kills the process (os._exit) just
 # after the second file is swapped into place; `before-server-writes:1` kills the language server
@@ -124,14 +124,6 @@ def _fsync_dir(directory: str) -> None:
         pass
     finally:
         os.close(fd)
-
-
-def write_file_atomic(full: str, data: bytes, mode: int | None) -> None:
-    """Write a single file by temp + rename (used by the server for files it writes itself)."""
-    tmp, _ = _names(full)
-    _write_tmp(tmp, data, mode)
-    os.replace(tmp, full)
-    _fsync_dir(os.path.dirname(full))
 
 
 def _write_tmp(tmp: str, data: bytes, mode: int | None) -> None:
@@ -390,10 +382,8 @@ def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> None:
 
 
 def current_matches(root: str, path: str, version: Version) -> bool:
-    now, data, _ = read_current(root, path)
-    if version.kind == FILE and data is not None:
-        return digest(data) == version.hash and now == version
-    return now == version
+    """Whether `path` holds `version` now (content and executable bit)."""
+    return read_current(root, path)[0] == version
 
 
 def _discard_leftover_backups(store: Store) -> None:

@@ -108,10 +108,6 @@ class Recorder:
         self.store.set_known(rel, version, st)
         return version
 
-    def known_version(self, rel: str) -> Version | None:
-        known = self.store.known(rel)
-        return None if known is None else known[0]
-
     def current_version(self, rel: str) -> Version:
         """The path's content now, reading it only when its metadata changed since last seen."""
         known = self.store.known(rel)

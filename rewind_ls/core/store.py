@@ -530,7 +530,3 @@ class Store:
         ).fetchone()
         turns = self.conn.execute("SELECT count(*) FROM turns").fetchone()[0]
         return {"blobs": blobs, "contentBytes": raw, "storedBytes": stored, "turns": turns}
-
-
-def version_of(kind: str | None, h: str | None, mode: int | None) -> Version:
-    return Version(kind or ABSENT, h, mode)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
 from typing import Any
 
@@ -133,10 +132,6 @@ def fork(transcript_path: str, prompt: str, started_at: float) -> Fork:
                 copy["sessionId"] = new_id
             f.write(json.dumps(copy, ensure_ascii=False) + "\n")
     return Fork(new_id, out, prompt, len(chain))
-
-
-def describe_time(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
 
 
 def session_transcript(store: object, turn: Any) -> tuple[str | None, str | None]:

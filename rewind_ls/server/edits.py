@@ -101,32 +101,3 @@ def create_file(uri: str) -> dict[str, Any]:
 
 def delete_file(uri: str) -> dict[str, Any]:
     return {"kind": "delete", "uri": uri, "options": {"ignoreIfNotExists": True}}
-
-
-def apply_text_edits(text: str, edits: list[dict[str, Any]], encoding: str) -> str:
-    """Apply LSP TextEdits to `text` as an editor would (used by tests and by verification)."""
-
-    def offset(pos: dict[str, int]) -> int:
-        line, char = pos["line"], pos["character"]
-        index = 0
-        for _ in range(line):
-            nl = min(
-                (i for i in (text.find("\n", index), text.find("\r", index)) if i >= 0),
-                default=-1,
-            )
-            if nl < 0:
-                return len(text)
-            index = nl + (2 if text.startswith("\r\n", nl) else 1)
-        count = 0
-        while index < len(text) and count < char and text[index] not in "\r\n":
-            count += units(text[index], encoding)
-            index += 1
-        return index
-
-    spans = sorted(
-        ((offset(e["range"]["start"]), offset(e["range"]["end"]), e["newText"]) for e in edits),
-        reverse=True,
-    )
-    for start, end, new in spans:
-        text = text[:start] + new + text[end:]
-    return text

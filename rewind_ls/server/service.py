@@ -301,10 +301,11 @@ class Service:
     def edit_reached(self, pending: PendingRestore, docs: dict[str, OpenDoc]) -> list[str]:
         """Paths of the text part that do not (yet) hold their planned content."""
         by_path = open_docs_by_path(self.root, docs)
+        plans = {p.path: p for p in pending.items}
         missing = []
         for path, text in pending.by_edit.items():
             doc = by_path.get(path)
-            pp = next(p for p in pending.items if p.path == path)
+            pp = plans[path]
             if pp.target.kind == ABSENT:
                 if os.path.lexists(os.path.join(self.root, *path.split("/"))):
                     missing.append(path)

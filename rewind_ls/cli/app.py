@@ -73,17 +73,29 @@ def cmd_turns(args: argparse.Namespace) -> int:
             "no agent turns recorded in this workspace yet (install the hooks: rewind-ls install claude-code)"
         )
         return 0
+    from rewind_ls.cli.style import clip, pad, width
+
+    cols = width()
     for session in listing["sessions"]:
-        print(f"session {session['id']}  ({session['kind']}, {session['agent'] or '-'})")
-        print(f"  {'#':>3}  {'started':16}  {'prompt':40}  files")
+        print(
+            clip(
+                f"session {session['id']}  ({session['kind']}, {session['agent'] or '-'})",
+                cols or 10**6,
+            )
+        )
+        # On a terminal every line fits its width (cut at a word, never wrapped); a pipe gets it whole.
+        room = (cols - 27) if cols else 0
+        prompt_w = max(12, min(40, room * 3 // 5)) if cols else 40
+        print(f"  {'#':>3}  {'started':16}  {pad('prompt', prompt_w)}  files")
         for turn in session["turns"]:
             when = (turn["startedAt"] or "").replace("T", " ")[:16]
-            prompt = _safe(" ".join(turn["prompt"].split()))
-            prompt = prompt[:39] + "…" if len(prompt) > 40 else prompt
+            prompt = clip(_safe(" ".join(turn["prompt"].split())), prompt_w)
             files = (
                 ", ".join(f"{_mark(f['change'])}{_safe(f['path'])}" for f in turn["files"]) or "-"
             )
-            print(f"  {turn['number']:>3}  {when:16}  {prompt:40}  {files}")
+            if cols:
+                files = clip(files, max(6, cols - 27 - prompt_w))
+            print(f"  {turn['number']:>3}  {when:16}  {pad(prompt, prompt_w)}  {files}")
     return 0
 
 
@@ -95,21 +107,70 @@ def _mark(change: str) -> str:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from rewind_ls.core.diff import turn_diff
-    from rewind_ls.core.plan import resolve_turn
+    from rewind_ls.cli.style import colour_diff, colour_enabled, page
+    from rewind_ls.core.diff import checkpoint_diff, turn_diff
+    from rewind_ls.core.plan import disk_reader
 
     with _open(args) as store:
-        turn = resolve_turn(store, args.turn, args.session)
-        rel = _rel(store, args.path) if args.path else None
-        diffs = turn_diff(store, turn, rel)
+        turn = _turn_arg(store, args)
+        other, path = _diff_operands(store, args)
+        rel = _rel(store, path) if path else None
+        if other is not None or args.current:
+            diffs = checkpoint_diff(store, turn, other, disk_reader(store.root), rel)
+            what = f"checkpoint {turn['number']} and " + (
+                f"checkpoint {other['number']}" if other is not None else "the files now"
+            )
+        else:
+            diffs = turn_diff(store, turn, rel)
+            what = f"turn {turn['number']}"
+        if rel is not None and not diffs and not _recorded(store, rel):
+            raise RewindError(f"{path}: rewind-ls has no record of this path in this workspace")
+        if rel is not None and not diffs and other is None and not args.current:
+            changed = ", ".join(sorted({c["path"] for c in store.changes(turn["id"])})) or "no file"
+            raise RewindError(f"turn {turn['number']} did not change {path} (it changed {changed})")
     if args.json:
-        _print_json({"turnId": turn["id"], "number": turn["number"], "files": diffs})
+        payload: dict[str, Any] = {"turnId": turn["id"], "number": turn["number"], "files": diffs}
+        if other is not None or args.current:
+            payload["to"] = other["id"] if other is not None else "current"
+        _print_json(payload)
         return 0
     if not diffs:
-        print(f"turn {turn['number']} changed no file" + (f" {args.path}" if args.path else ""))
-    for d in diffs:
-        sys.stdout.write(d["diff"])
+        print(f"no difference: {what}" + (f", {path}" if path else ""))
+        return 0
+    page(colour_diff("".join(d["diff"] for d in diffs), colour_enabled()))
     return 0
+
+
+def _diff_operands(store: Store, args: argparse.Namespace) -> tuple[Any, str | None]:
+    """`diff TURN [TURN_B] [PATH]`: the second operand is a turn when it is a number or a turn id
+    (write ./3 for a file named 3), a path otherwise."""
+    from rewind_ls.core.plan import resolve_turn
+
+    rest = list(args.rest or [])
+    if len(rest) > 2:
+        raise RewindError(f"diff: too many operands {rest[2:]} (diff TURN [TURN_B] [PATH])")
+    other = None
+    if rest and (len(rest) == 2 or rest[0].isdigit() or store.turn(rest[0]) is not None):
+        other = resolve_turn(store, rest.pop(0), args.session)
+    if other is not None and args.current:
+        raise RewindError("diff: give a second TURN or --current, not both")
+    return other, (rest[0] if rest else None)
+
+
+def _recorded(store: Store, rel: str) -> bool:
+    return store.known(rel) is not None or bool(store.path_history(rel))
+
+
+def _turn_arg(store: Store, args: argparse.Namespace) -> Any:
+    """The TURN argument resolved; when it was left out, asked for with the picker on a terminal,
+    an error naming it otherwise."""
+    from rewind_ls.core.plan import resolve_turn
+
+    if args.turn is None:
+        from rewind_ls.cli.picker import ask_turn
+
+        args.turn = ask_turn(store, args.command, interactive=not args.json)
+    return resolve_turn(store, args.turn, args.session)
 
 
 def _rel(store: Store, path: str) -> str:
@@ -118,17 +179,43 @@ def _rel(store: Store, path: str) -> str:
     return relative_path(store.root, path, os.getcwd())
 
 
+def cmd_log(args: argparse.Namespace) -> int:
+    from rewind_ls.cli.log_cmd import run_log
+
+    with _open(args) as store:
+        return run_log(store, _rel(store, args.path), args.path, args)
+
+
+def cmd_pick(args: argparse.Namespace) -> int:
+    """`rewind-ls` alone: on a terminal, pick a turn and what to do with it, then run that."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        build_parser().print_usage(sys.stderr)
+        raise RewindError(
+            "a COMMAND is needed (the turn picker needs a terminal); see rewind-ls --help"
+        )
+    from rewind_ls.cli.picker import ask_command
+
+    with _open(args) as store:
+        argv = ask_command(store)
+    return run_cli([*argv, *(["-C", args.workspace] if args.workspace else [])])
+
+
 # --- restores ---------------------------------------------------------------------------------
 
 
 def _render_plan(plan: Any, out: Callable[[str], None]) -> None:
+    from rewind_ls.cli.style import ACTION_COLOURS, RED, colour_enabled, paint
+
+    on = colour_enabled()
     for pp in plan.paths:
         if not pp.will_write and pp.conflict is None:
             continue
         stat = "binary" if pp.binary else f"+{pp.added} -{pp.removed}"
-        line = f"  {pp.action:9} {_safe(pp.path)}  {stat}"
+        action = paint(f"{pp.action:9}", ACTION_COLOURS.get(pp.action, ""), on)
+        line = f"  {action} {_safe(pp.path)}  {stat}"
         if pp.conflict is not None:
-            line += f"\n            conflict ({pp.conflict.kind}): {_safe(pp.conflict.message)}"
+            text = f"conflict ({pp.conflict.kind}): {_safe(pp.conflict.message)}"
+            line += "\n            " + paint(text, RED, on)
             for hunk in pp.conflict.hunks[:3]:
                 line += f"\n              base lines {hunk['baseStart'] + 1}-{hunk['baseEnd']}"
         out(line)
@@ -160,7 +247,7 @@ def _confirm(plan: Any, args: argparse.Namespace) -> tuple[bool, bool, bool]:
 
 def _restore(args: argparse.Namespace, mode: str) -> int:
     from rewind_ls.core.apply_disk import apply_to_disk
-    from rewind_ls.core.plan import disk_reader, plan_revert, plan_rewind, plan_undo, resolve_turn
+    from rewind_ls.core.plan import disk_reader, plan_revert, plan_rewind, plan_undo, restrict
 
     scope = getattr(args, "scope", "code")
     with _open(args) as store:
@@ -169,18 +256,19 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
             plan = plan_undo(store, reader)
             turn = plan.turn
         else:
-            turn = resolve_turn(store, args.turn, args.session)
+            turn = _turn_arg(store, args)
             label = (
                 f"{mode} to turn {turn['number']} ({scope})"
                 if mode == "rewind"
                 else f"revert turn {turn['number']}"
             )
             paths = [_rel(store, p) for p in args.path] if getattr(args, "path", None) else None
-            plan = (
-                plan_rewind(store, turn, reader, paths, label=label)
-                if mode == "rewind"
-                else plan_revert(store, turn, reader, label=label)
-            )
+            if mode == "rewind":
+                plan = plan_rewind(store, turn, reader, paths, label=label)
+            else:
+                plan = plan_revert(store, turn, reader, label=label)
+                if paths is not None:
+                    plan = restrict(plan, paths)
         code_scope = scope in ("code", "both")
         result: dict[str, Any] = {
             "mode": mode,
@@ -402,7 +490,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="workspace folder (default: the current folder's git top level, or the folder)",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # No COMMAND: the turn picker (on a terminal).
+    parser.set_defaults(func=cmd_pick, workspace=None, command=None)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(
         name: str, func: Callable[[argparse.Namespace], int], help: str
@@ -418,18 +508,45 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
+    session_help = "session of a TURN given as a number (default: the latest agent session)"
+    json_help = "machine-readable output (JSON on stdout; never asks)"
+    turn_help = "turn number or id (default: pick one on a terminal)"
+
     p = add("turns", cmd_turns, "List recorded turns (newest session by default).")
-    p.add_argument("--session", help="a session id (default: the latest agent session)")
+    p.add_argument("--session", help="only this session id (default: the latest agent session)")
     p.add_argument(
         "--all", action="store_true", help="every session, including your saves and restore points"
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--json", action="store_true", help=json_help)
 
-    p = add("diff", cmd_diff, "Show what a turn changed (before -> after), as a unified diff.")
-    p.add_argument("turn", metavar="TURN")
-    p.add_argument("path", metavar="PATH", nargs="?")
-    p.add_argument("--session")
-    p.add_argument("--json", action="store_true")
+    p = add(
+        "diff",
+        cmd_diff,
+        "Show what TURN changed (before -> after); with TURN_B, the workspace at the start of TURN "
+        "against the start of TURN_B; with --current, against the files now. A pager is used on a "
+        "terminal ($PAGER, default less -R).",
+    )
+    p.add_argument("turn", metavar="TURN", nargs="?", help=turn_help)
+    p.add_argument(
+        "rest",
+        metavar="[TURN_B] [PATH]",
+        nargs="*",
+        help="a second turn (a number or id) and/or one path (write ./3 for a file named 3)",
+    )
+    p.add_argument(
+        "--current", action="store_true", help="compare the start of TURN with the files now"
+    )
+    p.add_argument("--session", help=session_help)
+    p.add_argument("--json", action="store_true", help=json_help)
+
+    p = add(
+        "log",
+        cmd_log,
+        "Every recorded version of one file, newest first, across turns and sessions: turn, time, "
+        "source (agent, your save, shell, outside, restore).",
+    )
+    p.add_argument("path", metavar="PATH", help="the file (relative to the current folder)")
+    p.add_argument("--json", action="store_true", help=json_help)
 
     def restore_flags(p: argparse.ArgumentParser) -> None:
         p.add_argument("--dry-run", action="store_true", help="only show the preview")
@@ -444,13 +561,19 @@ def build_parser() -> argparse.ArgumentParser:
             help="restore the rest, leave conflicting paths alone",
         )
         p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
-        p.add_argument("--json", action="store_true")
+        p.add_argument("--json", action="store_true", help=json_help)
 
     p = add("rewind", cmd_rewind, "Restore code, conversation or both to the start of TURN.")
-    p.add_argument("turn", metavar="TURN")
-    p.add_argument("--scope", choices=["code", "conversation", "both"], default="code")
+    p.add_argument("turn", metavar="TURN", nargs="?", help=turn_help)
+    p.add_argument(
+        "--scope",
+        choices=["code", "conversation", "both"],
+        default="code",
+        help="what to restore: the files, the agent's conversation (forked before TURN), or both "
+        "(default: code)",
+    )
     p.add_argument("--path", action="append", metavar="P", help="only this path (repeatable)")
-    p.add_argument("--session")
+    p.add_argument("--session", help=session_help)
     restore_flags(p)
 
     p = add(
@@ -458,18 +581,31 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_revert,
         "Undo only TURN's own changes by a three-way merge; later work survives.",
     )
-    p.add_argument("turn", metavar="TURN")
-    p.add_argument("--session")
+    p.add_argument("turn", metavar="TURN", nargs="?", help=turn_help)
+    p.add_argument(
+        "--path", action="append", metavar="P", help="only this path of the turn (repeatable)"
+    )
+    p.add_argument("--session", help=session_help)
     restore_flags(p)
 
     p = add("undo", cmd_undo, "Undo the last rewind, revert or undo.")
     restore_flags(p)
 
     p = add("gc", cmd_gc, "Drop old checkpoints (retention, size cap) and unused content.")
-    p.add_argument("--retention-days", type=int)
-    p.add_argument("--max-bytes", type=int)
-    p.add_argument("--dry-run", action="store_true")
-    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--retention-days",
+        type=int,
+        metavar="N",
+        help="drop turns older than N days (default: REWIND_LS_RETENTION_DAYS, else 30)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        metavar="N",
+        help="then drop the oldest turns until the store fits N bytes (default: REWIND_LS_MAX_STORE_BYTES, else 5 GiB)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="only say what would be dropped")
+    p.add_argument("--json", action="store_true", help=json_help)
 
     p = add(
         "scan",
@@ -478,18 +614,20 @@ def build_parser() -> argparse.ArgumentParser:
         "and record changes made outside agent turns. Hooks do this at every turn boundary, with "
         "the baseline bounded by REWIND_LS_BASELINE_SECONDS.",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=json_help)
 
     p = add(
         "doctor",
         cmd_doctor,
         "Check the store, its permissions and the hooks; --repair fixes what it can.",
     )
-    p.add_argument("--repair", action="store_true")
-    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--repair", action="store_true", help="fix what can be fixed (default: only check)"
+    )
+    p.add_argument("--json", action="store_true", help=json_help)
 
     p = add("install", cmd_install, "Add rewind-ls' hooks to Claude Code's settings (idempotent).")
-    p.add_argument("agent", choices=["claude-code"])
+    p.add_argument("agent", choices=["claude-code"], help="the agent whose hooks to set up")
     p.add_argument(
         "--user", action="store_true", help="~/.claude/settings.json instead of the project's"
     )
@@ -497,11 +635,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--command", help="hook command (default: rewind-ls hook claude-code)")
 
     p = add("hook", cmd_hook, "Record one agent hook payload read from stdin (used by the agent).")
-    p.add_argument("agent", choices=["claude-code", "codex"])
+    p.add_argument("agent", choices=["claude-code", "codex"], help="the agent sending the payload")
 
     p = add("serve", cmd_serve, "Run the language server on stdio.")
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
-    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="server log detail (default: info)",
+    )
     p.add_argument("--log-file", help="default: <store home>/server.log")
 
     p = add("record", cmd_record, "Record turns for an agent that is not Claude Code.")
@@ -514,12 +657,17 @@ def build_parser() -> argparse.ArgumentParser:
         a = actions.add_parser(name, parents=[common], help=text, description=text)
         a.add_argument("--session", required=True, help="the agent's session id")
         a.add_argument("--agent", default="other", help="agent name shown in listings")
-        a.add_argument("--json", action="store_true")
+        a.add_argument("--json", action="store_true", help=json_help)
         if name == "begin-turn":
             a.add_argument("--prompt", default="", help="the user's prompt")
         if name == "edit":
-            a.add_argument("paths", nargs="+", metavar="PATH")
-            a.add_argument("--phase", choices=["before", "after"], default="before")
+            a.add_argument("paths", nargs="+", metavar="PATH", help="files the agent edits")
+            a.add_argument(
+                "--phase",
+                choices=["before", "after"],
+                default="before",
+                help="before or after the agent's change (default: before)",
+            )
 
     p = add(
         "demo", cmd_demo, "Record a scripted agent session in a temporary workspace and rewind it."

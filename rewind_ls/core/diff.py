@@ -1,4 +1,5 @@
-"""Unified diffs of what a turn changed (before -> after)."""
+"""Unified diffs: what a turn changed (before -> after), and two checkpoints (or a checkpoint and
+the files now) compared."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ import difflib
 import sqlite3
 from typing import Any
 
+from rewind_ls.core.errors import CorruptBlob
+from rewind_ls.core.history import changed_paths_since, version_at
 from rewind_ls.core.merge import is_binary
-from rewind_ls.core.store import ABSENT, FILE, Store
+from rewind_ls.core.plan import Reader
+from rewind_ls.core.store import ABSENT, FILE, Store, Version
 from rewind_ls.core.timeline import change_kind
 
 
@@ -16,7 +20,37 @@ def _text(store: Store, kind: str | None, h: str | None) -> tuple[bytes | None, 
         return b"", None
     if kind != FILE or h is None:
         return None, f"({kind}: content not kept)"
-    return store.get_blob(h), None
+    try:
+        return store.get_blob(h), None
+    except CorruptBlob as exc:
+        return None, f"({exc})"
+
+
+def _unified(
+    name: str,
+    old: bytes | None,
+    new: bytes | None,
+    old_absent: bool,
+    new_absent: bool,
+    note: str | None,
+    labels: tuple[str, str] = ("a", "b"),
+) -> str:
+    a = "/dev/null" if old_absent else f"{labels[0]}/{name}"
+    b = "/dev/null" if new_absent else f"{labels[1]}/{name}"
+    if old is None or new is None or is_binary(old) or is_binary(new):
+        body = f"--- {a}\n+++ {b}\n{note or 'binary content'} differs\n"
+    else:
+        lines = difflib.unified_diff(
+            old.decode("utf-8", "replace").splitlines(keepends=True),
+            new.decode("utf-8", "replace").splitlines(keepends=True),
+            a,
+            b,
+        )
+        body = "".join(
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            for line in lines
+        )
+    return f"diff rewind-ls {name}\n" + body
 
 
 def turn_diff(store: Store, turn: sqlite3.Row, path: str | None = None) -> list[dict[str, Any]]:
@@ -29,22 +63,49 @@ def turn_diff(store: Store, turn: sqlite3.Row, path: str | None = None) -> list[
             continue
         old, old_note = _text(store, c["before_kind"], c["before_hash"])
         new, new_note = _text(store, c["after_kind"], c["after_hash"])
-        name = c["path"]
-        a = "/dev/null" if c["before_kind"] == ABSENT else f"a/{name}"
-        b = "/dev/null" if c["after_kind"] == ABSENT else f"b/{name}"
-        if old is None or new is None or is_binary(old) or is_binary(new):
-            note = old_note or new_note or "binary content"
-            body = f"--- {a}\n+++ {b}\n{note} differs\n"
+        body = _unified(
+            c["path"],
+            old,
+            new,
+            c["before_kind"] == ABSENT,
+            c["after_kind"] == ABSENT,
+            old_note or new_note,
+        )
+        out.append({"path": c["path"], "change": kind, "diff": body})
+    return out
+
+
+def checkpoint_diff(
+    store: Store,
+    turn_a: sqlite3.Row,
+    turn_b: sqlite3.Row | None,
+    reader: Reader,
+    path: str | None = None,
+) -> list[dict[str, Any]]:
+    """The workspace as recorded at the start of `turn_a` against the start of `turn_b` (None: the
+    files now, read through `reader`). Every path changed after the earlier checkpoint, in any
+    session, is compared; paths that hold the same content at both ends are left out."""
+    first = min(turn_a["seq"], turn_b["seq"] if turn_b is not None else turn_a["seq"])
+    paths = changed_paths_since(store, first)
+    if path is not None:
+        paths = [p for p in paths if p == path]
+    out = []
+    for p in paths:
+        old_v = version_at(store, p, turn_a["seq"]) or Version(ABSENT)
+        if turn_b is None:
+            new_v, new_data = reader(p)
+            new_note = None
         else:
-            lines = difflib.unified_diff(
-                old.decode("utf-8", "replace").splitlines(keepends=True),
-                new.decode("utf-8", "replace").splitlines(keepends=True),
-                a,
-                b,
-            )
-            body = "".join(
-                line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                for line in lines
-            )
-        out.append({"path": name, "change": kind, "diff": f"diff rewind-ls {name}\n" + body})
+            new_v = version_at(store, p, turn_b["seq"]) or Version(ABSENT)
+            new_data, new_note = _text(store, new_v.kind, new_v.hash)
+        if old_v.same_content(new_v):
+            continue
+        old_data, old_note = _text(store, old_v.kind, old_v.hash)
+        if new_v.kind == ABSENT:
+            new_data = b""
+        old_absent, new_absent = old_v.kind == ABSENT, new_v.kind == ABSENT
+        change = "created" if old_absent else "deleted" if new_absent else "modified"
+        labels = ("a", "now" if turn_b is None else "b")
+        body = _unified(p, old_data, new_data, old_absent, new_absent, old_note or new_note, labels)
+        out.append({"path": p, "change": change, "diff": body})
     return out

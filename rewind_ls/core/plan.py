@@ -334,3 +334,18 @@ def current_session(store: Store) -> str | None:
         "SELECT id FROM sessions WHERE kind = 'agent' ORDER BY last_activity_at DESC LIMIT 1"
     ).fetchone()
     return None if row is None else str(row[0])
+
+
+def restrict(plan: Plan, paths: list[str]) -> Plan:
+    """`plan` limited to `paths` (revert --path); a path the turn did not change is an error, so a
+    typo never passes for "nothing to do"."""
+    have = {pp.path for pp in plan.paths}
+    missing = [p for p in paths if p not in have]
+    if missing:
+        changed = ", ".join(sorted(have)) or "no file"
+        raise RewindError(
+            f"turn {plan.turn['number']}: did not change {', '.join(missing)} (it changed {changed})"
+        )
+    wanted = set(paths)
+    plan.paths = [pp for pp in plan.paths if pp.path in wanted]
+    return plan

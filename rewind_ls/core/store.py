@@ -141,7 +141,10 @@ class Store:
         directory = store_dir_for(root, home)
         db = os.path.join(directory, "store.sqlite3")
         if not create and not os.path.exists(db):
-            raise StoreError(f"{root}: no checkpoints recorded for this workspace yet ({db})")
+            raise StoreError(
+                f"{root}: no checkpoints recorded for this workspace yet ({db}); to record an "
+                "agent's turns: rewind-ls install claude-code"
+            )
         try:
             # Every folder on the way is private, not only the last (makedirs applies the mode to
             # the leaf only).
@@ -442,6 +445,12 @@ class Store:
         cur = self.conn.execute(
             f"SELECT * FROM changes WHERE turn_id IN ({marks}) ORDER BY seq", turn_ids
         )
+        cur.row_factory = sqlite3.Row
+        return list(cur.fetchall())
+
+    def changes_since(self, seq: int) -> list[sqlite3.Row]:
+        """Every change first touched after workspace order `seq`, oldest first."""
+        cur = self.conn.execute("SELECT * FROM changes WHERE seq > ? ORDER BY seq", (seq,))
         cur.row_factory = sqlite3.Row
         return list(cur.fetchall())
 

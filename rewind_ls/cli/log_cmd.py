@@ -1,0 +1,61 @@
+"""`rewind-ls log PATH`: every recorded version of one file, across turns and sessions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rewind_ls.cli.style import (
+    CHANGE_COLOURS,
+    CHANGE_MARKS,
+    DIM,
+    clip,
+    colour_enabled,
+    paint,
+    width,
+)
+from rewind_ls.core.errors import RewindError
+from rewind_ls.core.store import Store
+
+
+def where(entry: dict[str, object]) -> str:
+    kind = entry["sessionKind"]
+    if kind is None:
+        return "-"
+    if kind == "agent":
+        return (
+            f"turn {entry['number']} of {entry['agent'] or 'agent'} {str(entry['sessionId'])[:8]}"
+        )
+    if kind == "rewind":
+        return f"restore point {entry['number']}"
+    if kind == "editor":
+        return f"saves {entry['number']}"
+    return f"outside changes {entry['number']}"
+
+
+def run_log(store: Store, rel: str, shown: str, args: argparse.Namespace) -> int:
+    from rewind_ls.core.history import file_log
+
+    versions = file_log(store, rel)
+    if not versions and store.known(rel) is None:
+        raise RewindError(f"{shown}: rewind-ls has no record of this path in this workspace")
+    if args.json:
+        print(json.dumps({"path": rel, "versions": versions}, indent=2, ensure_ascii=False))
+        return 0
+    if not versions:
+        print(f"{shown}: one version, as first seen; no turn changed it")
+        return 0
+    on = colour_enabled()
+    cols = width()
+    for v in versions:
+        mark = CHANGE_MARKS.get(str(v["change"]), " ")
+        when = str(v["time"] or "").replace("T", " ").rstrip("Z")[:16]
+        digest = str(v["hash"] or v["kind"] or "")[:10]
+        head = f"{paint(mark, CHANGE_COLOURS.get(mark, ''), on)} {when:16}  {v['source']:10}  {digest:10}  "
+        tail = where(v)
+        if v["prompt"]:
+            tail += f": {' '.join(str(v['prompt']).split())}"
+        if cols:
+            tail = clip(tail, max(10, cols - 44))
+        print(head + (paint(tail, DIM, on) if v["sessionKind"] is None else tail))
+    return 0

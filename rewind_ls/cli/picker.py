@@ -1,0 +1,286 @@
+"""Choosing a turn on a terminal: the entries (every turn of every session, newest first), the menu of
+what to do with one, and the numbered prompt used where a full-screen picker cannot run (TERM=dumb).
+The full-screen picker itself is `picker_screen` (prompt_toolkit, imported only when it runs)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rewind_ls.cli.style import (
+    CHANGE_MARKS,
+    DIM,
+    cells,
+    clip,
+    colour_enabled,
+    pad,
+    paint,
+)
+from rewind_ls.core.errors import RewindError
+from rewind_ls.core.store import Store
+
+AGENT, EDITOR, EXTERNAL, RESTORE = "agent", "editor", "external", "rewind"
+
+
+@dataclass
+class Entry:
+    """One row of the picker: a turn of an agent session, your saves, outside changes or a restore."""
+
+    turn_id: str
+    number: int
+    session_id: str
+    session_kind: str
+    agent: str | None
+    prompt: str
+    started_at: float
+    files: list[tuple[str, str]] = field(default_factory=list)  # (A/M/D, path)
+    can_fork: bool = False  # the conversation can be rewound (an agent transcript is known)
+    session_tag: int = 0  # sessions in order of appearance: tells them apart (colour, label)
+
+    @property
+    def is_restore(self) -> bool:
+        return self.session_kind == RESTORE
+
+    @property
+    def who(self) -> str:
+        if self.session_kind == AGENT:
+            # "claude 5b5e": the agent's first word and the session's first characters, so two
+            # sessions of one agent differ in text, not only in colour.
+            name = (self.agent or "agent").split("-")[0]
+            return f"{name[:7]} {self.session_id[:4]}"
+        return {EDITOR: "your saves", EXTERNAL: "outside", RESTORE: "restore"}.get(
+            self.session_kind, self.session_kind
+        )
+
+    @property
+    def title(self) -> str:
+        return " ".join(self.prompt.split()) or "(no prompt)"
+
+    def search_text(self) -> str:
+        return " ".join(
+            [str(self.number), self.who, self.title, *(p for _, p in self.files)]
+        ).lower()
+
+
+@dataclass(frozen=True)
+class Action:
+    """One entry of the menu shown on Enter: the command line it runs, and when it applies."""
+
+    label: str
+    argv: Callable[[Entry], list[str]]
+    available: Callable[[Entry], bool]
+
+
+# Table-driven so a new feature is one row (issue #15 will add "summarize from here" and
+# "summarize up to here"). Rows for features that do not exist are not listed.
+ACTIONS: tuple[Action, ...] = (
+    Action(
+        "code and conversation",
+        lambda e: ["rewind", e.turn_id, "--scope", "both"],
+        lambda e: e.can_fork,
+    ),
+    Action("code", lambda e: ["rewind", e.turn_id, "--scope", "code"], lambda e: bool(e.files)),
+    Action(
+        "conversation",
+        lambda e: ["rewind", e.turn_id, "--scope", "conversation"],
+        lambda e: e.can_fork,
+    ),
+    Action(
+        "revert this turn",
+        lambda e: ["revert", e.turn_id],
+        lambda e: bool(e.files) and not e.is_restore,
+    ),
+    Action("show diff", lambda e: ["diff", e.turn_id], lambda e: bool(e.files)),
+    Action("cancel", lambda e: [], lambda e: True),
+)
+
+
+def actions_for(entry: Entry) -> list[Action]:
+    return [a for a in ACTIONS if a.available(entry)]
+
+
+def load_entries(store: Store) -> tuple[list[Entry], str]:
+    """Every turn (applied restore points included), newest first, and a line saying what state the
+    workspace is in now (after which turn, or rewound by which restore)."""
+    from rewind_ls.core.timeline import list_sessions
+
+    listing = list_sessions(store)
+    by_id = {t["id"]: (t, s) for s in listing["sessions"] for t in s["turns"]}
+    tags: dict[str, int] = {}
+    entries: list[Entry] = []
+    for row in reversed(store.turns()):
+        found = by_id.get(row["id"])
+        if found is None:
+            continue  # a restore point that was never applied
+        turn, session = found
+        tag = tags.setdefault(session["id"], len(tags))
+        entries.append(
+            Entry(
+                turn_id=turn["id"],
+                number=turn["number"],
+                session_id=session["id"],
+                session_kind=session["kind"],
+                agent=session["agent"],
+                prompt=turn["prompt"],
+                started_at=row["started_at"],
+                files=[(CHANGE_MARKS.get(f["change"], "?"), f["path"]) for f in turn["files"]],
+                can_fork=session["kind"] == AGENT and bool(session["transcriptPath"]),
+                session_tag=tag,
+            )
+        )
+    if not entries:
+        state = "no turns recorded yet"
+    elif entries[0].is_restore:
+        state = f'now: rewound by "{entries[0].title}" (undo: rewind-ls undo)'
+    else:
+        state = f"now: after turn {entries[0].number} of {entries[0].who}"
+    return entries, state
+
+
+def ago(ts: float, now: float | None = None) -> str:
+    seconds = max(0, int((now if now is not None else time.time()) - ts))
+    if seconds < 60:
+        return f"{seconds}s ago"
+    if seconds < 3600:
+        return f"{seconds // 60}m ago"
+    if seconds < 86400:
+        return f"{seconds // 3600}h ago"
+    return f"{seconds // 86400}d ago"
+
+
+def fit_files(files: list[tuple[str, str]], room: int) -> str:
+    """As many whole `M path` items as fit in `room` columns, then `+N` for the rest."""
+    if not files:
+        return "-"
+    out: list[str] = []
+    for i, (mark, path) in enumerate(files):
+        item = f"{mark} {path}"
+        more = len(files) - i - 1
+        tail = f" +{more}" if more else ""
+        candidate = " ".join([*out, item])
+        if cells(candidate + tail) <= room:
+            out.append(item)
+            continue
+        if not out:
+            return clip(
+                item, max(1, room - cells(f" +{len(files) - 1}") if len(files) > 1 else room)
+            ) + (f" +{len(files) - 1}" if len(files) > 1 else "")
+        return " ".join(out) + f" +{len(files) - i}"
+    return " ".join(out)
+
+
+def row_columns(entry: Entry, width: int, now: float | None = None) -> list[tuple[str, str]]:
+    """A row as (style, text) parts filling exactly `width` columns: number, age, who, prompt, files.
+    The style names are picker_screen's classes; the numbered prompt ignores them."""
+    mark = "↶" if entry.is_restore else " "
+    head = f"{mark}{entry.number:>3} {ago(entry.started_at, now):>7}  "
+    who = pad(clip(entry.who, 11), 11) + "  "
+    rest = max(12, width - cells(head) - cells(who))
+    files_room = max(8, rest * 2 // 5)
+    prompt_room = max(4, rest - files_room - 2)
+    files = pad(fit_files(entry.files, files_room), files_room)
+    prompt = pad(clip(entry.title, prompt_room), prompt_room) + "  "
+    return [
+        ("head", head),
+        (f"session{entry.session_tag % 6}", who),
+        ("prompt", prompt),
+        ("files", files),
+    ]
+
+
+def numbered_pick(
+    entries: list[Entry], state: str, with_menu: bool, stream_in: Callable[[str], str] = input
+) -> tuple[Entry, Action | None] | None:
+    """The picker as numbered prompts (TERM=dumb, or no full-screen terminal): returns the entry and,
+    when asked for, the chosen action; None when cancelled. A non-number answer filters the list."""
+    on = colour_enabled()
+    width = min(100, max(40, int(os.environ.get("COLUMNS", "80") or 80)))
+    query = ""
+    while True:
+        shown = [e for e in entries if query.lower() in e.search_text()][:20]
+        print(state)
+        if query:
+            print(f"turns matching {query!r}:")
+        for i, e in enumerate(shown, 1):
+            text = "".join(t for _, t in row_columns(e, width - 5)).rstrip()
+            print(f"{i:>3}) {text}")
+        if not shown:
+            print("  (no turn matches)")
+        answer = stream_in("turn [number, text to filter, Enter to cancel]: ").strip()
+        if not answer:
+            return None
+        if answer.isdigit() and 1 <= int(answer) <= len(shown):
+            entry = shown[int(answer) - 1]
+            break
+        query = "" if answer == "*" else answer
+    if not with_menu:
+        return entry, None
+    choices = actions_for(entry)
+    print(paint(f"turn {entry.number} ({entry.who}): {clip(entry.title, 60)}", DIM, on))
+    for i, a in enumerate(choices, 1):
+        print(f"{i:>3}) {a.label}")
+    answer = stream_in(f"action [1-{len(choices)}]: ").strip()
+    if not answer.isdigit() or not 1 <= int(answer) <= len(choices):
+        return None
+    return entry, choices[int(answer) - 1]
+
+
+def full_screen_possible() -> bool:
+    term = os.environ.get("TERM", "")
+    return sys.stdin.isatty() and sys.stdout.isatty() and term not in ("", "dumb", "unknown")
+
+
+def pick(
+    store: Store, with_menu: bool, title: str, only: Callable[[Entry], bool] | None = None
+) -> tuple[Entry, Action | None] | None:
+    """Ask for a turn (and with `with_menu` an action) on a terminal, full screen when possible."""
+    entries, state = load_entries(store)
+    if only is not None:
+        entries = [e for e in entries if only(e)]
+    if not entries:
+        raise RewindError(
+            "no turns recorded in this workspace yet to pick from "
+            "(install the hooks: rewind-ls install claude-code)"
+        )
+    if full_screen_possible():
+        from rewind_ls.cli.picker_screen import run_picker
+
+        return run_picker(store, entries, state, with_menu, title)
+    return numbered_pick(entries, state, with_menu)
+
+
+class Cancelled(RewindError):
+    exit_code = 1
+
+
+# Which turns each command's picker offers: a revert or a diff needs a turn that changed files.
+_OFFER: dict[str, Callable[[Entry], bool]] = {
+    "rewind": lambda e: True,
+    "revert": lambda e: bool(e.files) and not e.is_restore,
+    "diff": lambda e: bool(e.files),
+}
+
+
+def ask_turn(store: Store, command: str, interactive: bool = True) -> str:
+    """The turn id for `command` when TURN was left out: picked on a terminal, otherwise an error
+    naming the missing argument (what argparse would say, with what to do about it)."""
+    if not (interactive and sys.stdin.isatty() and sys.stdout.isatty()):
+        raise RewindError(
+            f"{command}: TURN is missing (a turn number or id; `rewind-ls turns` lists them). "
+            "Without it rewind-ls opens a picker, which needs a terminal."
+        )
+    chosen = pick(store, False, f"{command}: pick a turn", _OFFER.get(command))
+    if chosen is None:
+        raise Cancelled("cancelled; nothing written")
+    return chosen[0].turn_id
+
+
+def ask_command(store: Store) -> list[str]:
+    """`rewind-ls` alone on a terminal: a turn and what to do with it, as the command line to run."""
+    chosen = pick(store, True, "pick a turn")
+    if chosen is None or chosen[1] is None or not chosen[1].argv(chosen[0]):
+        raise Cancelled("cancelled; nothing written")
+    return chosen[1].argv(chosen[0])

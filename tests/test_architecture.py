@@ -78,6 +78,7 @@ def test_hook_process_loads_only_stdlib_and_core(tmp_path: Path) -> None:
             "cattrs",
             "argparse",
             "dataclasses",
+            "prompt_toolkit",
             "inspect",
         )
     ]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rewind_ls import __version__
+from rewind_ls.cli.style import safe as _safe
 from rewind_ls.core.errors import ConflictError, RewindError
 from rewind_ls.core.store import Store
 
@@ -49,11 +50,6 @@ def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False))
 
 
-def _safe(text: str) -> str:
-    """Paths and prompts can hold newlines or control characters: show them escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
 # --- turns ------------------------------------------------------------------------------------
 
 
@@ -73,34 +69,14 @@ def cmd_turns(args: argparse.Namespace) -> int:
             "no agent turns recorded in this workspace yet (install the hooks: rewind-ls install claude-code)"
         )
         return 0
-    from rewind_ls.cli.style import clip, pad, width
+    from rewind_ls.cli.style import width
+    from rewind_ls.cli.turns_view import session_lines
 
     cols = width()
     for session in listing["sessions"]:
-        print(
-            clip(
-                f"session {session['id']}  ({session['kind']}, {session['agent'] or '-'})",
-                cols or 10**6,
-            )
-        )
-        # On a terminal every line fits its width (cut at a word, never wrapped); a pipe gets it whole.
-        room = (cols - 27) if cols else 0
-        prompt_w = max(12, min(40, room * 3 // 5)) if cols else 40
-        print(f"  {'#':>3}  {'started':16}  {pad('prompt', prompt_w)}  files")
-        for turn in session["turns"]:
-            when = (turn["startedAt"] or "").replace("T", " ")[:16]
-            prompt = clip(_safe(" ".join(turn["prompt"].split())), prompt_w)
-            files = (
-                ", ".join(f"{_mark(f['change'])}{_safe(f['path'])}" for f in turn["files"]) or "-"
-            )
-            if cols:
-                files = clip(files, max(6, cols - 27 - prompt_w))
-            print(f"  {turn['number']:>3}  {when:16}  {pad(prompt, prompt_w)}  {files}")
+        for line in session_lines(session, cols):
+            print(line)
     return 0
-
-
-def _mark(change: str) -> str:
-    return {"created": "+", "deleted": "-", "modified": "~"}.get(change, "?")
 
 
 # --- diff -------------------------------------------------------------------------------------
@@ -656,10 +632,12 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         a = actions.add_parser(name, parents=[common], help=text, description=text)
         a.add_argument("--session", required=True, help="the agent's session id")
-        a.add_argument("--agent", default="other", help="agent name shown in listings")
+        a.add_argument(
+            "--agent", default="other", help="agent name shown in listings (default: other)"
+        )
         a.add_argument("--json", action="store_true", help=json_help)
         if name == "begin-turn":
-            a.add_argument("--prompt", default="", help="the user's prompt")
+            a.add_argument("--prompt", default="", help="the user's prompt (default: empty)")
         if name == "edit":
             a.add_argument("paths", nargs="+", metavar="PATH", help="files the agent edits")
             a.add_argument(

@@ -16,8 +16,10 @@ from rewind_ls.cli.style import (
     cells,
     clip,
     colour_enabled,
+    fit_items,
     pad,
     paint,
+    safe,
 )
 from rewind_ls.core.errors import RewindError
 from rewind_ls.core.store import Store
@@ -57,7 +59,7 @@ class Entry:
 
     @property
     def title(self) -> str:
-        return " ".join(self.prompt.split()) or "(no prompt)"
+        return safe(" ".join(self.prompt.split())) or "(no prompt)"
 
     def search_text(self) -> str:
         return " ".join(
@@ -126,7 +128,9 @@ def load_entries(store: Store) -> tuple[list[Entry], str]:
                 agent=session["agent"],
                 prompt=turn["prompt"],
                 started_at=row["started_at"],
-                files=[(CHANGE_MARKS.get(f["change"], "?"), f["path"]) for f in turn["files"]],
+                files=[
+                    (CHANGE_MARKS.get(f["change"], "?"), safe(f["path"])) for f in turn["files"]
+                ],
                 can_fork=session["kind"] == AGENT and bool(session["transcriptPath"]),
                 session_tag=tag,
             )
@@ -134,7 +138,7 @@ def load_entries(store: Store) -> tuple[list[Entry], str]:
     if not entries:
         state = "no turns recorded yet"
     elif entries[0].is_restore:
-        state = f'now: rewound by "{entries[0].title}" (undo: rewind-ls undo)'
+        state = f"now: {entries[0].title}; undo: rewind-ls undo"
     else:
         state = f"now: after turn {entries[0].number} of {entries[0].who}"
     return entries, state
@@ -153,23 +157,7 @@ def ago(ts: float, now: float | None = None) -> str:
 
 def fit_files(files: list[tuple[str, str]], room: int) -> str:
     """As many whole `M path` items as fit in `room` columns, then `+N` for the rest."""
-    if not files:
-        return "-"
-    out: list[str] = []
-    for i, (mark, path) in enumerate(files):
-        item = f"{mark} {path}"
-        more = len(files) - i - 1
-        tail = f" +{more}" if more else ""
-        candidate = " ".join([*out, item])
-        if cells(candidate + tail) <= room:
-            out.append(item)
-            continue
-        if not out:
-            return clip(
-                item, max(1, room - cells(f" +{len(files) - 1}") if len(files) > 1 else room)
-            ) + (f" +{len(files) - 1}" if len(files) > 1 else "")
-        return " ".join(out) + f" +{len(files) - i}"
-    return " ".join(out)
+    return fit_items([f"{mark} {path}" for mark, path in files], room) or "-"
 
 
 def row_columns(entry: Entry, width: int, now: float | None = None) -> list[tuple[str, str]]:

@@ -34,6 +34,11 @@ def colour_enabled(stream: TextIO | None = None) -> bool:
         return False
 
 
+def safe(text: str) -> str:
+    """Paths and prompts can hold newlines or control characters: show them escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def paint(text: str, code: str, on: bool) -> str:
     return f"{code}{text}{RESET}" if on and text else text
 
@@ -105,6 +110,23 @@ def clip(text: str, limit: int) -> str:
     if space >= max(1, len(cut) * 2 // 3):
         cut = cut[:space]
     return cut.rstrip() + "…"
+
+
+def fit_items(items: list[str], room: int, sep: str = " ") -> str:
+    """As many whole items as fit in `room` columns, then `+N` for the rest; a first item too long
+    on its own is clipped. Never splits an item in the middle otherwise."""
+    out: list[str] = []
+    for i, item in enumerate(items):
+        rest = len(items) - i - 1
+        tail = f" +{rest}" if rest else ""
+        if cells(sep.join([*out, item]) + tail) <= room:
+            out.append(item)
+            continue
+        if not out:
+            more = f" +{len(items) - 1}" if len(items) > 1 else ""
+            return clip(item, max(1, room - cells(more))) + more
+        return sep.join(out) + f" +{len(items) - i}"
+    return sep.join(out)
 
 
 def pad(text: str, size: int) -> str:

@@ -1,0 +1,372 @@
+"""The CLI as a person meets it on a terminal (a real pty, screen read through a VT100 emulator): the
+turn picker, its numbered fallback, colour, the pager; and the per-file history, two-checkpoint
+diffs, revert --path and the messages that say what to do. Restores are checked on the bytes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+from tests.support.agent import FakeClaude
+from tests.support.terminal import Terminal
+
+ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+CAPTURES = os.environ.get("REWIND_LS_CAPTURES")  # a folder: keep the screens for the docs/report
+
+
+def _capture(name: str, text: str) -> None:
+    if CAPTURES:
+        Path(CAPTURES).mkdir(parents=True, exist_ok=True)
+        (Path(CAPTURES) / f"{name}.txt").write_text(text + "\n")
+
+
+@pytest.fixture
+def three_turns(ws: Path, agent: FakeClaude) -> dict[str, bytes]:
+    """app.py at the start; turn 1 edits it, turn 2 adds README.md and config.toml, turn 3 deletes
+    config.toml (a shell command) and edits app.py again. Returns the files at the start."""
+    (ws / "app.py").write_bytes(b"def hello():\n    print('hello')\n")
+    start = {"app.py": (ws / "app.py").read_bytes()}
+    agent.turn(
+        "add a farewell function",
+        {"app.py": b"def hello():\n    print('hello')\n\n\ndef bye():\n    print('bye')\n"},
+    )
+    agent.turn("write a README and config", {"README.md": b"# app\n", "config.toml": b"x = 1\n"})
+    agent.turn(
+        "drop the config, rename hello",
+        {"config.toml": None, "app.py": b"def hi():\n    print('hello')\n\n\ndef bye():\n"},
+    )
+    return start
+
+
+@pytest.fixture
+def term(ws: Path, cli: Cli) -> Iterator[type[Terminal]]:
+    opened: list[Terminal] = []
+
+    class Opened(Terminal):
+        def __init__(self, *args: str, **kw: object) -> None:
+            super().__init__(list(args), ws, cli.env, **kw)  # type: ignore[arg-type]
+            opened.append(self)
+
+    yield Opened
+    for t in opened:
+        t.close()
+
+
+# --- the full-screen picker -------------------------------------------------------------------
+
+
+def test_picker_lists_previews_filters_and_rewinds(
+    ws: Path, three_turns: dict[str, bytes], term: type[Terminal]
+) -> None:
+    t = term()
+    screen = t.wait_for("preview of turn 3")
+    t.settle()
+    screen = t.text()
+    _capture("picker-80x24", screen)
+    lines = screen.splitlines()
+    assert len(lines) == 24 and all(len(line) <= 80 for line in lines)
+    rows = [line for line in lines if re.match(r"^[› ][ ↶]\s+\d+ ", line)]
+    numbers = [int(re.findall(r"\d+", r)[0]) for r in rows]
+    assert numbers == [3, 2, 1]  # newest first
+    assert "› " in rows[0] and "drop the config, rename hello" in rows[0]
+    assert "M app.py" in rows[0] and "A README.md" in rows[1]
+    assert "claude" in rows[0] and "ago" in rows[0]
+    assert "now: after turn 3" in lines[0]
+    assert "-def hello():" in screen and "+def hi():" in screen  # the highlighted turn's diff
+    # Type to filter: only turn 2 mentions the README.
+    t.send(*"readme")
+    screen = t.wait_for("preview of turn 2")
+    assert "drop the config" not in screen and "filter: readme" in screen
+    t.send("backspace", "backspace", "backspace", "backspace", "backspace", "backspace")
+    t.wait_for("preview of turn 3")
+    t.send("down", "down")  # turn 1
+    t.wait_for("preview of turn 1")
+    t.send("enter")
+    screen = t.wait_for("what to do with turn 1")
+    t.settle()
+    screen = t.text()
+    _capture("picker-menu", screen)
+    labels = re.findall(r"^\s+\d\. (.+?)\s*$", screen, re.M)
+    assert labels == [
+        "code and conversation",
+        "code",
+        "conversation",
+        "revert this turn",
+        "show diff",
+        "cancel",
+    ]
+    t.send("2")  # code
+    screen = t.wait_for("Restore 2 file(s)? [y/N]")
+    assert "rewind turn 1" in screen
+    t.send("y", "enter")
+    assert t.wait_exit() == 0
+    assert "restored 2 file(s)" in t.text()
+    assert {p.name for p in ws.iterdir()} == {"app.py"}
+    assert (ws / "app.py").read_bytes() == three_turns["app.py"]
+
+
+def test_picker_shows_restore_points_and_escape_writes_nothing(
+    ws: Path, three_turns: dict[str, bytes], cli: Cli, term: type[Terminal]
+) -> None:
+    cli("rewind", "3", "--yes")
+    before = {p.name: p.read_bytes() for p in ws.iterdir()}
+    t = term()
+    t.wait_for("preview of turn")
+    screen = t.settle()
+    _capture("picker-after-rewind", screen)
+    assert "now: rewind to turn 3 (code); undo: rewind-ls undo" in screen
+    assert re.search(r"^›↶\s+1 .*restore\s+rewind to turn 3", screen, re.M)
+    t.send("enter")
+    t.wait_for("what to do with turn 1 (restore)")
+    # A restore point has no conversation and cannot be reverted: those entries are not offered.
+    assert "revert this turn" not in t.text() and "conversation" not in t.text()
+    t.send("esc")
+    t.wait_for("preview of turn 1")
+    t.send("esc")
+    assert t.wait_exit() == 1
+    assert "cancelled; nothing written" in t.text()
+    assert {p.name: p.read_bytes() for p in ws.iterdir()} == before
+
+
+def test_revert_without_turn_picks_then_confirms(
+    ws: Path, three_turns: dict[str, bytes], term: type[Terminal]
+) -> None:
+    t = term("revert")
+    t.wait_for("revert: pick a turn")
+    t.send("down")  # turn 2: README.md and config.toml
+    t.wait_for("preview of turn 2")
+    t.send("enter")
+    screen = t.wait_for("[y/N]")
+    assert "revert turn 2" in screen and "README.md" in screen
+    t.send("y", "enter")
+    assert t.wait_exit() == 0
+    assert not (ws / "README.md").exists()
+    assert (ws / "app.py").read_bytes().startswith(b"def hi():")  # turn 3's work survives
+
+
+def test_numbered_prompt_when_full_screen_is_impossible(
+    ws: Path, three_turns: dict[str, bytes], term: type[Terminal]
+) -> None:
+    t = term(term="dumb")
+    screen = t.wait_for("turn [number, text to filter")
+    _capture("picker-term-dumb", t.settle())
+    assert "\x1b[?1049h" not in t.raw.decode(errors="replace")  # never switched to full screen
+    assert ANSI_RE.search(t.raw.decode(errors="replace")) is None  # no colour on a dumb terminal
+    assert re.search(r"^\s+1\)\s+3 ", screen, re.M)
+    t.send(*"config", "enter")
+    screen = t.wait_for("turns matching 'config'")
+    t.send("1", "enter")  # the newest match: turn 3
+    t.wait_for("action [1-")
+    choices = dict(re.findall(r"^\s+(\d)\) (.+?)\s*$", t.text(), re.M))
+    code = next(k for k, v in choices.items() if v == "code")
+    t.send(code, "enter")
+    t.wait_for("[y/N]")
+    t.send("y", "enter")
+    assert t.wait_exit() == 0
+    assert (ws / "config.toml").read_bytes() == b"x = 1\n"
+    assert b"def bye():\n    print('bye')\n" in (ws / "app.py").read_bytes()
+
+
+def test_without_a_terminal_a_missing_turn_is_a_clear_error(
+    three_turns: dict[str, bytes], cli: Cli
+) -> None:
+    for command in ("rewind", "revert", "diff"):
+        proc = cli(command, ok=False)
+        assert proc.returncode == 2, proc
+        assert f"{command}: TURN is missing" in proc.stderr and "rewind-ls turns" in proc.stderr
+        assert "the following arguments are required" not in proc.stderr
+    proc = cli(ok=False)
+    assert proc.returncode == 2 and "a COMMAND is needed" in proc.stderr
+
+
+def test_no_checkpoints_says_what_to_do(cli: Cli) -> None:
+    proc = cli("turns", ok=False)
+    assert proc.returncode == 2
+    assert "no checkpoints recorded" in proc.stderr
+    assert "rewind-ls install claude-code" in proc.stderr
+
+
+# --- colour, pager, width -------------------------------------------------------------------------
+
+
+def test_diff_colour_and_pager_on_a_terminal_only(
+    three_turns: dict[str, bytes], cli: Cli, term: type[Terminal]
+) -> None:
+    cli.env["PAGER"] = "cat"
+    t = term("diff", "3")
+    assert t.wait_exit() == 0
+    raw = t.raw.decode(errors="replace")
+    assert "\x1b[31m-def hello():" in raw and "\x1b[32m+def hi():" in raw
+    cli.env["PAGER"] = "sed s/^/PAGED:/"
+    t = term("diff", "3")
+    assert t.wait_exit() == 0
+    assert "PAGED:diff rewind-ls app.py" in t.text()
+    proc = cli("diff", "3")  # a pipe: no pager, no colour
+    assert "PAGED" not in proc.stdout and ANSI_RE.search(proc.stdout) is None
+    assert "-def hello():" in proc.stdout
+
+
+def test_no_color_is_respected(three_turns: dict[str, bytes], cli: Cli, ws: Path) -> None:
+    env = {**cli.env, "NO_COLOR": "1", "PAGER": "cat", "TERM": "xterm-256color"}
+    code = (
+        "import os, pty, sys\n"
+        "pid, fd = pty.fork()\n"
+        "if pid == 0:\n"
+        "    os.execvpe(sys.executable, [sys.executable, '-m', 'rewind_ls', 'diff', '3'], os.environ)\n"
+        "out = b''\n"
+        "while True:\n"
+        "    try:\n"
+        "        chunk = os.read(fd, 65536)\n"
+        "    except OSError:\n"
+        "        break\n"
+        "    if not chunk:\n"
+        "        break\n"
+        "    out += chunk\n"
+        "sys.stdout.write(out.decode())\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ws, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert "-def hello():" in proc.stdout
+    assert ANSI_RE.search(proc.stdout) is None
+
+
+def test_turns_fit_the_terminal_without_cutting_words(
+    ws: Path, agent: FakeClaude, term: type[Terminal]
+) -> None:
+    agent.turn(
+        "please refactor the configuration loader so that every option has a documented default",
+        {f"src/module_{i}.py": f"x = {i}\n" for i in range(8)},
+    )
+    t = term("turns", columns=60)
+    assert t.wait_exit() == 0
+    lines = [line for line in t.text().splitlines() if line.strip()]
+    _capture("turns-60-columns", "\n".join(lines))
+    row = next(line for line in lines if line.lstrip().startswith("1 "))
+    assert len(row) <= 60
+    assert "…" in row
+    assert re.search(r"\+src/module_0\.py(, \+src/module_\d\.py)* \+\d$", row), row  # whole paths
+    # A cut ends after a whole word: the text before … is a prefix of the prompt ending in a word.
+    cut = re.search(r"(please[^…]*)…", row)
+    assert cut is not None and "please refactor the configuration".startswith(cut.group(1).strip())
+
+
+def test_every_option_has_help_with_its_default() -> None:
+    from rewind_ls.cli.app import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    seen = 0
+
+    def check(name: str, p: argparse.ArgumentParser) -> None:
+        nonlocal seen
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child_name, child in action.choices.items():
+                    check(f"{name} {child_name}", child)
+                continue
+            if isinstance(action, argparse._HelpAction):
+                continue
+            seen += 1
+            assert action.help, f"{name}: {action.dest} has no help"
+            has_default = action.default not in (None, False) and action.option_strings
+            if has_default and action.dest != "func":
+                assert "default" in action.help, f"{name}: {action.dest} does not say its default"
+
+    for name, p in sub.choices.items():
+        check(name, p)
+    assert seen > 40
+
+
+# --- per-file history, revert --path, checkpoint diffs ----------------------------------------
+
+
+def test_log_lists_every_version_with_its_source(
+    ws: Path, three_turns: dict[str, bytes], cli: Cli
+) -> None:
+    (ws / "config.toml").write_bytes(b"by hand\n")  # outside any turn: found at the next boundary
+    cli("scan")
+    cli("rewind", "3", "--path", "app.py", "--yes")
+    log = cli.json("log", "config.toml")
+    sources = [(v["source"], v["change"], v["number"]) for v in log["versions"]]
+    assert sources == [
+        ("outside", "created", 1),
+        ("shell", "deleted", 3),
+        ("agent", "created", 2),
+        ("first seen", "absent", None),
+    ]
+    log = cli.json("log", "app.py")
+    assert [v["source"] for v in log["versions"]] == [
+        "restore",
+        "agent",
+        "agent",
+        "first seen",
+    ]
+    text = cli("log", "app.py").stdout
+    assert "turn 3 of claude-code" in text and "restore" in text
+    proc = cli("log", "nope.py", ok=False)
+    assert proc.returncode == 2 and "nope.py: rewind-ls has no record" in proc.stderr
+
+
+def test_revert_path_reverts_one_file_of_a_turn(
+    ws: Path, three_turns: dict[str, bytes], cli: Cli
+) -> None:
+    out = cli("revert", "2", "--path", "README.md", "--yes").stdout
+    assert "README.md" in out and "config.toml" not in out
+    assert not (ws / "README.md").exists()
+    assert not (ws / "config.toml").exists()  # untouched: turn 3 deleted it, it stays deleted
+    proc = cli("revert", "2", "--path", "nope.py", "--yes", ok=False)
+    assert proc.returncode == 2
+    assert "did not change nope.py" in proc.stderr and "README.md" in proc.stderr
+
+
+def test_diff_between_checkpoints_and_with_now(
+    ws: Path, three_turns: dict[str, bytes], cli: Cli
+) -> None:
+    # Start of turn 1 against start of turn 3: turn 1 and turn 2's changes.
+    out = cli("diff", "1", "3").stdout
+    assert "+def bye():" in out and "+++ b/README.md" in out and "+++ b/config.toml" in out
+    data = cli.json("diff", "1", "3")
+    assert {f["path"]: f["change"] for f in data["files"]} == {
+        "app.py": "modified",
+        "README.md": "created",
+        "config.toml": "created",
+    }
+    assert cli.json("diff", "3", "1", "README.md")["files"][0]["change"] == "deleted"
+    (ws / "app.py").write_bytes(b"edited by hand\n")
+    now = cli("diff", "3", "--current").stdout
+    assert "+++ now/app.py" in now and "+edited by hand" in now and "config.toml" in now
+    assert "README.md" not in now  # same at the start of turn 3 and now
+    assert cli("diff", "2", "3", "app.py").stdout.startswith("no difference")
+    proc = cli("diff", "2", "nope.py", ok=False)
+    assert proc.returncode == 2 and "nope.py" in proc.stderr
+    proc = cli("diff", "2", "app.py", ok=False)  # recorded, but turn 2 did not change it
+    assert proc.returncode == 2 and "turn 2 did not change app.py" in proc.stderr
+    proc = cli("diff", "1", "2", "--current", ok=False)
+    assert proc.returncode == 2 and "not both" in proc.stderr
+
+
+def test_picker_and_prompt_toolkit_stay_off_other_paths(
+    three_turns: dict[str, bytes], cli: Cli, ws: Path
+) -> None:
+    probe = (
+        "import sys\n"
+        "from rewind_ls.cli.app import run_cli\n"
+        "assert run_cli(['turns']) == 0\n"
+        "assert run_cli(['diff', '1']) == 0\n"
+        "assert run_cli(['log', 'app.py']) == 0\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('prompt_toolkit', 'rewind_ls.cli.picker'))))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ws, env=cli.env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"

@@ -52,7 +52,8 @@ def term(ws: Path, cli: Cli) -> Iterator[type[Terminal]]:
 
     class Opened(Terminal):
         def __init__(self, *args: str, **kw: object) -> None:
-            super().__init__(list(args), ws, cli.env, **kw)  # type: ignore[arg-type]
+            cwd = kw.pop("cwd", ws)
+            super().__init__(list(args), cwd, cli.env, **kw)  # type: ignore[arg-type]
             opened.append(self)
 
     yield Opened
@@ -134,6 +135,21 @@ def test_picker_shows_restore_points_and_escape_writes_nothing(
     assert t.wait_exit() == 1
     assert "cancelled; nothing written" in t.text()
     assert {p.name: p.read_bytes() for p in ws.iterdir()} == before
+
+
+def test_menu_show_diff_runs_the_diff_command(
+    ws: Path, three_turns: dict[str, bytes], cli: Cli, term: type[Terminal]
+) -> None:
+    cli.env["PAGER"] = "cat"
+    # Started elsewhere: -C before the command reaches the command the menu runs.
+    t = term("-C", str(ws), cwd=ws.parent)
+    t.wait_for("preview of turn 3")
+    t.send("enter")
+    t.wait_for("5. show diff")
+    t.send("5")
+    assert t.wait_exit() == 0
+    screen = t.text()
+    assert "diff rewind-ls config.toml" in screen and "+++ /dev/null" in screen
 
 
 def test_revert_without_turn_picks_then_confirms(

@@ -16,6 +16,7 @@ from rewind_ls.core.store import Store
 
 EPILOG = """\
 TURN is a turn number in the current (latest) agent session, or a turn id (see `rewind-ls turns`).
+Without a COMMAND, or without TURN, on a terminal: a picker of every turn (type to filter).
 The store lives in $REWIND_LS_HOME (default ~/.local/share/rewind-ls), never in the workspace.
 Exit codes: 0 ok, 1 cancelled, 2 error, 3 conflict (nothing written)."""
 
@@ -23,7 +24,7 @@ Exit codes: 0 ok, 1 cancelled, 2 error, 3 conflict (nothing written)."""
 def _workspace(args: argparse.Namespace) -> str:
     from rewind_ls.core.paths import find_workspace_root
 
-    start = args.workspace or os.getcwd()
+    start = args.workspace or getattr(args, "top_workspace", None) or os.getcwd()
     if not os.path.isdir(start):
         raise RewindError(f"{start}: workspace folder not found")
     return find_workspace_root(start)
@@ -173,7 +174,8 @@ def cmd_pick(args: argparse.Namespace) -> int:
 
     with _open(args) as store:
         argv = ask_command(store)
-    return run_cli([*argv, *(["-C", args.workspace] if args.workspace else [])])
+    where = args.workspace or args.top_workspace
+    return run_cli([*argv, *(["-C", where] if where else [])])
 
 
 # --- restores ---------------------------------------------------------------------------------
@@ -459,15 +461,15 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"rewind-ls {__version__}")
+    workspace_help = "workspace folder (default: the current folder's git top level, or the folder)"
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "-C",
-        "--workspace",
-        metavar="DIR",
-        help="workspace folder (default: the current folder's git top level, or the folder)",
+    common.add_argument("-C", "--workspace", metavar="DIR", help=workspace_help)
+    # No COMMAND: the turn picker (on a terminal). -C before the command has its own dest: a
+    # subcommand's default would overwrite it.
+    parser.add_argument(
+        "-C", "--workspace", dest="top_workspace", metavar="DIR", help=workspace_help
     )
-    # No COMMAND: the turn picker (on a terminal).
-    parser.set_defaults(func=cmd_pick, workspace=None, command=None)
+    parser.set_defaults(func=cmd_pick, workspace=None, command=None, json=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(

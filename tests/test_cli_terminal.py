@@ -214,7 +214,7 @@ def test_no_checkpoints_says_what_to_do(cli: Cli) -> None:
 
 
 def test_diff_colour_and_pager_on_a_terminal_only(
-    three_turns: dict[str, bytes], cli: Cli, term: type[Terminal]
+    ws: Path, three_turns: dict[str, bytes], cli: Cli, term: type[Terminal]
 ) -> None:
     cli.env["PAGER"] = "cat"
     t = term("diff", "3")
@@ -228,6 +228,15 @@ def test_diff_colour_and_pager_on_a_terminal_only(
     proc = cli("diff", "3")  # a pipe: no pager, no colour
     assert "PAGED" not in proc.stdout and ANSI_RE.search(proc.stdout) is None
     assert "-def hello():" in proc.stdout
+    # The preview of a restore: actions and conflicts in colour on a terminal, plain in a pipe.
+    (ws / "app.py").write_bytes(b"edited by hand\n")
+    t = term("rewind", "1", "--dry-run")
+    assert t.wait_exit() == 3
+    raw = t.raw.decode(errors="replace")
+    assert "\x1b[31mconflict (modified-outside): app.py" in raw
+    assert "\x1b[31mdelete   " in raw  # README.md goes away
+    proc = cli("rewind", "1", "--dry-run", ok=False)
+    assert "conflict (modified-outside)" in proc.stdout and ANSI_RE.search(proc.stdout) is None
 
 
 def test_no_color_is_respected(three_turns: dict[str, bytes], cli: Cli, ws: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.data_structures import Point
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import HSplit, Layout, VSplit, Window
@@ -237,9 +238,7 @@ class _Picker:
         )
 
 
-def _in_menu(picker: _Picker):  # type: ignore[no-untyped-def]
-    from prompt_toolkit.filters import Condition
-
+def _in_menu(picker: _Picker) -> Condition:
     return Condition(lambda: picker.menu is not None)
 
 

@@ -13,7 +13,7 @@ CODE_SERVER_VERSION=4.100.3
 CS_DIR=$TOOLS/code-server
 CS_STAMP=$CS_DIR/.installed-$CODE_SERVER_VERSION
 EXT_DIR=$ROOT/editors/vscode
-VSIX=$TOOLS/rewind-ls.vsix
+VSIX=${REWIND_VSIX:-$TOOLS/rewind-ls.vsix}
 export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
 
 log() { echo "==> [vscode-env] $*"; }

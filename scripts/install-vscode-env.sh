@@ -74,7 +74,7 @@ else
 fi
 
 sources_hash() {
-  (cd "$EXT_DIR" && find src package.json package-lock.json tsconfig.json esbuild.mjs README.md \
+  (cd "$EXT_DIR" && find src media package.json package-lock.json tsconfig.json esbuild.mjs README.md \
       LICENSE .vscodeignore -type f 2>/dev/null | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -d' ' -f1
 }
 HASH=$(sources_hash)

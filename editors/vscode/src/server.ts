@@ -198,9 +198,13 @@ export class RewindServer implements vscode.Disposable {
   private errorHandler(state: { ran: boolean }): ErrorHandler {
     const restarts: number[] = [];
     return {
-      error: (_error, _message, count) => ({
-        action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
-      }),
+      // Handled: the client's own toast ("connection to server is erroring. write EPIPE") says nothing a
+      // person can act on; a server that never ran gets our start error, one that ran is restarted below.
+      error: (error, _message, count) => {
+        this.output.appendLine(`connection error: ${errorText(error)}`);
+        if (!state.ran) return { action: ErrorAction.Shutdown, handled: true };
+        return { action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true };
+      },
       closed: () => {
         if (!state.ran) return { action: CloseAction.DoNotRestart, handled: true };
         const now = Date.now();

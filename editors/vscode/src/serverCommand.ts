@@ -205,7 +205,7 @@ export function startFailureMessage(cmd: ServerCommand, error: string): string {
 
 /** The start error as a person can act on it (vscode-languageclient's messages speak of connections). */
 export function describeStartError(message: string): string {
-  if (/connection got disposed|connection.*closed|Connection is closed|exited/i.test(message)) {
+  if (/connection got disposed|connection.*closed|Connection is closed|exited|EPIPE|ECONNRESET/i.test(message)) {
     return 'the server exited while starting (its error output is in Output › Rewind)';
   }
   return message;

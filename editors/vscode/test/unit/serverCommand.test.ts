@@ -87,6 +87,7 @@ describe('messages', () => {
   });
   it('turns connection jargon into what happened', () => {
     assert.match(describeStartError('Pending response rejected since connection got disposed'), /exited while starting/);
+    assert.match(describeStartError('write EPIPE'), /exited while starting/);
     assert.equal(describeStartError('spawn python3 EACCES'), 'spawn python3 EACCES');
   });
   it('says how to fix a start failure', () => {

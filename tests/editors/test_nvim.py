@@ -273,10 +273,11 @@ def test_picker_code_and_conversation(workspace: tuple[Path, Path], editor: Any)
     assert [s["kind"] for s in selects[:2]] == ["rewind.turn", "rewind.scope"], selects
     labels = selects[0]["labels"]
     assert len(labels) == 2
-    assert labels[0].startswith("#2  ") and "second prompt: touch b" in labels[0]
-    assert "a.txt" in labels[0] and "b.txt" in labels[0]
-    assert labels[1].startswith("#1  ") and "first prompt: make c" in labels[1]
-    assert "c.txt" in labels[1]
+    # "#2  today 14:03  second prompt: touch b  (M a.txt, M b.txt)": number, date, prompt, A/M/D.
+    assert labels[0].startswith("#2  today ") and "second prompt: touch b" in labels[0], labels
+    assert "M a.txt" in labels[0] and "M b.txt" in labels[0], labels
+    assert labels[1].startswith("#1  today ") and "first prompt: make c" in labels[1], labels
+    assert "M a.txt" in labels[1] and "A c.txt" in labels[1], labels
     assert selects[1]["chosen"] == "Code and conversation"
 
     assert last["status"] == "applied", last
@@ -285,12 +286,55 @@ def test_picker_code_and_conversation(workspace: tuple[Path, Path], editor: Any)
     assert read(ws, "b.txt") == b"b0\n"
     assert read(ws, "c.txt") is None
     conversation = last["result"]["conversation"]
-    assert conversation and conversation["resumeCommand"], last
+    resume = conversation["resumeCommand"]
+    assert conversation and resume, last
+    # Registers are the person's: untouched unless asked for.
     regs = ed.nv.luajson("return { r = vim.fn.getreg('r'), p = vim.fn.getreg('p') }")
-    assert regs["r"] == conversation["resumeCommand"]
-    assert regs["p"] == "first prompt: make c"
-    shown = "\n".join(n["msg"] for n in ed.notes())
-    assert conversation["resumeCommand"] in shown and "first prompt: make c" in shown
+    assert regs == {"r": "", "p": ""}, regs
+    notes = [n["msg"] for n in ed.notes()]
+    assert all("\n" not in n for n in notes), notes  # one line each: no "Press ENTER"
+    assert any("restored a.txt" in n and n.endswith("(:Rewind last)") for n in notes), notes
+    # The details: a float with the resume command and the prompt.
+    ed.nv.command("Rewind last")
+    float_text = ed.nv.luajson(
+        "local cfg = vim.api.nvim_win_get_config(0)"
+        " return { relative = cfg.relative,"
+        " text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n') }"
+    )
+    assert float_text["relative"] == "editor", float_text
+    assert resume in float_text["text"] and "first prompt: make c" in float_text["text"]
+    assert "Restored: a.txt, b.txt, c.txt (deleted)" in float_text["text"], float_text
+    ed.nv.command("close")
+
+    # Opted in: the registers get the text, and the message says where it went.
+    ed.nv.lua("require('rewind.config').options.registers = { resume = 'r', prompt = 'p' }")
+    ed.clear_records()
+    last = ed.run("Rewind 2 conversation")
+    assert last["status"] == "applied", last
+    regs = ed.nv.luajson("return { r = vim.fn.getreg('r'), p = vim.fn.getreg('p') }")
+    assert regs["r"] == last["result"]["conversation"]["resumeCommand"], regs
+    assert regs["p"] == "second prompt: touch b", regs
+    assert any('in register "r' in n["msg"] for n in ed.notes()), ed.notes()
+
+
+def test_messages_fit_one_line_in_a_real_ui(workspace: tuple[Path, Path], editor: Any) -> None:
+    """With a UI attached (as in a terminal) and Neovim's own vim.notify, a restore ends without
+    the hit-enter prompt, also with long file names; the message is in :messages."""
+    ws, home = workspace
+    (ws / "a.txt").write_bytes(b"a0\n")
+    long_names = {f"{'deeply/nested/' * 3}file-with-a-long-name-{i}.txt": f"x{i}\n" for i in range(4)}
+    make_agent(ws, home).turn("create many files", {"a.txt": "a1\n", **long_names})
+    ed = editor()
+    ed.open("a.txt")
+    ed.nv.request("nvim_ui_attach", 80, 24, {"ext_linegrid": True})
+    ed.nv.lua("_G.rewind_test.passthrough = true")
+    last = ed.run("Rewind 1")
+    assert last["status"] == "applied", last
+    mode = ed.nv.request("nvim_get_mode")
+    assert mode == {"mode": "n", "blocking": False}, mode
+    messages = ed.nv.lua("return vim.fn.execute('messages')")
+    assert "Rewind to #1 (code): restored a.txt" in messages, messages
+    assert read(ws, "a.txt") == b"a0\n"
 
 
 def test_conflict_is_shown_not_overwritten(workspace: tuple[Path, Path], editor: Any) -> None:
@@ -308,6 +352,8 @@ def test_conflict_is_shown_not_overwritten(workspace: tuple[Path, Path], editor:
     assert len(conflict_selects) == 1
     warnings = [n["msg"] for n in ed.notes() if n["level"] == 3]
     assert any("a.txt" in w and "conflict" in w for w in warnings), ed.notes()
+    details = ed.nv.luajson("return require('rewind.message').last.lines")
+    assert details and all(not d.startswith("a.txt: a.txt") for d in details), details
     assert ed.buffers()["a.txt"] == {"text": "a1 mine\n", "modified": True}
     assert read(ws, "a.txt") == b"a1\n"
     assert read(ws, "b.txt") == b"b1\n"  # cancelled: nothing at all was written
@@ -320,9 +366,11 @@ def test_conflict_is_shown_not_overwritten(workspace: tuple[Path, Path], editor:
     assert read(ws, "a.txt") == b"a1\n"
 
 
-def test_forced_restore_keeps_modified_buffer_unsaved_and_undoable(
+def test_forced_restore_writes_modified_buffer_and_u_brings_the_edits_back(
     workspace: tuple[Path, Path], editor: Any
 ) -> None:
+    """The one behaviour for unsaved edits: the restore reaches the disk too (no false conflict
+    later), and the person's unsaved text is one `u` away."""
     ws, home = workspace
     (ws / "a.txt").write_bytes(b"a0\n")
     make_agent(ws, home).turn("change a", {"a.txt": "a1\n"})
@@ -333,11 +381,14 @@ def test_forced_restore_keeps_modified_buffer_unsaved_and_undoable(
 
     last = ed.run("Rewind 1", answers=["Overwrite"])
     assert last["status"] == "applied", last
-    assert ed.buffers()["a.txt"] == {"text": "a0\n", "modified": True}  # restored, unsaved
-    assert read(ws, "a.txt") == b"a1\n"
-    assert any("u brings your text back" in n["msg"] for n in ed.notes())
+    assert ed.buffers()["a.txt"] == {"text": "a0\n", "modified": False}  # restored and written
+    assert read(ws, "a.txt") == b"a0\n"
+    assert any("restored a.txt (u: your edits)" in n["msg"] for n in ed.notes()), ed.notes()
+    details = "\n".join(ed.nv.luajson("return require('rewind.message').last.lines"))
+    assert "u in the buffer brings the edits back" in details, details
     ed.nv.command("normal! u")
-    assert ed.buffers()["a.txt"]["text"] == "a1 mine\n"
+    assert ed.buffers()["a.txt"] == {"text": "a1 mine\n", "modified": True}
+    assert read(ws, "a.txt") == b"a0\n"
 
 
 def test_diff_split(workspace: tuple[Path, Path], editor: Any) -> None:

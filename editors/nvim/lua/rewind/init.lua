@@ -21,6 +21,16 @@ function M.setup(opts)
   if config.options.autostart ~= false then
     rpc.enable()
   end
+  if config.options.mappings then
+    require('rewind.ui').default_mappings()
+  end
+  require('rewind.ui').enable_signs()
+end
+
+--- For 'statusline' (or lualine): "⟲ 3 turns" of the current agent session; "" when not attached.
+--- Example: `vim.o.statusline = '%f %{v:lua.require("rewind").statusline()}'`
+function M.statusline()
+  return require('rewind.ui').statusline()
 end
 
 --- Called from plugin/rewind.lua: setup() with defaults unless the user already called it.
@@ -90,7 +100,7 @@ local function pick_turn(client, prompt)
     items[#items + 1] = current[i]
   end
   if #items == 0 then
-    local msg = 'no agent turns recorded in ' .. (list.workspace or rpc.cwd_root()) .. ' yet'
+    local msg = 'no agent turns recorded in ' .. (list.workspace or rpc.cwd_root() or '?') .. ' yet'
     vim.notify('rewind: ' .. msg, levels.WARN)
     return nil, { status = 'empty', message = msg }
   end
@@ -186,6 +196,35 @@ function M.diff(ref, path)
     elseif res.status == 'shown' then
       vim.notify(res.message, levels.INFO)
     end
+    return res
+  end)
+end
+
+--- `:Rewind quickfix [n]`: the files of turn n (default: the latest) in the quickfix list.
+function M.quickfix(ref)
+  operation('quickfix', function(client)
+    local turn, outcome
+    if ref == nil or ref == '' then
+      local err, list = turns.fetch(client)
+      if err then
+        local msg = require('rewind.restore').err_message(err)
+        vim.notify('rewind: ' .. msg, levels.ERROR)
+        return { status = 'error', message = msg }
+      end
+      local current = turns.current_turns(list)
+      turn = current[#current]
+      if not turn then
+        vim.notify('rewind: no agent turns recorded yet', levels.WARN)
+        return { status = 'empty', message = 'no agent turns recorded yet' }
+      end
+    else
+      turn, outcome = resolve(client, ref)
+      if not turn then
+        return outcome
+      end
+    end
+    local res = require('rewind.ui').quickfix(client, turn)
+    require('rewind.message').say('rewind: ' .. res.message)
     return res
   end)
 end

@@ -346,6 +346,12 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
         {"do": "wait-disk", "file": "c.txt", "content": None},
         {"do": "wait-for", "selector": MESSAGE, "text": "c.txt (deleted)"},
         {"do": "observe-texts", "label": "reverts", "selector": MESSAGE, "visible": True},
+        # The walkthrough, as Help › Welcome lists it.
+        {"do": "command", "title": "Welcome: Open Walkthrough..."},
+        {"do": "pick", "row": "Get Started with Rewind", "filter": "Rewind"},
+        {"do": "wait-for", "selector": ".gettingStartedContainer", "text": "Record the agent"},
+        {"do": "observe-texts", "label": "walkthrough", "selector": ".gettingStartedContainer"},
+        {"do": "screenshot", "name": "vscode-walkthrough.png"},
     ]
     result = _run_vscode(tmp_path, ws, agent, steps, server_command=dies)
     ctx = result["context"]
@@ -368,6 +374,9 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
     reverts = " ".join(_obs(result, "reverts")["texts"])
     assert "turn #4 changed no file" in reverts, reverts
     assert "c.txt (deleted)" in reverts, reverts
+    walkthrough = " ".join(_obs(result, "walkthrough")["texts"])
+    for step in ("Install the language server", "Record the agent's turns", "Find your turns"):
+        assert step in walkthrough, walkthrough
     # The conversation-only rewind left the files alone; the revert of turn 3 removed c.txt only.
     assert (ws / "a.txt").read_text() == A2
     assert (ws / "b.txt").read_text() == B1

@@ -20,6 +20,10 @@ end
 ---@param level? integer
 function M.say(summary, details, level)
   local line = summary:gsub('%s*\n%s*', '; ')
+  if (not details or #details == 0) and (line ~= summary or vim.fn.strdisplaywidth(line) > room()) then
+    -- A long or multi-line text (e.g. the server's list of conflicts) stays readable in full.
+    details = vim.split(summary, '\n', { plain = true })
+  end
   local suffix = ''
   if details and #details > 0 then
     M.last = { title = line, lines = details }
@@ -30,6 +34,11 @@ function M.say(summary, details, level)
     line = vim.fn.strcharpart(line, 0, math.max(max - 1, 10)) .. '…'
   end
   vim.notify(line .. suffix, level or vim.log.levels.INFO, { title = 'rewind' })
+end
+
+--- Like vim.notify(msg, level), kept to one line.
+function M.notify(msg, level)
+  M.say(msg, nil, level)
 end
 
 --- `:Rewind last`: the details of the last operation in a float (q or <Esc> closes it).

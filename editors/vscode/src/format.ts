@@ -216,7 +216,7 @@ export function resultReport(
     case 'planned':
       return { severity: 'info', text: `Rewind: ${msg}${files ? `: ${files}` : ''}.` };
     case 'nothing-to-do':
-      return { severity: 'info', text: `Rewind: ${what ? `${what}: ` : ''}nothing to restore, no file differs (${msg}).` };
+      return { severity: 'info', text: `Rewind: ${what ? `${what}: ` : ''}${result.message || 'nothing to restore'}.` };
     case 'conflict':
       return { severity: 'warning', text: `Rewind: nothing was written. ${msg}` };
     default: {

@@ -186,7 +186,8 @@ describe('resultReport and errorText', () => {
     assert.equal(resultReport(r('applied')).severity, 'info');
     const applied = r('applied', { message: 'restored 1 file(s)', files: [{ path: 'a.txt', uri: 'file:///w/a.txt', action: 'modify', added: 1, removed: 1 }] });
     assert.equal(resultReport(applied).text, 'Rewind: restored 1 file(s): a.txt.');
-    assert.match(resultReport(r('nothing-to-do'), 'Revert of turn #2').text, /Revert of turn #2: nothing to restore/);
+    const nothing = r('nothing-to-do', { message: 'nothing to restore: every path already matches' });
+    assert.equal(resultReport(nothing, 'Undo of the last rewind').text, 'Rewind: Undo of the last rewind: nothing to restore: every path already matches.');
     assert.equal(resultReport(r('nothing-to-do')).severity, 'info');
     assert.equal(resultReport(r('conflict')).severity, 'warning');
     assert.deepEqual(resultReport(r('partial', { failed: ['a', 'b'] })), { severity: 'error', text: 'Rewind: m Not restored: a, b.' });

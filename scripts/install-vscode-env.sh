@@ -13,7 +13,7 @@ CODE_SERVER_VERSION=4.100.3
 CS_DIR=$TOOLS/code-server
 CS_STAMP=$CS_DIR/.installed-$CODE_SERVER_VERSION
 EXT_DIR=$ROOT/editors/vscode
-VSIX=$TOOLS/rewind-ls.vsix
+VSIX=${REWIND_VSIX:-$TOOLS/rewind-ls.vsix}
 export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
 
 log() { echo "==> [vscode-env] $*"; }
@@ -74,7 +74,7 @@ else
 fi
 
 sources_hash() {
-  (cd "$EXT_DIR" && find src package.json package-lock.json tsconfig.json esbuild.mjs README.md \
+  (cd "$EXT_DIR" && find src media package.json package-lock.json tsconfig.json esbuild.mjs README.md \
       LICENSE .vscodeignore -type f 2>/dev/null | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -d' ' -f1
 }
 HASH=$(sources_hash)

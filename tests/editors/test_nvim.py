@@ -273,10 +273,11 @@ def test_picker_code_and_conversation(workspace: tuple[Path, Path], editor: Any)
     assert [s["kind"] for s in selects[:2]] == ["rewind.turn", "rewind.scope"], selects
     labels = selects[0]["labels"]
     assert len(labels) == 2
-    assert labels[0].startswith("#2  ") and "second prompt: touch b" in labels[0]
-    assert "a.txt" in labels[0] and "b.txt" in labels[0]
-    assert labels[1].startswith("#1  ") and "first prompt: make c" in labels[1]
-    assert "c.txt" in labels[1]
+    # "#2  today 14:03  second prompt: touch b  (M a.txt, M b.txt)": number, date, prompt, A/M/D.
+    assert labels[0].startswith("#2  today ") and "second prompt: touch b" in labels[0], labels
+    assert "M a.txt" in labels[0] and "M b.txt" in labels[0], labels
+    assert labels[1].startswith("#1  today ") and "first prompt: make c" in labels[1], labels
+    assert "M a.txt" in labels[1] and "A c.txt" in labels[1], labels
     assert selects[1]["chosen"] == "Code and conversation"
 
     assert last["status"] == "applied", last
@@ -285,12 +286,57 @@ def test_picker_code_and_conversation(workspace: tuple[Path, Path], editor: Any)
     assert read(ws, "b.txt") == b"b0\n"
     assert read(ws, "c.txt") is None
     conversation = last["result"]["conversation"]
-    assert conversation and conversation["resumeCommand"], last
+    resume = conversation["resumeCommand"]
+    assert conversation and resume, last
+    # Registers are the person's: untouched unless asked for.
     regs = ed.nv.luajson("return { r = vim.fn.getreg('r'), p = vim.fn.getreg('p') }")
-    assert regs["r"] == conversation["resumeCommand"]
-    assert regs["p"] == "first prompt: make c"
-    shown = "\n".join(n["msg"] for n in ed.notes())
-    assert conversation["resumeCommand"] in shown and "first prompt: make c" in shown
+    assert regs == {"r": "", "p": ""}, regs
+    notes = [n["msg"] for n in ed.notes()]
+    assert all("\n" not in n for n in notes), notes  # one line each: no "Press ENTER"
+    assert any("restored a.txt" in n and n.endswith("(:Rewind last)") for n in notes), notes
+    # The details: a float with the resume command and the prompt.
+    ed.nv.command("Rewind last")
+    float_text = ed.nv.luajson(
+        "local cfg = vim.api.nvim_win_get_config(0)"
+        " return { relative = cfg.relative,"
+        " text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n') }"
+    )
+    assert float_text["relative"] == "editor", float_text
+    assert resume in float_text["text"] and "first prompt: make c" in float_text["text"]
+    assert "Restored: a.txt, b.txt, c.txt (deleted)" in float_text["text"], float_text
+    ed.nv.command("close")
+
+    # Opted in: the registers get the text, and the message says where it went.
+    ed.nv.lua("require('rewind.config').options.registers = { resume = 'r', prompt = 'p' }")
+    ed.clear_records()
+    last = ed.run("Rewind 2 conversation")
+    assert last["status"] == "applied", last
+    regs = ed.nv.luajson("return { r = vim.fn.getreg('r'), p = vim.fn.getreg('p') }")
+    assert regs["r"] == last["result"]["conversation"]["resumeCommand"], regs
+    assert regs["p"] == "second prompt: touch b", regs
+    assert any('in register "r' in n["msg"] for n in ed.notes()), ed.notes()
+
+
+def test_messages_fit_one_line_in_a_real_ui(workspace: tuple[Path, Path], editor: Any) -> None:
+    """With a UI attached (as in a terminal) and Neovim's own vim.notify, a restore ends without
+    the hit-enter prompt, also with long file names; the message is in :messages."""
+    ws, home = workspace
+    (ws / "a.txt").write_bytes(b"a0\n")
+    long_names = {
+        f"{'deeply/nested/' * 3}file-with-a-long-name-{i}.txt": f"x{i}\n" for i in range(4)
+    }
+    make_agent(ws, home).turn("create many files", {"a.txt": "a1\n", **long_names})
+    ed = editor()
+    ed.open("a.txt")
+    ed.nv.request("nvim_ui_attach", 80, 24, {"ext_linegrid": True})
+    ed.nv.lua("_G.rewind_test.passthrough = true")
+    last = ed.run("Rewind 1")
+    assert last["status"] == "applied", last
+    mode = ed.nv.request("nvim_get_mode")
+    assert mode == {"mode": "n", "blocking": False}, mode
+    messages = ed.nv.lua("return vim.fn.execute('messages')")
+    assert "Rewind to #1 (code): restored a.txt" in messages, messages
+    assert read(ws, "a.txt") == b"a0\n"
 
 
 def test_conflict_is_shown_not_overwritten(workspace: tuple[Path, Path], editor: Any) -> None:
@@ -308,6 +354,8 @@ def test_conflict_is_shown_not_overwritten(workspace: tuple[Path, Path], editor:
     assert len(conflict_selects) == 1
     warnings = [n["msg"] for n in ed.notes() if n["level"] == 3]
     assert any("a.txt" in w and "conflict" in w for w in warnings), ed.notes()
+    details = ed.nv.luajson("return require('rewind.message').last.lines")
+    assert details and all(not d.startswith("a.txt: a.txt") for d in details), details
     assert ed.buffers()["a.txt"] == {"text": "a1 mine\n", "modified": True}
     assert read(ws, "a.txt") == b"a1\n"
     assert read(ws, "b.txt") == b"b1\n"  # cancelled: nothing at all was written
@@ -320,9 +368,11 @@ def test_conflict_is_shown_not_overwritten(workspace: tuple[Path, Path], editor:
     assert read(ws, "a.txt") == b"a1\n"
 
 
-def test_forced_restore_keeps_modified_buffer_unsaved_and_undoable(
+def test_forced_restore_writes_modified_buffer_and_u_brings_the_edits_back(
     workspace: tuple[Path, Path], editor: Any
 ) -> None:
+    """The one behaviour for unsaved edits: the restore reaches the disk too (no false conflict
+    later), and the person's unsaved text is one `u` away."""
     ws, home = workspace
     (ws / "a.txt").write_bytes(b"a0\n")
     make_agent(ws, home).turn("change a", {"a.txt": "a1\n"})
@@ -333,11 +383,14 @@ def test_forced_restore_keeps_modified_buffer_unsaved_and_undoable(
 
     last = ed.run("Rewind 1", answers=["Overwrite"])
     assert last["status"] == "applied", last
-    assert ed.buffers()["a.txt"] == {"text": "a0\n", "modified": True}  # restored, unsaved
-    assert read(ws, "a.txt") == b"a1\n"
-    assert any("u brings your text back" in n["msg"] for n in ed.notes())
+    assert ed.buffers()["a.txt"] == {"text": "a0\n", "modified": False}  # restored and written
+    assert read(ws, "a.txt") == b"a0\n"
+    assert any("restored a.txt (u: your edits)" in n["msg"] for n in ed.notes()), ed.notes()
+    details = "\n".join(ed.nv.luajson("return require('rewind.message').last.lines"))
+    assert "u in the buffer brings the edits back" in details, details
     ed.nv.command("normal! u")
-    assert ed.buffers()["a.txt"]["text"] == "a1 mine\n"
+    assert ed.buffers()["a.txt"] == {"text": "a1 mine\n", "modified": True}
+    assert read(ws, "a.txt") == b"a0\n"
 
 
 def test_diff_split(workspace: tuple[Path, Path], editor: Any) -> None:
@@ -432,6 +485,108 @@ def test_did_change_turns_refreshes_turn_list(workspace: tuple[Path, Path], edit
     )
 
 
+def test_quickfix_statusline_plug_mappings_highlights_and_signs(
+    workspace: tuple[Path, Path], editor: Any
+) -> None:
+    ws, home = workspace
+    two_turns(ws, home)
+    ed = editor()
+    ed.open("a.txt")
+    # <Plug> mappings exist, no key is taken unless asked; our groups link to standard ones.
+    plain = ed.nv.luajson(
+        "return { plug = vim.fn.maparg('<Plug>(rewind-pick)', 'n'),"
+        " key = vim.fn.maparg('<Leader>rr', 'n'),"
+        " hl = vim.api.nvim_get_hl(0, { name = 'RewindAdded' }).link }"
+    )
+    assert plain == {"plug": "<Cmd>Rewind<CR>", "key": "", "hl": "Added"}, plain
+    ed.nv.lua(
+        "require('rewind').setup(vim.tbl_extend('force', require('rewind.config').options,"
+        " { mappings = true, signs = true }))"
+    )
+    assert ed.nv.luajson("return vim.fn.maparg('<Leader>rr', 'n')") == "<Plug>(rewind-pick)"
+
+    # The statusline component: cheap, filled in the background.
+    status = ed.nv.wait_for(
+        "(function() local s = require('rewind').statusline() return s ~= '' and s end)()",
+        what="the statusline component",
+    )
+    assert status == "⟲ 2 turns", status
+
+    # Quickfix: the latest turn's files with their change, then turn 1's.
+    last = ed.run("Rewind quickfix")
+    assert last["status"] == "shown", last
+    qf = ed.nv.luajson(
+        "return vim.tbl_map(function(i) return { name = vim.fn.bufname(i.bufnr), text = i.text } end,"
+        " vim.fn.getqflist())"
+    )
+    assert [q["name"] for q in qf] == ["a.txt", "b.txt"], qf
+    assert qf[0]["text"].startswith("M modified in #2: second prompt"), qf
+    assert ed.nv.luajson("return vim.fn.getqflist({ winid = 0 }).winid") != 0  # opened
+    ed.nv.command("cclose")
+    ed.run("Rewind quickfix 1")
+    qf1 = ed.nv.luajson("return vim.tbl_map(function(i) return i.text end, vim.fn.getqflist())")
+    assert [t[:2] for t in qf1] == ["M ", "A "], qf1
+
+    # Signs: a.txt went a1 -> a2 in turn 2 (the latest): its line 1 is marked.
+    ed.nv.command("buffer a.txt")
+    ed.nv.command("doautocmd BufEnter")
+    signs = ed.nv.wait_for(
+        "(function() local m = vim.api.nvim_buf_get_extmarks(0, require('rewind.ui').ns, 0, -1,"
+        " { details = true }) return #m > 0 and vim.tbl_map(function(x) return { x[2],"
+        " x[4].sign_text, x[4].sign_hl_group } end, m) end)()",
+        what="signs on the lines of the latest turn",
+    )
+    assert signs == [[0, "┃ ", "RewindSignChange"]], signs
+
+
+def test_deleted_working_directory_is_a_message_not_a_traceback(
+    workspace: tuple[Path, Path], editor: Any, tmp_path: Path
+) -> None:
+    ws, home = workspace
+    two_turns(ws, home)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    ed = editor()
+    ed.nv.command(f"cd {gone}")
+    gone.rmdir()
+    last = ed.run("Rewind undo")
+    assert last["status"] == "error", last
+    assert "current directory no longer exists" in last["message"], last
+    notes = "\n".join(n["msg"] for n in ed.notes())
+    assert "traceback" not in notes and "internal error" not in notes, notes
+
+
+def test_checkhealth_broken_fallback_and_hook_command_not_on_path(
+    workspace: tuple[Path, Path], editor: Any
+) -> None:
+    """A python3 without rewind_ls is an error (not an OK fallback); hooks whose command is not on
+    PATH are a warning (not OK)."""
+    ws, home = workspace
+    subprocess.run(
+        [sys.executable, "-m", "rewind_ls", "install", "claude-code"],
+        cwd=ws,
+        env={**os.environ, "REWIND_LS_HOME": str(home), "HOME": str(user_home(ws))},
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    bare = ws.parent / "bin"  # a python3 that has no rewind_ls, and no rewind-ls
+    bare.mkdir()
+    (bare / "python3").write_text("#!/bin/sh\necho 'No module named rewind_ls' >&2\nexit 1\n")
+    (bare / "python3").chmod(0o755)
+    ed = editor()
+    ed.nv.lua(
+        "vim.env.PATH = ...; require('rewind.config').options.cmd = nil",
+        f"{bare}:/usr/bin:/bin",
+    )
+    ed.nv.command("checkhealth rewind")
+    text = "\n".join(ed.nv.luajson("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+    assert "ERROR server command: python3 -m rewind_ls serve (default) does not run" in text, text
+    assert "OK server command" not in text, text
+    assert "WARNING hook command not found on PATH: rewind-ls" in text, text
+    assert "OK Claude Code hooks installed" not in text, text
+
+
 def test_checkhealth(workspace: tuple[Path, Path], editor: Any) -> None:
     ws, home = workspace
     subprocess.run(
@@ -505,4 +660,43 @@ def test_help_tags(tmp_path: Path) -> None:
     )
     for option in from_config:
         assert f"rewind-{option}" in tags, f"option {option} is not documented"
-    assert {"rewind", ":Rewind", "rewind.setup()", "RewindDone"} <= tags
+    assert {"rewind", ":Rewind", "rewind.setup()", "RewindDone", "rewind.nvim"} <= tags
+    # The shipped doc/tags is what :helptags makes of the shipped doc (so no `:helptags ALL` needed).
+    shipped = (REPO / "editors" / "nvim" / "doc" / "tags").read_text()
+    assert shipped == (tmp_path / "doc" / "tags").read_text(), "run :helptags editors/nvim/doc"
+
+
+@pytest.mark.parametrize(
+    ("topic", "tag"),
+    [("rewind.nvim", "*rewind.nvim*"), (":Rewind", "*:Rewind*"), ("rewind", "*rewind*")],
+)
+def test_help_without_helptags(tmp_path: Path, topic: str, tag: str) -> None:
+    """With the plugin on 'runtimepath' as a plugin manager puts it (and no :helptags run),
+    `:help <topic>` opens rewind.txt at the topic, not Vim's own :rewind."""
+    nvim = shutil.which("nvim")
+    assert nvim, "nvim is not on PATH"
+    out = tmp_path / "where.json"
+    subprocess.run(
+        [
+            nvim,
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "--cmd",
+            f"set rtp^={REPO / 'editors' / 'nvim'}",
+            "-c",
+            f"help {topic}",
+            "-c",
+            "call writefile([json_encode({'file': expand('%:t'), 'line': getline('.')})],"
+            f" '{out}')",
+            "-c",
+            "qa!",
+        ],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    where = json.loads(out.read_text())
+    assert where["file"] == "rewind.txt" and tag in where["line"], where

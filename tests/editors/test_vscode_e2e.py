@@ -43,6 +43,8 @@ A0, A1, A2 = "alpha v0\n", "alpha v1\n", "alpha v2\n"
 B1 = "beta v1\n"
 NOTES = "my notes\n"
 TYPED = "unsaved line\n"
+MESSAGE = ".notifications-toasts .notification-list-item-message"
+ROW = ".pane-body .monaco-list-row"
 
 
 def _obs(result: dict[str, Any], label: str) -> dict[str, Any]:
@@ -126,6 +128,38 @@ def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
         {"do": "wait-editor", "file": "a.txt", "text": A2},
         {"do": "wait-clean", "file": "a.txt"},
         {"do": "observe", "label": "after-undo", "files": ["a.txt", "b.txt", "notes.txt"]},
+        # Unsaved edits in a file the agent changed, then the keybinding (Ctrl+Alt+Z) and Overwrite:
+        # the file is restored on disk too (no false conflict later); Ctrl+Z brings the edits back.
+        {"do": "type", "file": "a.txt", "text": "mine\n"},
+        {"do": "press", "key": "Control+Alt+z"},
+        {"do": "pick", "row": "#1", "filter": "first prompt"},
+        {"do": "pick", "row": "Code only"},
+        {"do": "dialog", "label": "overwrite", "button": "Overwrite"},
+        {"do": "wait-disk", "file": "a.txt", "content": A0},
+        {"do": "wait-clean", "file": "a.txt"},
+        {"do": "wait-for", "selector": MESSAGE, "text": "one Undo"},
+        {"do": "observe-texts", "label": "overwrite-report", "selector": MESSAGE, "settleMs": 300},
+        {"do": "observe", "label": "after-overwrite", "files": ["a.txt"]},
+        {"do": "focus", "file": "a.txt"},
+        {"do": "press", "key": "Control+z"},
+        {"do": "wait-editor", "file": "a.txt", "text": "mine\n" + A2},
+        {"do": "observe", "label": "after-ctrl-z", "files": ["a.txt"]},
+        # The person saves notes.txt: an editor-session entry, labelled as such (not a second "#1").
+        {"do": "focus", "file": "notes.txt"},
+        {"do": "press", "key": "Control+s"},
+        {"do": "wait-clean", "file": "notes.txt"},
+        # The Rewind view: sessions > turns > files; rewind one file of turn 1 from its row.
+        {"do": "click", "selector": '.activitybar .action-label[aria-label^="Rewind"]'},
+        {"do": "wait-for", "selector": ROW, "text": "Your saves"},
+        {"do": "click", "selector": ROW, "text": "first prompt"},
+        {"do": "wait-for", "selector": ROW, "text": "b.txt"},
+        {"do": "observe-texts", "label": "view", "selector": ROW, "settleMs": 300},
+        {"do": "screenshot", "name": "vscode-view.png"},
+        {"do": "row-action", "row": "b.txt", "action": "Rewind This File to Before the Turn"},
+        {"do": "wait-disk", "file": "b.txt", "content": None},
+        {"do": "command", "title": "restore a checkpoint"},
+        {"do": "pick", "row": "Your saves"},
+        {"do": "press", "key": "Escape"},
     ]
     result = _run_vscode(tmp_path, ws, agent, steps)
 
@@ -162,10 +196,32 @@ def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
     assert undone["b.txt"]["disk"] == B1, undone
     assert undone["notes.txt"]["disk"] == NOTES and undone["notes.txt"]["dirty"] is True, undone
 
-    # The bytes on disk after the editor was closed.
-    assert (ws / "a.txt").read_bytes() == A2.encode()
-    assert (ws / "b.txt").read_bytes() == B1.encode()
-    assert (ws / "notes.txt").read_bytes() == NOTES.encode()
+    # Overwrite over unsaved edits: disk and editor both at A0, saved; the report names the file
+    # and says where the edits went; Ctrl+Z brings them back (unsaved, the disk keeps A0).
+    report = " ".join(_obs(result, "overwrite-report")["texts"])
+    assert "a.txt" in report and "one Undo (Ctrl+Z) away" in report, report
+    over = _obs(result, "after-overwrite")["files"]["a.txt"]
+    assert over["disk"] == A0 and over["editor"].strip() == A0.strip() and not over["dirty"], over
+    back = _obs(result, "after-ctrl-z")["files"]["a.txt"]
+    assert back["editor"].strip() == ("mine\n" + A2).strip() and back["dirty"], back
+    assert back["disk"] == A0, back
+
+    # The view: the agent's turns numbered, the person's saves named, turn 1's files with A/M.
+    view = _obs(result, "view")["texts"]
+    assert any("#2" in r and "second prompt" in r for r in view), view
+    assert any(r.startswith("your saves in the editor") for r in view), view
+    assert any("a.txt" in r and r.rstrip().endswith("M") for r in view), view
+    assert any("b.txt" in r and r.rstrip().endswith("A") for r in view), view
+    # The picker (opened by its palette keyword "checkpoint"): one "#1", the saves by name.
+    rows = _obs(result, "picker:Your saves")["rows"]
+    assert sum(r.startswith("#1 ") for r in rows) == 1, rows
+    assert any(r.startswith("Your saves") for r in rows), rows
+
+    # The bytes on disk after the editor was closed (a.txt's Ctrl+Z was never saved; b.txt was
+    # rewound alone from the view, to before turn 1 when it did not exist).
+    assert (ws / "a.txt").read_bytes() == A0.encode()
+    assert not (ws / "b.txt").exists()
+    assert (ws / "notes.txt").read_bytes() == (TYPED + NOTES).encode()
 
 
 def test_timeline_lenses_diff_and_conflict_choice_in_vscode(tmp_path: Path) -> None:
@@ -226,54 +282,101 @@ def test_timeline_lenses_diff_and_conflict_choice_in_vscode(tmp_path: Path) -> N
     assert not (ws / "b.txt").exists()
 
 
-def test_start_error_restart_live_turns_and_conversation_in_vscode(tmp_path: Path) -> None:
-    """A server command that cannot start gives a notification that says how to fix it; fixing the
-    setting (in the settings editor) restarts the server; a turn the agent records while VS Code is
+def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: Path) -> None:
+    """A server command that dies while starting gives one notification that says how to fix it
+    (not a second raw one); removing the setting lets the extension find the server in the
+    project's .venv, and the stale notification goes; a turn the agent records while VS Code is
     open shows up in the status bar (rewind/didChangeTurns); a conversation rewind shows the resume
-    command with its actions; "Revert Turn..." undoes one turn."""
+    command in a dialog that stays, and "Open in Terminal" types it without running it; "Revert
+    Turn..." of an empty turn says so, of a real one names the file it restored."""
     ws, home, agent = _two_turns(tmp_path)
-    third_turn = (
-        "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
+    record_turn = (
+        "import sys, json; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
         "from support.agent import FakeClaude; "
         "FakeClaude(Path(sys.argv[2]), Path(sys.argv[3]), session_id=sys.argv[4])"
-        ".turn('third prompt: add gamma', {'c.txt': 'gamma\\n'})"
+        ".turn(sys.argv[5], json.loads(sys.argv[6]))"
     )
-    record = [sys.executable, "-c", third_turn, str(HERE.parent), str(ws), str(home)]
-    message = ".notifications-toasts .notification-list-item-message"
-    buttons = ".notifications-toasts .notification-list-item-buttons-container .monaco-button"
-    bad = ["/nonexistent/rewind-ls", "serve"]
-    good = _settings(agent, python_for_server())
+    record = [sys.executable, "-c", record_turn, str(HERE.parent), str(ws), str(home)]
+    # What `pip install rewind-ls` in the project's .venv would leave: .venv/bin/rewind-ls.
+    venv_bin = ws / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "rewind-ls").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rewind_ls "$@"\n')
+    (venv_bin / "rewind-ls").chmod(0o755)
+    dies = ["/bin/sh", "-c", "echo rewind_ls is not installed here >&2; exit 1"]
+    found = {k: v for k, v in _settings(agent, []).items() if k != "rewind.server.command"}
     steps: list[dict[str, Any]] = [
         {"do": "open-workbench"},
-        {"do": "wait-for", "selector": message, "text": "could not start the language server"},
-        {"do": "observe-texts", "label": "start-error", "selector": message, "settleMs": 300},
+        {"do": "wait-for", "selector": MESSAGE, "text": "could not start the language server"},
+        {"do": "observe-texts", "label": "start-error", "selector": MESSAGE, "settleMs": 1500},
         {"do": "screenshot", "name": "vscode-start-error.png"},
-        {"do": "edit-user-settings", "settings": {**base_profile_settings(), **good}},
+        {"do": "edit-user-settings", "settings": {**base_profile_settings(), **found}},
         {"do": "wait-status", "text": "2 turns"},
-        {"do": "exec", "argv": [*record, agent.session_id]},
+        {"do": "observe-texts", "label": "after-fix", "selector": MESSAGE, "visible": True},
+        {
+            "do": "exec",
+            "argv": [*record, agent.session_id, "third prompt: add gamma", '{"c.txt": "gamma\\n"}'],
+        },
         {"do": "wait-status", "text": "3 turns"},
+        {"do": "exec", "argv": [*record, agent.session_id, "fourth prompt: just explain", "{}"]},
+        {"do": "wait-status", "text": "4 turns"},
         {"do": "command", "title": "Rewind: Rewind to Turn..."},
         {"do": "pick", "row": "#2", "filter": "second prompt"},
         {"do": "pick", "row": "Conversation only"},
-        {"do": "wait-for", "selector": message, "text": "Resume it with"},
-        {"do": "observe-texts", "label": "conversation", "selector": message, "settleMs": 300},
-        {"do": "observe-texts", "label": "buttons", "selector": buttons},
-        {"do": "screenshot", "name": "vscode-conversation.png"},
-        # Revert only turn 3 (it created c.txt): c.txt goes, the rest stays.
+        {
+            "do": "dialog",
+            "label": "conversation",
+            "button": "Open in Terminal",
+            "screenshot": "vscode-conversation.png",
+        },
+        {"do": "wait-for", "selector": ".xterm-rows", "text": "claude --resume"},
+        {
+            "do": "observe-texts",
+            "label": "terminal",
+            "selector": ".xterm-rows > div",
+            "settleMs": 2000,
+        },
+        {"do": "screenshot", "name": "vscode-terminal.png"},
+        # Revert of a turn that changed no file: said plainly, nothing written.
+        {"do": "command", "title": "undo an agent turn"},
+        {"do": "pick", "row": "#4", "filter": "fourth prompt"},
+        {"do": "wait-for", "selector": MESSAGE, "text": "changed no file"},
+        # Revert only turn 3 (it created c.txt): c.txt goes, the rest stays, the report names it.
         {"do": "command", "title": "Rewind: Revert Turn..."},
         {"do": "pick", "row": "#3", "filter": "third prompt"},
         {"do": "wait-disk", "file": "c.txt", "content": None},
+        {"do": "wait-for", "selector": MESSAGE, "text": "c.txt (deleted)"},
+        {"do": "observe-texts", "label": "reverts", "selector": MESSAGE, "visible": True},
+        # The walkthrough, as Help › Welcome lists it.
+        {"do": "command", "title": "Welcome: Open Walkthrough..."},
+        {"do": "pick", "row": "Get Started with Rewind", "filter": "Rewind"},
+        {"do": "wait-for", "selector": ".gettingStartedContainer", "text": "Record the agent"},
+        {"do": "observe-texts", "label": "walkthrough", "selector": ".gettingStartedContainer"},
+        {"do": "screenshot", "name": "vscode-walkthrough.png"},
     ]
-    result = _run_vscode(tmp_path, ws, agent, steps, server_command=bad)
+    result = _run_vscode(tmp_path, ws, agent, steps, server_command=dies)
     ctx = result["context"]
 
-    start_error = " ".join(_obs(result, "start-error")["texts"])
-    assert "/nonexistent/rewind-ls serve" in start_error, f"{start_error}\n{ctx}"
-    assert "rewind.server.command" in start_error, start_error
+    start_error = _obs(result, "start-error")["texts"]
+    assert any("/bin/sh -c" in t and "rewind.server.command" in t for t in start_error), (
+        f"{start_error}\n{ctx}"
+    )
+    assert not any("Pending response" in t or "connection" in t for t in start_error), start_error
+    assert len(start_error) == 1, start_error
+    assert not any("could not start" in t for t in _obs(result, "after-fix")["texts"]), ctx
+    assert "(workspace venv)" in ctx, ctx  # Output › Rewind: "starting: … (workspace venv)"
 
-    conversation = " ".join(_obs(result, "conversation")["texts"])
-    assert "claude --resume" in conversation, f"{conversation}\n{ctx}"
-    assert {"Copy", "Open in Terminal"} <= {b.strip() for b in _obs(result, "buttons")["texts"]}
+    conversation = _obs(result, "conversation")
+    assert "claude --resume" in conversation["text"], f"{conversation}\n{ctx}"
+    assert {"Copy", "Open in Terminal"} <= {b.strip() for b in conversation["buttons"]}
+    # Typed at the prompt, not run: the resume command is on the last line, nothing after it.
+    lines = [t.strip() for t in _obs(result, "terminal")["texts"] if t.strip()]
+    assert lines and "claude --resume" in lines[-1], lines
+    reverts = " ".join(_obs(result, "reverts")["texts"])
+    assert "turn #4 changed no file" in reverts, reverts
+    assert "c.txt (deleted)" in reverts, reverts
+    walkthrough = " ".join(_obs(result, "walkthrough")["texts"])
+    for step in ("Install the language server", "Record the agent's turns", "Find your turns"):
+        assert step in walkthrough, walkthrough
     # The conversation-only rewind left the files alone; the revert of turn 3 removed c.txt only.
     assert (ws / "a.txt").read_text() == A2
     assert (ws / "b.txt").read_text() == B1

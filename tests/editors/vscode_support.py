@@ -82,6 +82,8 @@ def base_profile_settings() -> dict[str, Any]:
         "editor.minimap.enabled": False,
         "chat.disableAIFeatures": True,
         "workbench.secondarySideBar.defaultVisibility": "hidden",
+        # The DOM renderer: the terminal's text is then readable by the driver.
+        "terminal.integrated.gpuAcceleration": "off",
         "window.restoreWindows": "none",
         # The driver types whole texts (settings JSON): no auto-closing or auto-indent on the way.
         "editor.autoClosingBrackets": "never",

@@ -13,9 +13,20 @@ vim.api.nvim_create_user_command('Rewind', function(opts)
   require('rewind.commands').run(opts)
 end, {
   nargs = '*',
-  desc = 'rewind-ls: rewind, revert, undo, diff, log (see :help rewind)',
+  desc = 'rewind-ls: rewind, revert, undo, diff, log, quickfix, last (see :help rewind.nvim)',
   complete = function(arglead, cmdline, cursorpos)
     return require('rewind.commands').complete(arglead, cmdline, cursorpos)
+  end,
+})
+
+-- Highlight groups (linked to standard ones, again after a colorscheme change) and <Plug> mappings; no
+-- keys of our own unless setup({ mappings = true }).
+require('rewind.ui').define_highlights()
+require('rewind.ui').define_plugs()
+vim.api.nvim_create_autocmd('ColorScheme', {
+  group = vim.api.nvim_create_augroup('rewind.highlights', { clear = true }),
+  callback = function()
+    require('rewind.ui').define_highlights()
   end,
 })
 

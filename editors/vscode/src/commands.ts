@@ -6,6 +6,7 @@ import {
   errorText,
   pathsToSave,
   pickerEntries,
+  restoredEntries,
   resultReport,
   scopeItems,
   type Severity,
@@ -112,20 +113,26 @@ export class Commands {
   async revertTurn(turnId?: string): Promise<void> {
     const turn = turnId ? await this.findTurn(turnId) : await this.pickTurn('Revert Turn (undo only its changes)');
     if (!turn) return;
+    if (turn.files.length === 0) {
+      void this.say('info', `Rewind: turn #${turn.number} changed no file: there is nothing to revert.`);
+      return;
+    }
     await this.restore(turn, 'code', 'revert');
   }
 
   async undoLastRewind(options: RestoreOptions = {}): Promise<void> {
-    const result = await this.withSaving('Undoing the last rewind…', () =>
-      this.server.request<RestoreResult>(Methods.undo, { ...options }),
+    const done = await this.withSaving(
+      'Undoing the last rewind…',
+      () => this.server.request<RestoreResult>(Methods.undo, { ...options }),
+      options,
     );
-    if (!result) return;
-    if (result.status === 'conflict' && !options.force && !options.skipConflicts) {
-      const choice = await this.askConflicts(result.files, 'Undoing the last rewind');
+    if (!done) return;
+    if (done.result.status === 'conflict' && !options.force && !options.skipConflicts) {
+      const choice = await this.askConflicts(done.result.files, 'Undoing the last rewind');
       if (!choice) return;
       return this.undoLastRewind(choice);
     }
-    this.report(result);
+    this.report(done, 'Undo of the last rewind', options);
   }
 
   async compareTurn(turnId?: string, fileUri?: string): Promise<void> {
@@ -177,8 +184,14 @@ export class Commands {
     return undefined;
   }
 
-  async restore(turn: TurnInfo, scope: Scope, mode: Mode, options: RestoreOptions = {}): Promise<void> {
-    const base = { turnId: turn.id, scope, mode };
+  async restore(
+    turn: TurnInfo,
+    scope: Scope,
+    mode: Mode,
+    options: RestoreOptions = {},
+    paths?: string[],
+  ): Promise<void> {
+    const base = { turnId: turn.id, scope, mode, ...(paths ? { paths } : {}) };
     if (!options.force && !options.skipConflicts) {
       const preview = await this.server.request<PreviewResult>(Methods.preview, base);
       if (scope !== 'code' && preview.conversation && !preview.conversation.available) {
@@ -204,16 +217,19 @@ export class Commands {
       }
     }
     const title = mode === 'revert' ? `Reverting turn #${turn.number}…` : `Rewinding to turn #${turn.number}…`;
-    const result = await this.withSaving(title, () =>
-      this.server.request<RestoreResult>(Methods.restore, { ...base, ...options }),
+    const done = await this.withSaving(
+      title,
+      () => this.server.request<RestoreResult>(Methods.restore, { ...base, ...options }),
+      options,
     );
-    if (!result) return;
-    if (result.status === 'conflict' && !options.force && !options.skipConflicts) {
-      const choice = await this.askConflicts(result.files, 'The restore');
-      if (choice) return this.restore(turn, scope, mode, choice);
+    if (!done) return;
+    if (done.result.status === 'conflict' && !options.force && !options.skipConflicts) {
+      const choice = await this.askConflicts(done.result.files, 'The restore');
+      if (choice) return this.restore(turn, scope, mode, choice, paths);
       return;
     }
-    this.report(result);
+    const what = mode === 'revert' ? `Revert of turn #${turn.number}` : `Rewind to turn #${turn.number}`;
+    this.report(done, what, options);
   }
 
   /** Modal: skip the conflicting files, overwrite them, or cancel (undefined). */
@@ -226,10 +242,14 @@ export class Commands {
   }
 
   /**
-   * Runs a restore request; afterwards saves the documents it changed that were not dirty before, so buffers and
-   * disk agree (dirty ones stay dirty with the restored text: VS Code's undo brings the person's text back).
+   * Runs a restore request; afterwards saves every document it changed, so buffers and disk agree. A document
+   * that had unsaved edits is saved too: its edits are one Undo (Ctrl+Z) away, and the report names it.
    */
-  private async withSaving(title: string, run: () => Promise<RestoreResult>): Promise<RestoreResult | undefined> {
+  private async withSaving(
+    title: string,
+    run: () => Promise<RestoreResult>,
+    options: RestoreOptions,
+  ): Promise<{ result: RestoreResult; unsavedKept: string[] } | undefined> {
     const dirtyBefore = new Set(vscode.workspace.textDocuments.filter((d) => d.isDirty).map((d) => d.uri.fsPath));
     let result: RestoreResult;
     try {
@@ -243,16 +263,19 @@ export class Commands {
     }
     const docs = new Map(vscode.workspace.textDocuments.map((d) => [d.uri.fsPath, d] as const));
     const dirtyNow = new Set([...docs.values()].filter((d) => d.isDirty).map((d) => d.uri.fsPath));
-    for (const p of pathsToSave(result.files ?? [], uriToPath, dirtyBefore, dirtyNow)) {
+    const restored = result.status === 'conflict' ? [] : restoredEntries(result.files ?? [], result.failed, !!options.skipConflicts);
+    const unsavedKept: string[] = [];
+    for (const p of pathsToSave(restored, uriToPath, dirtyNow)) {
       const doc = docs.get(p);
       try {
         if (doc && !(await doc.save())) this.server.output.appendLine(`could not save ${p}`);
+        else if (dirtyBefore.has(p)) unsavedKept.push(vscode.workspace.asRelativePath(p));
       } catch (e) {
         this.server.output.appendLine(`could not save ${p}: ${errorText(e)}`);
       }
     }
     this.server.fireTurnsChanged(undefined);
-    return result;
+    return { result, unsavedKept };
   }
 
   /** A notification, also written to Output › Rewind (toasts without buttons disappear). */
@@ -267,19 +290,33 @@ export class Commands {
     return show(text, ...items);
   }
 
-  private report(result: RestoreResult): void {
-    const { severity, text } = resultReport(result);
-    if (severity === 'error') {
+  private report(
+    done: { result: RestoreResult; unsavedKept: string[] },
+    what: string,
+    options: RestoreOptions,
+  ): void {
+    const { result, unsavedKept } = done;
+    const report = resultReport(result, what, !!options.skipConflicts);
+    const text =
+      report.text +
+      (unsavedKept.length > 0
+        ? ` Your unsaved edits in ${unsavedKept.join(', ')} are one Undo (Ctrl+Z) away in the editor.`
+        : '');
+    if (report.severity === 'error') {
       void this.say('error', text, 'Show Output').then((c) => c && this.server.output.show());
-    } else if (severity === 'warning') {
+    } else if (report.severity === 'warning') {
       void this.say('warning', text);
     } else if (!result.conversation) {
       void this.say('info', text);
     }
-    if (result.conversation) void this.showConversation(result);
+    if (result.conversation) void this.showConversation(result, result.status === 'applied' && result.files.length ? text : undefined);
   }
 
-  private async showConversation(result: RestoreResult): Promise<void> {
+  /**
+   * The forked conversation: a dialog (it stays until dismissed: the resume command is what comes next), with
+   * Copy and Open in Terminal (which types the command without running it).
+   */
+  private async showConversation(result: RestoreResult, filesText?: string): Promise<void> {
     const fork = result.conversation;
     if (!fork) return;
     const prompt = result.prompt ?? fork.prompt;
@@ -292,19 +329,29 @@ export class Commands {
         this.server.output.appendLine(`could not put the prompt on the clipboard: ${errorText(e)}`);
       }
     }
-    const choice = await this.say(
-      'info',
-      `Rewind: conversation forked before the prompt${copied ? ' (the prompt is on the clipboard)' : ''}. Resume it with: ${fork.resumeCommand}`,
-      'Copy',
-      'Open in Terminal',
-    );
+    const message = 'Rewind: conversation forked before the prompt.';
+    const detail = [
+      `Resume it with: ${fork.resumeCommand}`,
+      copied ? 'The prompt is on the clipboard, to edit and send again.' : '',
+      filesText ?? '',
+    ]
+      .filter((l) => l)
+      .join('\n\n');
+    this.server.output.appendLine(`[info] ${message} ${detail}`);
+    const choice = await vscode.window.showInformationMessage(message, { modal: true, detail }, 'Copy', 'Open in Terminal');
     if (choice === 'Copy') {
       await vscode.env.clipboard.writeText(fork.resumeCommand);
     } else if (choice === 'Open in Terminal') {
       const folder = vscode.workspace.workspaceFolders?.[0];
       const term = vscode.window.createTerminal({ name: 'Rewind: resume', cwd: folder?.uri });
       term.show();
-      term.sendText(fork.resumeCommand);
+      // Typed, not run: the person presses Enter when ready (and can edit it first).
+      term.sendText(fork.resumeCommand, false);
     }
+  }
+
+  /** Rewinds one file of a turn to its content before the turn (the Rewind view's per-file action). */
+  async rewindFile(turn: TurnInfo, file: FileChange): Promise<void> {
+    await this.restore(turn, 'code', 'rewind', {}, [file.uri]);
   }
 }

@@ -6,6 +6,7 @@ import { RewindContentProvider, SCHEME } from './contentProvider';
 import { currentTurnCount, errorText, statusText } from './format';
 import { type RestoreOptions, type Scope, ServerCommands } from './protocol';
 import { RewindServer } from './server';
+import { type Node, TurnsView } from './view';
 
 const SCOPES: readonly string[] = ['code', 'conversation', 'both'];
 
@@ -52,6 +53,19 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     };
 
+  const view = new TurnsView(() => cmds.listTurns(), output);
+  const tree = vscode.window.createTreeView('rewind.turns', { treeDataProvider: view, showCollapseAll: true });
+  const onNode =
+    (fn: (node: Node) => Promise<void>) =>
+    async (node?: Node): Promise<void> => {
+      if (!node) return;
+      try {
+        await fn(node);
+      } catch (e) {
+        void vscode.window.showErrorMessage(`Rewind: ${errorText(e)}`);
+      }
+    };
+
   const status = vscode.window.createStatusBarItem('rewind.turns', vscode.StatusBarAlignment.Left, 10);
   status.name = 'Rewind';
   status.command = 'rewind.rewindToTurn';
@@ -81,6 +95,34 @@ export function activate(context: vscode.ExtensionContext): void {
     server,
     status,
     server.onDidChangeTurns(refreshStatus),
+    view,
+    tree,
+    server.onDidChangeTurns(() => view.refresh()),
+    vscode.commands.registerCommand('rewind.view.refresh', () => view.refresh()),
+    vscode.commands.registerCommand(
+      'rewind.view.rewind',
+      onNode(async (n) => {
+        if (n.kind !== 'session') await cmds.rewindToTurn(n.turn.id);
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'rewind.view.revert',
+      onNode(async (n) => {
+        if (n.kind !== 'session') await cmds.revertTurn(n.turn.id);
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'rewind.view.diff',
+      onNode(async (n) => {
+        if (n.kind !== 'session') await cmds.compareTurn(n.turn.id, n.kind === 'file' ? n.file.uri : undefined);
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'rewind.view.rewindFile',
+      onNode(async (n) => {
+        if (n.kind === 'file') await cmds.rewindFile(n.turn, n.file);
+      }),
+    ),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('rewind.statusBar') && refreshStatus()),
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, new RewindContentProvider(server)),
     vscode.commands.registerCommand('rewind.rewindToTurn', guard(() => cmds.rewindToTurn())),

@@ -49,17 +49,41 @@ export function filesSummary(files: TurnInfo['files'], max = 6): string {
   return shown.join('  ') + more;
 }
 
+/** What a turn is called: "#3" for an agent's prompt; the person's own saves and outside changes have no number. */
+export function turnName(turn: Pick<TurnInfo, 'number' | 'sessionKind'>): string {
+  switch (turn.sessionKind) {
+    case 'editor':
+      return 'Your saves';
+    case 'external':
+      return 'Outside changes';
+    case 'rewind':
+      return 'Restore point';
+    default:
+      return `#${turn.number}`;
+  }
+}
+
 export function turnLabel(turn: TurnInfo, now?: Date): string {
-  return `#${turn.number}  ${formatTime(turn.startedAt, now)}  ${promptSummary(turn.prompt)}`;
+  const prompt = turn.sessionKind === 'agent' || !turn.sessionKind ? `  ${promptSummary(turn.prompt)}` : '';
+  return `${turnName(turn)}  ${formatTime(turn.startedAt, now)}${prompt}`;
 }
 
 export function turnItem(turn: TurnInfo, now?: Date): TurnItem {
   return { kind: 'turn', label: turnLabel(turn, now), detail: filesSummary(turn.files), turn };
 }
 
-function sessionTitle(s: SessionInfo, now?: Date): string {
-  const who = s.kind === 'agent' ? (s.agent ?? 'agent') : s.kind;
-  return `${who} session ${s.id.slice(0, 8)} · ${formatTime(s.lastActivityAt, now)}`;
+export function sessionTitle(s: SessionInfo, now?: Date): string {
+  const when = formatTime(s.lastActivityAt, now);
+  switch (s.kind) {
+    case 'editor':
+      return `your saves in the editor · ${when}`;
+    case 'external':
+      return `changes outside agent turns · ${when}`;
+    case 'rewind':
+      return `restore points · ${when}`;
+    default:
+      return `${s.agent ?? 'agent'} session ${s.id.slice(0, 8)} · ${when}`;
+  }
 }
 
 /**
@@ -138,32 +162,61 @@ export function conflictPrompt(files: FilePreview[], what = 'This rewind'): Conf
   return { message, detail: lines.join('\n') };
 }
 
-/** Paths to save after a restore: listed in the result, dirty now, and not dirty (or not open) before. */
+/** The files a restore changed: not unchanged, not failed, not a conflict it was told to skip. */
+export function restoredEntries<F extends { path: string; action: string; conflict?: unknown }>(
+  files: F[],
+  failed: string[] = [],
+  conflictsSkipped = false,
+): F[] {
+  return files.filter((f) => f.action !== 'unchanged' && !failed.includes(f.path) && !(conflictsSkipped && f.conflict));
+}
+
+/**
+ * Paths to save after a restore: every file it changed that is open and dirty now. A file that had unsaved
+ * edits is saved too (disk and editor agree, no false conflict later); its edits are one Undo away.
+ */
 export function pathsToSave(
-  resultFiles: { uri: string; action: string }[],
+  restored: { uri: string }[],
   toPath: (uri: string) => string,
-  dirtyBefore: ReadonlySet<string>,
   dirtyNow: ReadonlySet<string>,
 ): string[] {
   const out: string[] = [];
-  for (const f of resultFiles) {
-    if (f.action === 'unchanged') continue;
+  for (const f of restored) {
     const p = toPath(f.uri);
-    if (dirtyNow.has(p) && !dirtyBefore.has(p) && !out.includes(p)) out.push(p);
+    if (dirtyNow.has(p) && !out.includes(p)) out.push(p);
   }
   return out;
 }
 
 export type Severity = 'info' | 'warning' | 'error';
 
-/** How to report a restore result: severity and text (the server's message, plus the failed paths). */
-export function resultReport(result: RestoreResult): { severity: Severity; text: string } {
+const ACTION_WORD = { create: 'recreated', modify: 'restored', delete: 'deleted', unchanged: 'unchanged' } as const;
+
+/** "a.txt, src/b.py (recreated), c.md (deleted)", cut after `max` files. */
+export function restoredFiles(files: FilePreview[], failed: string[] = [], conflictsSkipped = false, max = 8): string {
+  const changed = restoredEntries(files, failed, conflictsSkipped);
+  const named = changed.slice(0, max).map((f) => (f.action === 'modify' ? f.path : `${f.path} (${ACTION_WORD[f.action]})`));
+  if (changed.length > max) named.push(`and ${changed.length - max} more`);
+  return named.join(', ');
+}
+
+/**
+ * How to report a restore result: severity and text (the server's message, the files it restored, the failed
+ * paths). `what` names the operation ("Revert of turn #2") so that an empty one can say it changed nothing.
+ */
+export function resultReport(
+  result: RestoreResult,
+  what?: string,
+  conflictsSkipped = false,
+): { severity: Severity; text: string } {
   const msg = result.message || result.status;
+  const files = restoredFiles(result.files ?? [], result.failed ?? [], conflictsSkipped);
   switch (result.status) {
     case 'applied':
-    case 'nothing-to-do':
     case 'planned':
-      return { severity: 'info', text: `Rewind: ${msg}` };
+      return { severity: 'info', text: `Rewind: ${msg}${files ? `: ${files}` : ''}.` };
+    case 'nothing-to-do':
+      return { severity: 'info', text: `Rewind: ${what ? `${what}: ` : ''}${result.message || 'nothing to restore'}.` };
     case 'conflict':
       return { severity: 'warning', text: `Rewind: nothing was written. ${msg}` };
     default: {

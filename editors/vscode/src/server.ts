@@ -14,7 +14,34 @@ import {
 } from 'vscode-languageclient/node';
 import { errorText } from './format';
 import { type DidChangeTurnsParams, Methods } from './protocol';
-import { describeStartError, displayCommand, findOnPath, resolveServerCommand, type ServerCommand, startFailureMessage } from './serverCommand';
+import {
+  describeStartError,
+  displayCommand,
+  findOnPath,
+  machineProbe,
+  notFoundMessage,
+  resolveServerCommand,
+  type ServerCommand,
+  startFailureMessage,
+} from './serverCommand';
+
+/** The interpreter selected in the Python extension (ms-python.python), when it is installed. */
+async function pythonExtensionInterpreter(folder: vscode.Uri | undefined): Promise<string | undefined> {
+  const ext = vscode.extensions.getExtension('ms-python.python');
+  if (!ext) return undefined;
+  try {
+    const api = (ext.isActive ? ext.exports : await ext.activate()) as {
+      environments?: { getActiveEnvironmentPath(resource?: vscode.Uri): { path: string } };
+      settings?: { getExecutionDetails(resource?: vscode.Uri): { execCommand?: string[] } };
+    };
+    return (
+      api.environments?.getActiveEnvironmentPath(folder)?.path ??
+      api.settings?.getExecutionDetails(folder)?.execCommand?.[0]
+    );
+  } catch {
+    return undefined;
+  }
+}
 
 /** A LanguageClient that leaves the start-failure notification to us (ours says how to fix it). */
 class RewindLanguageClient extends LanguageClient {
@@ -87,22 +114,32 @@ export class RewindServer implements vscode.Disposable {
     }
   }
 
-  private resolveCommand(): ServerCommand {
+  private async resolveCommand(): Promise<ServerCommand | { notFound: string[] }> {
     const setting = vscode.workspace.getConfiguration('rewind').get<unknown>('server.command');
-    return resolveServerCommand(setting, (name) => findOnPath(name, process.env.PATH) !== undefined);
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const hasSetting = setting !== null && setting !== undefined && setting !== '' && !(Array.isArray(setting) && setting.length === 0);
+    const interpreter = hasSetting ? undefined : await pythonExtensionInterpreter(folder);
+    return resolveServerCommand(setting, machineProbe(folder?.fsPath, interpreter));
   }
 
   private async doStart(): Promise<boolean> {
     const generation = this.generation;
-    let cmd: ServerCommand;
+    let found: ServerCommand | { notFound: string[] };
     try {
-      cmd = this.resolveCommand();
+      found = await this.resolveCommand();
     } catch (e) {
       this.showStartError(`Rewind: ${errorText(e)}`);
       return false;
     }
+    if (generation !== this.generation) return false;
+    if ('notFound' in found) {
+      this.showStartError(notFoundMessage(found.notFound));
+      return false;
+    }
+    const cmd = found;
     const env = vscode.workspace.getConfiguration('rewind').get<Record<string, string>>('server.env') ?? {};
     if (findOnPath(cmd.command, process.env.PATH) === undefined) {
+      // Reached only for a command from the setting: discovery returns commands that exist.
       this.showStartError(startFailureMessage(cmd, `"${cmd.command}" was not found`));
       return false;
     }
@@ -117,6 +154,9 @@ export class RewindServer implements vscode.Disposable {
       initializationOptions: { closedFiles: 'server' },
       outputChannel: this.output,
       middleware: this.middleware,
+      // Without a handler the client shows the raw error ("Pending response rejected since connection got
+      // disposed") next to ours; ours says what to do.
+      initializationFailedHandler: () => false,
     };
     this.output.appendLine(`starting: ${displayCommand(cmd)} (${cmd.origin})`);
     const state = { ran: false };
@@ -146,6 +186,7 @@ export class RewindServer implements vscode.Disposable {
       return false;
     }
     this.output.appendLine('language server running');
+    this.clearStartError();
     this.turnsChanged.fire(undefined);
     return true;
   }
@@ -157,9 +198,13 @@ export class RewindServer implements vscode.Disposable {
   private errorHandler(state: { ran: boolean }): ErrorHandler {
     const restarts: number[] = [];
     return {
-      error: (_error, _message, count) => ({
-        action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
-      }),
+      // Handled: the client's own toast ("connection to server is erroring. write EPIPE") says nothing a
+      // person can act on; a server that never ran gets our start error, one that ran is restarted below.
+      error: (error, _message, count) => {
+        this.output.appendLine(`connection error: ${errorText(error)}`);
+        if (!state.ran) return { action: ErrorAction.Shutdown, handled: true };
+        return { action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true };
+      },
       closed: () => {
         if (!state.ran) return { action: CloseAction.DoNotRestart, handled: true };
         const now = Date.now();
@@ -174,9 +219,14 @@ export class RewindServer implements vscode.Disposable {
     };
   }
 
+  /** True while a start error is shown (VS Code has no API to close one notification: see clearStartError). */
+  private startErrorShown = false;
+
   private showStartError(message: string): void {
     this.output.appendLine(message);
+    this.startErrorShown = true;
     void vscode.window.showErrorMessage(message, 'Open Settings', 'Show Output', 'Retry').then((choice) => {
+      this.startErrorShown = false;
       if (choice === 'Open Settings') {
         void vscode.commands.executeCommand('workbench.action.openSettings', 'rewind.server.command');
       } else if (choice === 'Show Output') {
@@ -185,6 +235,17 @@ export class RewindServer implements vscode.Disposable {
         void this.restart();
       }
     });
+  }
+
+  /**
+   * The server runs now: the start error still on screen is stale. VS Code cannot close one notification from
+   * an extension, so the toasts are hidden (they stay in the notification centre) and the Output says why.
+   */
+  private clearStartError(): void {
+    if (!this.startErrorShown) return;
+    this.startErrorShown = false;
+    this.output.appendLine('the earlier start error is fixed: hiding its notification');
+    void vscode.commands.executeCommand('notifications.hideToasts');
   }
 
   /** Makes VS Code ask for the code lenses of the visible editors again. */

@@ -12,10 +12,15 @@ _G.rewind_test = {
   notes = {}, -- every vim.notify: { msg, level }
   selects = {}, -- every vim.ui.select: { prompt, kind, labels, chosen }
   answers = {}, -- queue of plain substrings; each select picks the first item whose label contains it
+  passthrough = false, -- true: vim.notify also shows the message as Neovim's own vim.notify does
 }
 
-vim.notify = function(msg, level)
+local real_notify = vim.notify
+vim.notify = function(msg, level, opts)
   table.insert(_G.rewind_test.notes, { msg = tostring(msg), level = level or vim.log.levels.INFO })
+  if _G.rewind_test.passthrough then
+    real_notify(msg, level, opts)
+  end
 end
 
 vim.ui.select = function(items, opts, on_choice)

@@ -54,9 +54,16 @@ local function is_under(path, root)
   return path == root or vim.startswith(path, root == '/' and root or root .. '/')
 end
 
---- The workspace of the current directory: its git top level, else the directory itself.
+M.NO_CWD = 'the current directory no longer exists: :cd to your project first'
+
+--- The workspace of the current directory: its git top level, else the directory itself; nil when the
+--- current directory was deleted (getcwd() is then empty).
+---@return string?
 function M.cwd_root()
   local cwd = normalize(vim.fn.getcwd())
+  if not cwd or vim.fn.isdirectory(cwd) == 0 then
+    return nil
+  end
   return git_root(cwd) or cwd
 end
 
@@ -87,7 +94,7 @@ function M.root_for_buf(bufnr)
     return root
   end
   local cwd = normalize(vim.fn.getcwd())
-  if is_under(fname, cwd) then
+  if cwd and is_under(fname, cwd) then
     return cwd
   end
   return nil
@@ -219,6 +226,9 @@ function M.get(bufnr)
     return attached
   end
   local root = M.root_for_buf(bufnr) or M.cwd_root()
+  if not root then
+    return nil, M.NO_CWD
+  end
   for _, client in ipairs(M.get_clients({ name = M.name })) do
     if client.root_dir and normalize(client.root_dir) == root then
       return client

@@ -1,10 +1,10 @@
 --- `:Rewind` argument parsing and completion.
 local M = {}
 
-M.subcommands = { 'revert', 'undo', 'diff', 'log' }
+M.subcommands = { 'revert', 'undo', 'diff', 'log', 'quickfix', 'last' }
 M.scopes = { 'code', 'conversation', 'both' }
 
-local usage = 'usage: :Rewind [{n} [code|conversation|both] | revert {n} | undo | diff {n} [path] | log]'
+local usage = 'usage: :Rewind [{n} [code|conversation|both] | revert {n} | undo | diff {n} [path] | log | quickfix [n] | last]'
 
 local function is_turn(s)
   return s ~= nil and (s:match('^%d+$') ~= nil or #s > 8)
@@ -20,6 +20,10 @@ function M.run(opts)
     return rewind.undo()
   elseif sub == 'log' and #args == 1 then
     return rewind.log()
+  elseif sub == 'last' and #args == 1 then
+    return require('rewind.message').show_last()
+  elseif sub == 'quickfix' and #args <= 2 then
+    return rewind.quickfix(args[2])
   elseif sub == 'revert' and #args <= 2 then
     return rewind.revert(args[2])
   elseif sub == 'diff' and #args <= 3 then
@@ -45,7 +49,7 @@ local function turn_list()
   if not client then
     local root = rpc.cwd_root()
     for _, c in ipairs(rpc.get_clients({ name = rpc.name })) do
-      if c.root_dir and rpc.normalize(c.root_dir) == root then
+      if root and c.root_dir and rpc.normalize(c.root_dir) == root then
         client = c
       end
     end
@@ -88,7 +92,7 @@ function M.complete(arglead, cmdline, cursorpos)
   if pos == 1 then
     candidates = vim.list_extend(vim.deepcopy(M.subcommands), numbers())
   elseif pos == 2 then
-    if words[1] == 'revert' or words[1] == 'diff' then
+    if words[1] == 'revert' or words[1] == 'diff' or words[1] == 'quickfix' then
       candidates = numbers()
     elseif is_turn(words[1]) then
       candidates = M.scopes

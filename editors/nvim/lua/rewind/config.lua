@@ -10,7 +10,9 @@ local M = {}
 ---@field default_scope? '"code"'|'"conversation"'|'"both"'
 ---@field confirm? boolean                                Ask before every restore, even without conflicts.
 ---@field write_unmodified? boolean                       Write buffers that were unmodified before a restore.
----@field registers? { resume: string|false, prompt: string|false, clipboard: boolean }
+---@field registers? { resume: string|false, prompt: string|false, clipboard: boolean }  Opt-in (all off).
+---@field signs? boolean                                  Signs on lines the agent changed in the latest turn.
+---@field mappings? boolean                               The default keys (|rewind-mappings|); off: <Plug> only.
 ---@field diff_side? '"before"'|'"after"'                 Side of the turn shown by :Rewind diff.
 ---@field log_open? string                                Ex command that opens the timeline (e.g. "edit", "split").
 ---@field request_timeout? integer                        ms for synchronous requests (completion).
@@ -24,7 +26,10 @@ M.defaults = {
   default_scope = 'code',
   confirm = false,
   write_unmodified = true,
-  registers = { resume = 'r', prompt = 'p', clipboard = false },
+  -- Off by default: a register is the person's; a conversation rewind writes one only when asked to.
+  registers = { resume = false, prompt = false, clipboard = false },
+  signs = false,
+  mappings = false,
   diff_side = 'before',
   log_open = 'edit',
   request_timeout = 2000,

@@ -57,18 +57,22 @@ local function check_server(config)
     })
     return false
   end
-  ok(string.format('server command: %s (%s)', shown, source == 'setup' and 'from setup()' or 'default'))
+  local origin = source == 'setup' and 'from setup()' or 'default'
   if source == 'python3' then
-    info('`rewind-ls` is not on PATH: using python3 -m rewind_ls')
+    info('`rewind-ls` is not on PATH: trying the fallback python3 -m rewind_ls')
   end
+  -- The command is OK only once it runs: an executable python3 without rewind_ls is a broken fallback.
   local version_cmd = config.cli({ '--version' })
   local code, out, err = run(version_cmd, 15000)
   if code == 0 then
+    ok(string.format('server command: %s (%s)', shown, origin))
     ok('version: ' .. first_line(out ~= '' and out or err))
     return true
   end
-  error_(string.format('`%s` failed (exit %d): %s', table.concat(version_cmd, ' '), code, first_line(err ~= '' and err or out)), {
-    'Check that this Python environment has rewind-ls and its dependencies installed',
+  error_(string.format('server command: %s (%s) does not run: `%s` exited %d: %s', shown, origin, table.concat(version_cmd, ' '), code, first_line(err ~= '' and err or out)), {
+    source == 'python3' and 'Install rewind-ls (pipx install rewind-ls) so that `rewind-ls` is on PATH'
+      or 'Check that this Python environment has rewind-ls and its dependencies installed',
+    'or set the command: require("rewind").setup({ cmd = { "/path/to/rewind-ls", "serve" } })',
   })
   return false
 end
@@ -152,18 +156,31 @@ local function hooked_events(path)
   if not decoded or type(settings) ~= 'table' then
     return nil, 'not valid JSON'
   end
-  local found = {}
+  local found, commands = {}, {}
   for event, matchers in pairs(type(settings.hooks) == 'table' and settings.hooks or {}) do
     for _, m in ipairs(type(matchers) == 'table' and matchers or {}) do
       for _, h in ipairs(type(m) == 'table' and type(m.hooks) == 'table' and m.hooks or {}) do
         local c = type(h) == 'table' and h.command or nil
         if type(c) == 'string' and (c:find('rewind%-ls') or c:find('rewind_ls')) and c:find('hook') then
           found[event] = true
+          commands[c] = true
         end
       end
     end
   end
-  return found
+  return found, nil, commands
+end
+
+--- The program a hook command runs (its first word, quotes removed), when it cannot be run from here.
+local function unrunnable(command)
+  local word = command:match('^%s*"([^"]+)"') or command:match("^%s*'([^']+)'") or command:match('^%s*(%S+)')
+  if not word or word:find('%$') then
+    return nil -- an environment variable ($CLAUDE_PROJECT_DIR/...): not resolvable here
+  end
+  if vim.fn.executable(word) == 1 then
+    return nil
+  end
+  return word
 end
 
 local function check_hooks(root)
@@ -172,9 +189,9 @@ local function check_hooks(root)
     root .. '/.claude/settings.local.json',
     (vim.env.HOME or '~') .. '/.claude/settings.json',
   }
-  local all = {}
+  local all, broken = {}, {}
   for _, f in ipairs(files) do
-    local found, err = hooked_events(f)
+    local found, err, commands = hooked_events(f)
     if err then
       warn(f .. ': ' .. err)
     elseif found and next(found) then
@@ -182,7 +199,20 @@ local function check_hooks(root)
       for e in pairs(found) do
         all[e] = true
       end
+      for c in pairs(commands or {}) do
+        local prog = unrunnable(c)
+        if prog then
+          broken[#broken + 1] = string.format('%s (in %s)', prog, f)
+        end
+      end
     end
+  end
+  if #broken > 0 then
+    warn('hook command not found on PATH: ' .. table.concat(broken, ', ') .. ': the agent\'s turns are not recorded', {
+      'Install rewind-ls so that the hook command is on PATH (pipx install rewind-ls),',
+      'or run `rewind-ls install claude-code` again with the rewind-ls you use (it writes its full path)',
+    })
+    return
   end
   local missing = vim.tbl_filter(function(e)
     return not all[e]
@@ -230,8 +260,13 @@ function M.check()
   local root = rpc.cwd_root()
   start('rewind: store')
   check_store(config, server_ok, root)
-  start('rewind: Claude Code hooks (' .. root .. ')')
-  check_hooks(root)
+  if root then
+    start('rewind: Claude Code hooks (' .. root .. ')')
+    check_hooks(root)
+  else
+    start('rewind: Claude Code hooks')
+    error_(rpc.NO_CWD)
+  end
   start('rewind: clients')
   if not rpc.is_enabled() then
     info('not started: setup() was not called yet, or vim.g.rewind_autostart = false')

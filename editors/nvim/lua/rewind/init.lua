@@ -7,6 +7,7 @@ local config = require('rewind.config')
 local rpc = require('rewind.client')
 local state = require('rewind.state')
 local turns = require('rewind.turns')
+local message = require('rewind.message')
 
 local M = {}
 
@@ -21,6 +22,16 @@ function M.setup(opts)
   if config.options.autostart ~= false then
     rpc.enable()
   end
+  if config.options.mappings then
+    require('rewind.ui').default_mappings()
+  end
+  require('rewind.ui').enable_signs()
+end
+
+--- For 'statusline' (or lualine): "⟲ 3 turns" of the current agent session; "" when not attached.
+--- Example: `vim.o.statusline = '%f %{v:lua.require("rewind").statusline()}'`
+function M.statusline()
+  return require('rewind.ui').statusline()
 end
 
 --- Called from plugin/rewind.lua: setup() with defaults unless the user already called it.
@@ -40,7 +51,7 @@ local levels = vim.log.levels
 --- Runs an operation `fn(client)` in a coroutine with the busy guard and the RewindDone event.
 local function operation(op, fn)
   if not state.begin(op) then
-    vim.notify(string.format('rewind: %s is still running', state.busy), levels.WARN)
+    message.notify(string.format('rewind: %s is still running', state.busy), levels.WARN)
     return
   end
   local outcome
@@ -48,7 +59,7 @@ local function operation(op, fn)
     local client, err = rpc.ready_client(0)
     if not client then
       outcome = { status = 'error', message = err }
-      vim.notify('rewind: ' .. err, levels.ERROR)
+      message.notify('rewind: ' .. err, levels.ERROR)
       return
     end
     outcome = fn(client) or { status = 'done', message = '' }
@@ -65,12 +76,12 @@ local function resolve(client, ref)
   local err, list = turns.fetch(client)
   if err then
     local msg = require('rewind.restore').err_message(err)
-    vim.notify('rewind: ' .. msg, levels.ERROR)
+    message.notify('rewind: ' .. msg, levels.ERROR)
     return nil, { status = 'error', message = msg, error = err }
   end
   local turn, rerr = turns.resolve(list, ref)
   if not turn then
-    vim.notify('rewind: ' .. rerr, levels.ERROR)
+    message.notify('rewind: ' .. rerr, levels.ERROR)
     return nil, { status = 'error', message = rerr }
   end
   return turn
@@ -81,7 +92,7 @@ local function pick_turn(client, prompt)
   local err, list = turns.fetch(client)
   if err then
     local msg = require('rewind.restore').err_message(err)
-    vim.notify('rewind: ' .. msg, levels.ERROR)
+    message.notify('rewind: ' .. msg, levels.ERROR)
     return nil, { status = 'error', message = msg }
   end
   local items = {}
@@ -90,8 +101,8 @@ local function pick_turn(client, prompt)
     items[#items + 1] = current[i]
   end
   if #items == 0 then
-    local msg = 'no agent turns recorded in ' .. (list.workspace or rpc.cwd_root()) .. ' yet'
-    vim.notify('rewind: ' .. msg, levels.WARN)
+    local msg = 'no agent turns recorded in ' .. (list.workspace or rpc.cwd_root() or '?') .. ' yet'
+    message.notify('rewind: ' .. msg, levels.WARN)
     return nil, { status = 'empty', message = msg }
   end
   local turn = async.select(items, { prompt = prompt, kind = 'rewind.turn', format_item = turns.label })
@@ -182,10 +193,39 @@ function M.diff(ref, path)
     end
     local res = require('rewind.diff').run(client, turn, path)
     if res.status == 'error' then
-      vim.notify('rewind: ' .. res.message, levels.ERROR)
+      message.notify('rewind: ' .. res.message, levels.ERROR)
     elseif res.status == 'shown' then
-      vim.notify(res.message, levels.INFO)
+      message.notify(res.message, levels.INFO)
     end
+    return res
+  end)
+end
+
+--- `:Rewind quickfix [n]`: the files of turn n (default: the latest) in the quickfix list.
+function M.quickfix(ref)
+  operation('quickfix', function(client)
+    local turn, outcome
+    if ref == nil or ref == '' then
+      local err, list = turns.fetch(client)
+      if err then
+        local msg = require('rewind.restore').err_message(err)
+        message.notify('rewind: ' .. msg, levels.ERROR)
+        return { status = 'error', message = msg }
+      end
+      local current = turns.current_turns(list)
+      turn = current[#current]
+      if not turn then
+        message.notify('rewind: no agent turns recorded yet', levels.WARN)
+        return { status = 'empty', message = 'no agent turns recorded yet' }
+      end
+    else
+      turn, outcome = resolve(client, ref)
+      if not turn then
+        return outcome
+      end
+    end
+    local res = require('rewind.ui').quickfix(client, turn)
+    message.say('rewind: ' .. res.message)
     return res
   end)
 end
@@ -195,7 +235,7 @@ function M.log()
   operation('log', function(client)
     local res = require('rewind.log').open(client)
     if res.status == 'error' then
-      vim.notify('rewind: ' .. res.message, levels.ERROR)
+      message.notify('rewind: ' .. res.message, levels.ERROR)
     end
     return res
   end)

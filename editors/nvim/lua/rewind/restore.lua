@@ -13,11 +13,11 @@ local M = {}
 
 local levels = vim.log.levels
 
-local function notify(lines, level)
-  if type(lines) == 'table' then
-    lines = table.concat(lines, '\n')
-  end
-  vim.notify(lines, level or levels.INFO, { title = 'rewind' })
+local say = require('rewind.message').say
+
+--- A one-line message (details, when given, go to `:Rewind last`).
+local function notify(summary, level, details)
+  say(summary, details, level)
 end
 M.notify = notify
 
@@ -44,21 +44,36 @@ local function snapshot()
   return snap
 end
 
+--- "a.txt: changed since …" per conflicting file (the server's message often names the path already).
 local function conflict_lines(files)
   local lines = {}
   for _, f in ipairs(files or {}) do
     if type(f.conflict) == 'table' then
-      lines[#lines + 1] = string.format('  %s: %s', f.path, f.conflict.message or f.conflict.kind)
+      local why = f.conflict.message or f.conflict.kind or 'conflict'
+      lines[#lines + 1] = vim.startswith(why, f.path) and why or string.format('%s: %s', f.path, why)
     end
   end
   return lines
 end
+M.conflict_lines = conflict_lines
+
+local function paths_with_conflicts(files)
+  local out = {}
+  for _, f in ipairs(files or {}) do
+    if type(f.conflict) == 'table' then
+      out[#out + 1] = f.path
+    end
+  end
+  return out
+end
 
 --- Shows the conflicts and asks what to do. Returns the options to send, or nil (cancelled).
 local function ask_conflicts(title, files, count)
-  local lines = { string.format('%s: %d conflict%s:', title, count, count == 1 and '' or 's') }
-  vim.list_extend(lines, conflict_lines(files))
-  notify(lines, levels.WARN)
+  notify(
+    string.format('%s: %d conflict%s: %s', title, count, count == 1 and '' or 's', table.concat(paths_with_conflicts(files), ', ')),
+    levels.WARN,
+    conflict_lines(files)
+  )
   local choices = {
     { label = 'Skip conflicting files (restore the others)', opts = { skipConflicts = true } },
     { label = 'Overwrite conflicting files (:Rewind undo brings them back)', opts = { force = true } },
@@ -86,33 +101,51 @@ local function set_register(reg, value)
   end
 end
 
---- After the server answered: write buffers that were unmodified before, reload the ones the server wrote
---- on disk, and collect the modified ones that keep the restored text unsaved.
-local function settle_buffers(result, before)
+--- The files a restore changed: not unchanged, not failed, not a conflict it was told to skip.
+local function restored_files(result, skipped_conflicts)
+  local failed = {}
+  for _, p in ipairs(result.failed or {}) do
+    failed[p] = true
+  end
+  local out = {}
+  if result.status == 'conflict' then
+    return out
+  end
+  for _, f in ipairs(result.files or {}) do
+    if f.action ~= 'unchanged' and not failed[f.path] and not (skipped_conflicts and type(f.conflict) == 'table') then
+      out[#out + 1] = f
+    end
+  end
+  return out
+end
+
+--- After the server answered: write every buffer the restore changed, so buffer and disk agree (no false
+--- conflict later). A buffer that had unsaved edits is written too: `u` brings the edits back (they are
+--- listed in `kept`). Buffers of files the server wrote itself are reloaded.
+local function settle_buffers(result, before, skipped_conflicts)
   local now = buffers_by_name()
   local written, kept, write_errors = {}, {}, {}
   local by_server = {}
   for _, p in ipairs(result.writtenByServer or {}) do
     by_server[p] = true
   end
-  for _, f in ipairs(result.files or {}) do
+  for _, f in ipairs(restored_files(result, skipped_conflicts)) do
     local fname = f.uri and rpc.normalize(vim.uri_to_fname(f.uri))
     local b = fname and now[fname]
     if b and vim.api.nvim_buf_is_valid(b) then
       local prev = before[fname]
       local was_modified = prev and prev.modified
-      if vim.bo[b].modified then
-        if not was_modified and config.options.write_unmodified and f.action ~= 'delete' then
-          local ok, err = pcall(vim.api.nvim_buf_call, b, function()
-            vim.cmd('silent keepalt keepjumps write')
-          end)
-          if ok then
-            written[#written + 1] = f.path
-          else
-            write_errors[#write_errors + 1] = string.format('%s: %s', f.path, err)
+      if vim.bo[b].modified and f.action ~= 'delete' and (config.options.write_unmodified or was_modified) then
+        local ok, err = pcall(vim.api.nvim_buf_call, b, function()
+          vim.cmd('silent keepalt keepjumps write')
+        end)
+        if ok then
+          written[#written + 1] = f.path
+          if was_modified then
+            kept[#kept + 1] = f.path
           end
-        elseif was_modified then
-          kept[#kept + 1] = f.path
+        else
+          write_errors[#write_errors + 1] = string.format('%s: %s', f.path, err)
         end
       elseif by_server[f.path] or not was_modified then
         -- The server may have written the file itself (binary, closed): show the new disk content.
@@ -123,7 +156,23 @@ local function settle_buffers(result, before)
   return written, kept, write_errors
 end
 
-local function show_result(title, result, written, kept, write_errors, scope)
+local ACTION_WORD = { create = 'recreated', delete = 'deleted' }
+
+--- "a.txt (u: your edits), c.txt (deleted)": `kept` lists the files that had unsaved edits.
+local function files_text(files, kept)
+  local had_edits = {}
+  for _, p in ipairs(kept or {}) do
+    had_edits[p] = true
+  end
+  local names = {}
+  for _, f in ipairs(files) do
+    local note = ACTION_WORD[f.action] or (had_edits[f.path] and 'u: your edits')
+    names[#names + 1] = note and string.format('%s (%s)', f.path, note) or f.path
+  end
+  return table.concat(names, ', ')
+end
+
+local function show_result(title, result, kept, write_errors, scope, skipped_conflicts)
   local status = result.status
   local level = levels.INFO
   if status == 'partial' or status == 'failed' or #write_errors > 0 then
@@ -131,40 +180,64 @@ local function show_result(title, result, written, kept, write_errors, scope)
   elseif status == 'conflict' then
     level = levels.WARN
   end
-  local lines = { string.format('%s: %s', title, result.message or status) }
+  local restored = restored_files(result, skipped_conflicts)
+  local summary = { string.format('%s: %s', title, result.message or status) }
+  local details = {}
+  if scope ~= 'conversation' and status ~= 'conflict' then
+    if #restored > 0 then
+      summary = { string.format('%s: restored %s', title, files_text(restored, kept)) }
+      details[#details + 1] = 'Restored: ' .. files_text(restored)
+    elseif status == 'nothing-to-do' or status == 'applied' then
+      summary = { string.format('%s: nothing to restore, every file already matches', title) }
+    end
+  end
   if result.failed and #result.failed > 0 then
-    lines[#lines + 1] = 'Not restored: ' .. table.concat(result.failed, ', ')
+    summary[#summary + 1] = 'NOT restored: ' .. table.concat(result.failed, ', ')
+    details[#details + 1] = 'Not restored: ' .. table.concat(result.failed, ', ')
   end
   if status == 'conflict' then
-    vim.list_extend(lines, conflict_lines(result.files))
+    vim.list_extend(details, conflict_lines(result.files))
   end
   for _, e in ipairs(write_errors) do
-    lines[#lines + 1] = 'Could not write ' .. e
+    summary[#summary + 1] = 'could not write ' .. e
+    details[#details + 1] = 'Could not write ' .. e
   end
   if #kept > 0 then
-    lines[#lines + 1] = 'Unsaved (they had changes; u brings your text back): ' .. table.concat(kept, ', ')
+    details[#details + 1] = 'Had unsaved edits (restored and written; u in the buffer brings the edits back): '
+      .. table.concat(kept, ', ')
   end
   local regs = config.options.registers or {}
   local conv = result.conversation
   if type(conv) == 'table' then
-    lines[#lines + 1] = 'Resume the conversation: ' .. (conv.resumeCommand or '')
-    set_register(regs.resume, conv.resumeCommand)
-    if regs.clipboard and vim.fn.has('clipboard') == 1 then
-      pcall(vim.fn.setreg, '+', conv.resumeCommand)
+    local where = {}
+    if regs.resume and regs.resume ~= '' then
+      set_register(regs.resume, conv.resumeCommand)
+      where[#where + 1] = string.format('register "%s', regs.resume)
     end
-    if regs.resume then
-      lines[#lines] = lines[#lines] .. string.format('  (in register "%s)', regs.resume)
+    if regs.clipboard and vim.fn.has('clipboard') == 1 and pcall(vim.fn.setreg, '+', conv.resumeCommand) then
+      where[#where + 1] = 'the clipboard'
+    end
+    if scope == 'conversation' then
+      summary = { 'Conversation forked' }
+    end
+    summary[#summary + 1] = #where > 0 and ('resume command in ' .. table.concat(where, ' and '))
+      or ('resume: ' .. (conv.resumeCommand or ''))
+    details[#details + 1] = 'Resume the conversation: ' .. (conv.resumeCommand or '')
+    if #where > 0 then
+      details[#details + 1] = '  (also in ' .. table.concat(where, ' and ') .. ')'
     end
   end
   local prompt = (type(conv) == 'table' and conv.prompt) or result.prompt
   if scope ~= 'code' and type(prompt) == 'string' and prompt ~= '' then
-    set_register(regs.prompt, prompt)
-    lines[#lines + 1] = 'Prompt'
-      .. (regs.prompt and string.format(' (in register "%s)', regs.prompt) or '')
-      .. ': '
-      .. prompt
+    local where = ''
+    if regs.prompt and regs.prompt ~= '' then
+      set_register(regs.prompt, prompt)
+      where = string.format(' (in register "%s)', regs.prompt)
+    end
+    details[#details + 1] = 'Prompt' .. where .. ':'
+    vim.list_extend(details, vim.split(prompt, '\n', { plain = true }))
   end
-  notify(lines, level)
+  notify(table.concat(summary, '; '), level, details)
 end
 
 local function err_message(err)
@@ -193,8 +266,8 @@ local function send(client, method, params, title, scope)
       end
       params = vim.tbl_extend('force', params, opts)
     else
-      local written, kept, write_errors = settle_buffers(result, before)
-      show_result(title, result, written, kept, write_errors, scope)
+      local written, kept, write_errors = settle_buffers(result, before, params.skipConflicts)
+      show_result(title, result, kept, write_errors, scope, params.skipConflicts)
       require('rewind.turns').invalidate(client.id)
       require('rewind.log').refresh_all(client.id)
       return {
@@ -214,6 +287,11 @@ function M.run(client, turn, scope, mode)
   mode = mode or 'rewind'
   local title = mode == 'revert' and string.format('Revert #%d', turn.number)
     or string.format('Rewind to #%d (%s)', turn.number, scope)
+  if mode == 'revert' and #(turn.files or {}) == 0 then
+    local msg = string.format('%s: turn #%d changed no file, nothing to revert', title, turn.number)
+    notify(msg)
+    return { status = 'nothing-to-do', message = msg }
+  end
   local params = { turnId = turn.id, scope = scope, mode = mode }
   local err, preview = rpc.request(client, 'rewind/preview', params)
   if err then

@@ -93,8 +93,12 @@ local function tz_offset()
   return os.difftime(now, os.time(os.date('!*t', now) --[[@as osdateparam]]))
 end
 
---- "14:03" today, else "2025-11-21 14:03" (local time) from an ISO 8601 UTC timestamp.
-function M.format_time(iso)
+local MONTHS = { 'Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec' }
+
+--- "today 14:03", "yesterday 09:12", "Nov 21 14:03" (this year), "2025-11-21 14:03" (local time) from an
+--- ISO 8601 UTC timestamp.
+---@param now? integer  os.time() of "now" (tests)
+function M.format_time(iso, now)
   if type(iso) ~= 'string' then
     return '?'
   end
@@ -111,8 +115,16 @@ function M.format_time(iso)
     sec = tonumber(s) or 0,
     isdst = false,
   }) + tz_offset()
-  if os.date('%Y-%m-%d', t) == os.date('%Y-%m-%d') then
-    return os.date('%H:%M', t) --[[@as string]]
+  now = now or os.time()
+  local hm = os.date('%H:%M', t) --[[@as string]]
+  local day = os.date('%Y-%m-%d', t)
+  if day == os.date('%Y-%m-%d', now) then
+    return 'today ' .. hm
+  elseif day == os.date('%Y-%m-%d', now - 86400) then
+    return 'yesterday ' .. hm
+  elseif os.date('%Y', t) == os.date('%Y', now) then
+    local dt = os.date('*t', t) --[[@as osdate]]
+    return string.format('%s %d %s', MONTHS[dt.month], dt.day, hm)
   end
   return os.date('%Y-%m-%d %H:%M', t) --[[@as string]]
 end
@@ -126,15 +138,19 @@ local function one_line(s, max)
 end
 M.one_line = one_line
 
+local MARK = { created = 'A', modified = 'M', deleted = 'D' }
+M.MARK = MARK
+
+--- "M src/a.py, A README.md +2 more" (git-style marks: A added, M modified, D deleted)
 function M.files_summary(turn, max)
   max = max or 3
   local files = turn.files or {}
   if #files == 0 then
-    return 'no files'
+    return 'no file changes'
   end
   local names = {}
   for i = 1, math.min(#files, max) do
-    names[#names + 1] = files[i].path
+    names[#names + 1] = (MARK[files[i].change] or '?') .. ' ' .. files[i].path
   end
   local s = table.concat(names, ', ')
   if #files > max then
@@ -143,13 +159,30 @@ function M.files_summary(turn, max)
   return s
 end
 
---- "#3  14:03  add a parser  (src/a.py, README.md)"
-function M.label(turn)
-  local prompt = one_line(turn.prompt, 60)
-  if prompt == '' then
-    prompt = '(no prompt)'
+--- What a turn is called: "#3" for an agent's prompt; the person's own saves have no number.
+function M.name(turn)
+  local kind = turn.sessionKind
+  if kind == 'editor' then
+    return 'your saves'
+  elseif kind == 'external' then
+    return 'outside changes'
+  elseif kind == 'rewind' then
+    return 'restore point'
   end
-  return string.format('#%d  %s  %s  (%s)', turn.number, M.format_time(turn.startedAt), prompt, M.files_summary(turn))
+  return '#' .. tostring(turn.number)
+end
+
+--- "#3  today 14:03  add a parser  (M src/a.py, A README.md)"
+function M.label(turn)
+  local prompt = ''
+  if turn.sessionKind == nil or turn.sessionKind == 'agent' then
+    prompt = one_line(turn.prompt, 60)
+    if prompt == '' then
+      prompt = '(no prompt)'
+    end
+    prompt = '  ' .. prompt
+  end
+  return string.format('%s  %s%s  (%s)', M.name(turn), M.format_time(turn.startedAt), prompt, M.files_summary(turn))
 end
 
 return M

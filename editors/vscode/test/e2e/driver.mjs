@@ -259,9 +259,28 @@ async function main() {
           break;
         }
         case 'observe-texts': {
-          // Texts of every element matching a selector (code lenses, notifications, ...).
+          // Texts of every element matching a selector (code lenses, notifications, ...); with visible: true
+          // only the ones on screen (a hidden toast stays in the DOM).
           await sleep(step.settleMs ?? 0);
-          observations.push({ label: step.label, texts: await page.locator(step.selector).allTextContents() });
+          const loc = page.locator(step.selector);
+          let texts = await loc.allTextContents();
+          if (step.visible) {
+            const shown = [];
+            for (let i = 0; i < texts.length; i++) if (await loc.nth(i).isVisible()) shown.push(texts[i]);
+            texts = shown;
+          }
+          observations.push({ label: step.label, texts });
+          break;
+        }
+        case 'focus': {
+          await focusFile(page, step.file);
+          break;
+        }
+        case 'row-action': {
+          // An inline action of a tree row (shown on hover), e.g. in the Rewind view.
+          const row = page.locator(`${step.tree ?? '.pane-body'} .monaco-list-row`, { hasText: step.row }).first();
+          await row.hover();
+          await row.locator(`.action-label[aria-label="${step.action}"]`).click();
           break;
         }
         case 'observe-diff': {

@@ -8,6 +8,8 @@ import {
   formatTime,
   pathsToSave,
   pickerEntries,
+  restoredEntries,
+  restoredFiles,
   promptSummary,
   resultReport,
   scopeItems,
@@ -105,6 +107,21 @@ describe('turnLabel and scopeItems', () => {
   it('reads "#n  time  prompt"', () => {
     assert.equal(turnLabel(turn(3, 'make it faster'), NOW), '#3  14:03  make it faster');
   });
+  it('calls the person\'s own saves "Your saves", never "#1" next to the agent\'s #1', () => {
+    const saves: TurnInfo = { ...turn(1, 'your edits, saved in the editor', 'editor'), sessionKind: 'editor' };
+    assert.equal(turnLabel(saves, NOW), 'Your saves  14:01');
+    const list: ListTurnsResult = {
+      workspace: '/w',
+      currentSessionId: 's1',
+      sessions: [
+        { id: 's1', kind: 'agent', agent: 'claude-code', startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turns: [turn(1, 'agent prompt')] },
+        { id: 'editor', kind: 'editor', agent: 'editor', startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turns: [saves] },
+      ],
+    };
+    const labels = pickerEntries(list, NOW).map((e) => e.label);
+    assert.equal(labels.filter((l) => l.startsWith('#1')).length, 1, labels.join(' | '));
+    assert.ok(labels.some((l) => l.startsWith('your saves in the editor')), labels.join(' | '));
+  });
   it('offers the four scope choices in order, Cancel last with no scope', () => {
     const items = scopeItems(turn(1, 'x'));
     assert.deepEqual(items.map((i) => i.label), ['Code and conversation', 'Code only', 'Conversation only', 'Cancel']);
@@ -141,18 +158,23 @@ describe('conflictPrompt', () => {
   });
 });
 
-describe('pathsToSave', () => {
+describe('pathsToSave and restoredEntries', () => {
   const toPath = (uri: string): string => uri.replace('file://', '');
-  it('saves what the restore made dirty, never what was dirty before', () => {
-    const files = [
-      { uri: 'file:///w/clean.txt', action: 'modify' },
-      { uri: 'file:///w/dirty.txt', action: 'modify' },
-      { uri: 'file:///w/closed.txt', action: 'create' },
-      { uri: 'file:///w/same.txt', action: 'unchanged' },
-    ];
-    const before = new Set(['/w/dirty.txt', '/w/other.txt']);
+  const f = (path: string, action: FilePreview['action'], conflict: FilePreview['conflict'] = null): FilePreview => ({
+    path, uri: `file:///w/${path}`, action, added: 0, removed: 0, conflict,
+  });
+  it('saves every restored file that is dirty now, also one that had unsaved edits', () => {
+    const files = [f('clean.txt', 'modify'), f('dirty.txt', 'modify'), f('closed.txt', 'create'), f('same.txt', 'unchanged')];
     const now = new Set(['/w/clean.txt', '/w/dirty.txt', '/w/other.txt', '/w/same.txt']);
-    assert.deepEqual(pathsToSave(files, toPath, before, now), ['/w/clean.txt']);
+    assert.deepEqual(pathsToSave(restoredEntries(files), toPath, now), ['/w/clean.txt', '/w/dirty.txt']);
+  });
+  it('leaves out skipped conflicts and failed paths', () => {
+    const files = [f('a.txt', 'modify', { kind: 'modified-outside', message: 'x' }), f('b.txt', 'delete'), f('c.txt', 'modify')];
+    assert.deepEqual(restoredEntries(files, ['c.txt'], true).map((e) => e.path), ['b.txt']);
+    assert.deepEqual(restoredEntries(files, [], false).map((e) => e.path), ['a.txt', 'b.txt', 'c.txt']);
+  });
+  it('names the restored files', () => {
+    assert.equal(restoredFiles([f('a.txt', 'modify'), f('b.txt', 'delete'), f('c.txt', 'create'), f('d', 'unchanged')]), 'a.txt, b.txt (deleted), c.txt (recreated)');
   });
 });
 
@@ -162,6 +184,10 @@ describe('resultReport and errorText', () => {
   });
   it('maps statuses to severities and lists failed paths', () => {
     assert.equal(resultReport(r('applied')).severity, 'info');
+    const applied = r('applied', { message: 'restored 1 file(s)', files: [{ path: 'a.txt', uri: 'file:///w/a.txt', action: 'modify', added: 1, removed: 1 }] });
+    assert.equal(resultReport(applied).text, 'Rewind: restored 1 file(s): a.txt.');
+    const nothing = r('nothing-to-do', { message: 'nothing to restore: every path already matches' });
+    assert.equal(resultReport(nothing, 'Undo of the last rewind').text, 'Rewind: Undo of the last rewind: nothing to restore: every path already matches.');
     assert.equal(resultReport(r('nothing-to-do')).severity, 'info');
     assert.equal(resultReport(r('conflict')).severity, 'warning');
     assert.deepEqual(resultReport(r('partial', { failed: ['a', 'b'] })), { severity: 'error', text: 'Rewind: m Not restored: a, b.' });

@@ -3,26 +3,59 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { describeStartError, displayCommand, findOnPath, resolveServerCommand, splitCommandLine, startFailureMessage } from '../../src/serverCommand';
+import {
+  describeStartError,
+  displayCommand,
+  findOnPath,
+  notFoundMessage,
+  type Probe,
+  resolveServerCommand,
+  type ServerCommand,
+  splitCommandLine,
+  startFailureMessage,
+} from '../../src/serverCommand';
 
 describe('resolveServerCommand', () => {
-  const none = (): boolean => false;
-  const all = (): boolean => true;
-  it('defaults to rewind-ls serve when it is on PATH, else python3 -m rewind_ls serve', () => {
-    assert.deepEqual(resolveServerCommand(null, all), { command: 'rewind-ls', args: ['serve'], origin: 'PATH' });
-    assert.deepEqual(resolveServerCommand(undefined, none), { command: 'python3', args: ['-m', 'rewind_ls', 'serve'], origin: 'fallback' });
-    assert.equal(resolveServerCommand('', all).origin, 'PATH');
-    assert.equal(resolveServerCommand([], none).origin, 'fallback');
+  const probe = (over: Partial<Probe> = {}, exes: string[] = [], pythonsWithRewind: string[] = []): Probe => ({
+    onPath: (name) => (exes.includes(name) ? `/usr/bin/${name}` : undefined),
+    isExecutable: (file) => exes.includes(file),
+    pythonHasRewind: (py) => pythonsWithRewind.includes(py),
+    workspace: '/w',
+    home: '/home/me',
+    env: {},
+    ...over,
   });
-  it('takes an array as it is and splits a string like a shell', () => {
-    assert.deepEqual(resolveServerCommand(['/opt/py 3/bin/python', '-m', 'rewind_ls', 'serve'], none), {
+  it('takes the setting first: a command line, a path of rewind-ls, a path of a Python, an array', () => {
+    assert.deepEqual(resolveServerCommand('/opt/venv/bin/rewind-ls', probe()), { command: '/opt/venv/bin/rewind-ls', args: ['serve'], origin: 'setting' });
+    assert.deepEqual((resolveServerCommand('/opt/venv/bin/python3.12', probe()) as ServerCommand).args, ['-m', 'rewind_ls', 'serve']);
+    assert.deepEqual((resolveServerCommand('"/opt/py 3/bin/python" -m rewind_ls serve', probe()) as ServerCommand).args, ['-m', 'rewind_ls', 'serve']);
+    assert.deepEqual(resolveServerCommand(['/opt/py 3/bin/python', '-m', 'rewind_ls', 'serve'], probe()), {
       command: '/opt/py 3/bin/python', args: ['-m', 'rewind_ls', 'serve'], origin: 'setting',
     });
-    assert.deepEqual(resolveServerCommand('"/opt/py 3/bin/python" -m rewind_ls serve', none).args, ['-m', 'rewind_ls', 'serve']);
+  });
+  it('then the Python extension interpreter, the workspace .venv, PATH, pipx/uv, python3', () => {
+    const py = '/w/.conda/bin/python';
+    assert.equal((resolveServerCommand('', probe({ pythonInterpreter: py }, ['/w/.venv/bin/rewind-ls'], [py])) as ServerCommand).origin, 'Python extension');
+    assert.deepEqual(resolveServerCommand(null, probe({ pythonInterpreter: py }, ['/w/.venv/bin/rewind-ls'])), {
+      command: '/w/.venv/bin/rewind-ls', args: ['serve'], origin: 'workspace venv',
+    });
+    assert.equal((resolveServerCommand(undefined, probe({}, ['rewind-ls', '/home/me/.local/bin/rewind-ls'])) as ServerCommand).origin, 'PATH');
+    assert.deepEqual(resolveServerCommand([], probe({}, ['/home/me/.local/share/uv/tools/rewind-ls/bin/rewind-ls'])), {
+      command: '/home/me/.local/share/uv/tools/rewind-ls/bin/rewind-ls', args: ['serve'], origin: 'pipx/uv',
+    });
+    assert.equal((resolveServerCommand(null, probe({}, ['python3'], ['python3'])) as ServerCommand).origin, 'fallback');
+  });
+  it('says where it looked when nothing works', () => {
+    const r = resolveServerCommand(null, probe({ pythonInterpreter: '/usr/bin/python3' }, ['python3']));
+    assert.ok('notFound' in r);
+    const msg = notFoundMessage(r.notFound);
+    assert.match(msg, /\/w\/\.venv\/bin\/rewind-ls/);
+    assert.match(msg, /Python extension's interpreter: no rewind_ls/);
+    assert.match(msg, /pipx install rewind-ls/);
   });
   it('refuses values of the wrong type', () => {
-    assert.throws(() => resolveServerCommand(42, none), /array of strings or a string/);
-    assert.throws(() => resolveServerCommand(['a', 1], none), /array of strings or a string/);
+    assert.throws(() => resolveServerCommand(42, probe()), /string or an array of strings/);
+    assert.throws(() => resolveServerCommand(['a', 1], probe()), /string or an array of strings/);
   });
 });
 
@@ -54,12 +87,13 @@ describe('messages', () => {
   });
   it('turns connection jargon into what happened', () => {
     assert.match(describeStartError('Pending response rejected since connection got disposed'), /exited while starting/);
+    assert.match(describeStartError('write EPIPE'), /exited while starting/);
     assert.equal(describeStartError('spawn python3 EACCES'), 'spawn python3 EACCES');
   });
   it('says how to fix a start failure', () => {
     const fallback = startFailureMessage({ command: 'python3', args: ['-m', 'rewind_ls', 'serve'], origin: 'fallback' }, 'No module named rewind_ls');
     assert.match(fallback, /python3 -m rewind_ls serve/);
-    assert.match(fallback, /pip install rewind-ls/);
+    assert.match(fallback, /pipx install rewind-ls/);
     assert.match(fallback, /rewind\.server\.command/);
     const setting = startFailureMessage({ command: '/x', args: [], origin: 'setting' }, 'ENOENT');
     assert.match(setting, /Check the "rewind.server.command" setting/);

@@ -1,0 +1,97 @@
+// The Rewind view in the activity bar: sessions > turns > files, with inline actions (rewind, revert, diff,
+// rewind one file). It reads rewind/listTurns and refreshes on rewind/didChangeTurns.
+import * as vscode from 'vscode';
+import { errorText, formatTime, promptSummary, sessionTitle, turnName } from './format';
+import type { FileChange, ListTurnsResult, SessionInfo, TurnInfo } from './protocol';
+
+export type Node =
+  | { kind: 'session'; session: SessionInfo; current: boolean }
+  | { kind: 'turn'; turn: TurnInfo }
+  | { kind: 'file'; turn: TurnInfo; file: FileChange };
+
+const MARK = { created: 'A', modified: 'M', deleted: 'D' } as const;
+const CHANGE_WORD = { created: 'created', modified: 'modified', deleted: 'deleted' } as const;
+
+/** Sessions as the picker orders them: the current one first, then by latest activity; no restore points. */
+function orderedSessions(list: ListTurnsResult): { session: SessionInfo; current: boolean }[] {
+  const sessions = list.sessions.filter((s) => s.kind !== 'rewind' && s.turns.length > 0);
+  const current = sessions.find((s) => s.id === list.currentSessionId);
+  const others = sessions.filter((s) => s !== current).sort((a, b) => b.lastActivityAt.localeCompare(a.lastActivityAt));
+  return [...(current ? [{ session: current, current: true }] : []), ...others.map((s) => ({ session: s, current: false }))];
+}
+
+export class TurnsView implements vscode.TreeDataProvider<Node> {
+  private readonly changed = new vscode.EventEmitter<Node | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  constructor(
+    private readonly load: () => Promise<ListTurnsResult>,
+    private readonly output: vscode.OutputChannel,
+  ) {}
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+
+  async getChildren(node?: Node): Promise<Node[]> {
+    if (!node) {
+      let list: ListTurnsResult;
+      try {
+        list = await this.load();
+      } catch (e) {
+        this.output.appendLine(`Rewind view: ${errorText(e)}`);
+        return [];
+      }
+      return orderedSessions(list).map(({ session, current }) => ({ kind: 'session', session, current }));
+    }
+    if (node.kind === 'session') {
+      return [...node.session.turns].sort((a, b) => b.number - a.number).map((turn) => ({ kind: 'turn', turn }));
+    }
+    if (node.kind === 'turn') return node.turn.files.map((file) => ({ kind: 'file', turn: node.turn, file }));
+    return [];
+  }
+
+  getTreeItem(node: Node): vscode.TreeItem {
+    switch (node.kind) {
+      case 'session': {
+        const item = new vscode.TreeItem(
+          node.current ? `current session · ${sessionTitle(node.session)}` : sessionTitle(node.session),
+          node.current ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
+        );
+        item.id = `session:${node.session.id}`;
+        item.contextValue = 'rewind.session';
+        item.iconPath = new vscode.ThemeIcon(node.session.kind === 'agent' ? 'comment-discussion' : 'edit');
+        return item;
+      }
+      case 'turn': {
+        const t = node.turn;
+        const agent = t.sessionKind === 'agent';
+        const item = new vscode.TreeItem(
+          agent ? `${turnName(t)} ${promptSummary(t.prompt, 60)}` : turnName(t),
+          t.files.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+        );
+        item.id = `turn:${t.id}`;
+        item.description = `${formatTime(t.startedAt)} · ${t.files.length} ${t.files.length === 1 ? 'file' : 'files'}`;
+        item.tooltip = new vscode.MarkdownString().appendText(`${turnName(t)} · ${formatTime(t.startedAt)}\n\n${t.prompt}`);
+        item.contextValue = t.files.length > 0 ? 'rewind.turn' : 'rewind.turn.empty';
+        item.iconPath = new vscode.ThemeIcon(agent ? 'history' : 'save');
+        return item;
+      }
+      case 'file': {
+        const f = node.file;
+        const item = new vscode.TreeItem(vscode.Uri.parse(f.uri), vscode.TreeItemCollapsibleState.None);
+        item.id = `file:${node.turn.id}:${f.uri}`;
+        item.label = f.path;
+        item.description = MARK[f.change];
+        item.tooltip = `${f.path}: ${CHANGE_WORD[f.change]} in ${turnName(node.turn)} (click: compare with the current file)`;
+        item.contextValue = 'rewind.file';
+        item.command = { command: 'rewind.view.diff', title: 'Compare with Current', arguments: [node] };
+        return item;
+      }
+    }
+  }
+}

@@ -45,6 +45,7 @@ FILE = "file"
 ABSENT = "absent"
 TOO_LARGE = "too-large"  # content known by hash and size only; not restorable
 UNKNOWN = "unknown"  # seen only after a change (hook installed mid-edit); not restorable
+OTHER = "other"  # a link, folder or other non-file where a file is expected (never stored)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -513,6 +514,23 @@ class Store:
             "SELECT path, kind, hash, mode, size, mtime_ns, ino FROM known ORDER BY path"
         ).fetchall()
         return [(r[0], Version(r[1], r[2], r[3], r[4] or 0), r[5], r[6]) for r in rows]
+
+    def turns_in_state(self, session_id: str, state: str) -> list[tuple[str, str | None]]:
+        """(id, info) of a session's turns in `state`, oldest first (pending restore points)."""
+        rows = self.conn.execute(
+            "SELECT id, info FROM turns WHERE session_id = ? AND state = ? ORDER BY seq",
+            (session_id, state),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def recent_restore_journals(self, limit: int) -> list[str | None]:
+        """The journals of the latest applied or partial restore points that name backups."""
+        rows = self.conn.execute(
+            "SELECT info FROM turns WHERE session_id = 'rewind' AND state IN ('applied', 'partial')"
+            " AND info LIKE '%.bak%' ORDER BY seq DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [r[0] for r in rows]
 
     # --- meta ----------------------------------------------------------------------------------
 

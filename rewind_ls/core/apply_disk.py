@@ -61,6 +61,22 @@ def _fault(stage: str, index: int) -> None:
         os._exit(137)
 
 
+def _pause(stage: str, index: int) -> None:
+    """Race tests: `REWIND_LS_FAULT=before-aside:N` (after the last check, before path N is moved
+    aside), `before-link:N` (after it was moved aside and checked, before the new file goes in) or
+    `before-discard:1` (restore applied, backups not yet dropped) creates the file named by
+    `REWIND_LS_FAULT_MARK`, then sleeps `REWIND_LS_FAULT_PAUSE` seconds (default 0.5), holding the
+    window open for a racing writer."""
+    if _FAULT and f"{stage}:{index}" == _FAULT:
+        import time
+
+        mark = os.environ.get("REWIND_LS_FAULT_MARK")
+        if mark:
+            with open(mark, "w"):
+                pass
+        time.sleep(float(os.environ.get("REWIND_LS_FAULT_PAUSE", "0.5")))
+
+
 def select(plan: Plan, force: bool, skip_conflicts: bool) -> list[PathPlan]:
     """The paths to write. Raises ConflictError (nothing written) when a conflict is not resolved by
     the caller's choice: `force` overwrites paths changed behind rewind-ls' back, `skip_conflicts`
@@ -357,6 +373,7 @@ def _swap_all(store: Store, plan: Plan, items: list[PathPlan]) -> Outcome:
         store.set_turn_state(point, ROLLED_BACK)
         raise
     finish_restore_point(store, point, reached)
+    _pause("before-discard", 1)
     kept = discard_backups(ops)
     chosen = {p.path for p in items}
     left = [p.path for p in plan.conflicts if p.path not in chosen]
@@ -425,7 +442,8 @@ def swap(
                     [pp.path],
                 )
         for index, (op, pp) in enumerate(zip(ops, items, strict=True), 1):
-            _swap_one(op, (disk_expected or {}).get(pp.path, pp.current), pp.target)
+            _pause("before-aside", index)
+            _swap_one(op, (disk_expected or {}).get(pp.path, pp.current), pp.target, index)
             _fault("after-swap", index)
         for d in {os.path.dirname(op["full"]) for op in ops}:
             _fsync_dir(d)
@@ -457,7 +475,7 @@ def swap(
     return reached, ops
 
 
-def _swap_one(op: dict[str, Any], expected: Version, target: Version) -> None:
+def _swap_one(op: dict[str, Any], expected: Version, target: Version, index: int = 0) -> None:
     """Swap one path, closing the window after the last check: the old file is renamed aside
     first, then what it held at that instant is compared with what the plan expected (a write that
     landed after the check is caught here and put back), and the new file is linked in only if
@@ -474,6 +492,7 @@ def _swap_one(op: dict[str, Any], expected: Version, target: Version) -> None:
         op["keep_backup"] = expected.kind != FILE  # too large to be in the store: keep on disk
     elif expected.kind != ABSENT:
         raise ConflictError(f"{path}: deleted at the moment of the swap; left as found", [path])
+    _pause("before-link", index)
     if target.kind == FILE and not _place(tmp, full):
         raise ConflictError(f"{path}: created at the moment of the swap; left as found", [path])
 

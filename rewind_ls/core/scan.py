@@ -48,6 +48,7 @@ Environment:
 from __future__ import annotations
 
 import os
+import re
 import stat as stat_mod
 import time
 import zlib
@@ -457,6 +458,10 @@ def _save_dir_cache(store: Store, fingerprint: object, cache: dict[str, _DirEntr
             pass
 
 
+# apply_disk's temporary, backup and aside names: `.<name>.rewind-<8 hex>.tmp|bak[.<8 hex>]`.
+_RESTORE_TEMP = re.compile(r"(^|/)\.[^/]*\.rewind-[0-9a-f]{8}\.(tmp|bak)(\.[0-9a-f]{8})?$")
+
+
 def _walk_files(
     store: Store, rules: IgnoreRules, patterns: Sequence[str], start_ns: int
 ) -> Iterator[tuple[str, os.stat_result]]:
@@ -549,6 +554,8 @@ def scan(
     rules = IgnoreRules.load(root, patterns)
     pop = known.pop
     for rel, st in _walk_files(store, rules, patterns, start_ns):
+        if ".rewind-" in rel and _RESTORE_TEMP.search(rel):
+            continue  # a restore's own temporary or backup file (apply_disk._names)
         result.files += 1
         k = pop(rel, None)
         if (

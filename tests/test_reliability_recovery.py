@@ -201,7 +201,7 @@ def _in_store(ws: Path, home: Path, data: bytes) -> bool:
 @pytest.mark.parametrize("gap", ["before-aside", "before-link"])
 @pytest.mark.parametrize("how", ["rewrite", "replace"])
 def test_write_in_the_gap_is_put_back_and_reported(tmp_path: Path, gap: str, how: str) -> None:
-    ws, home, agent, names = _race_world(tmp_path, 5)
+    ws, home, _, names = _race_world(tmp_path, 5)
     victim = names[2]
     mark = tmp_path / "mark"
     proc = _rewind_proc(ws, home, 2, f"{gap}:3", mark)
@@ -226,7 +226,7 @@ def test_write_in_the_gap_is_put_back_and_reported(tmp_path: Path, gap: str, how
 
 
 def test_write_through_an_open_descriptor_keeps_the_backup(tmp_path: Path) -> None:
-    ws, home, agent, names = _race_world(tmp_path, 3)
+    ws, home, _, names = _race_world(tmp_path, 3)
     mark = tmp_path / "mark"
     held = open(ws / names[0], "r+b")  # noqa: SIM115 - held open across the restore on purpose
     try:
@@ -263,7 +263,9 @@ def test_random_writes_during_large_restores(tmp_path: Path) -> None:
         delay = rng.uniform(0.05, 0.6)
         last: list[bytes] = []
 
-        def writer(victim: str = victim, delay: float = delay, t: int = t) -> None:
+        def writer(
+            victim: str = victim, delay: float = delay, t: int = t, last: list[bytes] = last
+        ) -> None:
             time.sleep(delay)
             for i in range(20):
                 data = f"trial {t} write {i}\n".encode()

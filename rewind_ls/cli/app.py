@@ -36,12 +36,8 @@ def _open(args: argparse.Namespace, create: bool = False) -> Store:
     rolled = recover(store)
     if args.func is not cmd_gc:
         gc.maybe_run(store)
-    for point in rolled:
-        print(
-            f"rewind-ls: recovered restore {point}, interrupted earlier (the workspace is as before "
-            "it or fully restored; `rewind-ls turns --all` shows which)",
-            file=sys.stderr,
-        )
+    for line in rolled:
+        print(f"rewind-ls: recovered an interrupted {line}", file=sys.stderr)
     return store
 
 
@@ -214,16 +210,35 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
         if not proceed:
             print("cancelled; nothing written")
             return 1
+        fork = None
+        if scope in ("conversation", "both") and mode == "rewind":
+            from rewind_ls.core.apply_disk import select
+            from rewind_ls.core.transcript import fork_turn
+
+            if code_scope:
+                select(plan, force, skip)  # conflicts refuse before the conversation is forked
+            try:
+                # Forked first: a fork that fails leaves the code untouched (both or nothing).
+                fork = fork_turn(store, turn)
+            except RewindError as exc:
+                if not code_scope:
+                    raise
+                raise RewindError(f"{exc}; code not restored either (--scope both)") from exc
         if code_scope:
-            outcome = apply_to_disk(store, plan, force=force, skip_conflicts=skip)
+            try:
+                outcome = apply_to_disk(store, plan, force=force, skip_conflicts=skip)
+            except RewindError as exc:
+                if fork is None:
+                    raise
+                _drop_fork(fork.path)
+                raise type(exc)(
+                    *_with_note(exc, "; the conversation fork was removed (--scope both)")
+                ) from exc
             result.update(
                 status=outcome.status, message=outcome.message, restorePointId=outcome.point
             )
             lines.append(outcome.message + (" (undo: rewind-ls undo)" if outcome.point else ""))
-        if scope in ("conversation", "both") and mode == "rewind":
-            from rewind_ls.core.transcript import fork_turn
-
-            fork = fork_turn(store, turn)
+        if fork is not None:
             result["conversation"] = {
                 "sessionId": fork.session_id,
                 "transcriptPath": fork.path,
@@ -240,6 +255,20 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
         for line in lines:
             print(line)
     return 0
+
+
+def _drop_fork(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _with_note(exc: RewindError, note: str) -> tuple[Any, ...]:
+    """The arguments to re-raise `exc` (a RewindError or ConflictError) with `note` appended."""
+    if isinstance(exc, ConflictError):
+        return (f"{exc}{note}", exc.paths)
+    return (f"{exc}{note}",)
 
 
 def cmd_rewind(args: argparse.Namespace) -> int:

@@ -203,20 +203,20 @@ def plan_rewind(
         pp.set_target(target, data)
         _check_cas(store, pp)
         if pp.conflict is None and pp.will_write:
-            own = [h for h in history if h["session_id"] == turn["session_id"]]
-            last_own = own[-1]["seq"] if own else turn["seq"]
+            # Any change by someone else after T began (another session, the person's save, an
+            # external change) would be discarded, even one followed by this session's own edits
+            # (sessions A, B, A on one file): a conflict, as the README states.
             later = [
                 h
                 for h in history
-                if h["seq"] > last_own
-                and h["session_id"] not in (turn["session_id"], REWIND_SESSION)
+                if h["session_id"] not in (turn["session_id"], REWIND_SESSION)
                 and h["turn_state"] not in ("rolled-back",)
             ]
             if later:
                 pp.conflict = Conflict(
                     "other-session",
-                    f"{path}: also changed by {_describe(store, later[-1])} after this session's "
-                    "last change; restoring would discard that work",
+                    f"{path}: also changed by {_describe(store, later[-1])} after this turn "
+                    "began; restoring would discard that work",
                 )
     return plan
 

@@ -55,7 +55,16 @@ import zlib
 from hashlib import sha256
 
 from rewind_ls.core import config
-from rewind_ls.core.store import ABSENT, ABSENT_VERSION, FILE, RAW, TOO_LARGE, ZLIB, Store, Version
+from rewind_ls.core.store import (
+    ABSENT,
+    ABSENT_VERSION,
+    FILE,
+    RAW,
+    ZLIB,
+    Store,
+    Version,
+    too_large,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -195,11 +204,7 @@ def _read_file(full: str, keep_raw: bool, limit: int) -> _Read | str:
             return "is not a regular file"
         mode = stat_mod.S_IMODE(st.st_mode)
         if st.st_size > limit:
-            hasher = sha256()
-            while chunk := os.read(fd, 1 << 20):
-                hasher.update(chunk)
-            big = Version(TOO_LARGE, hasher.hexdigest(), mode, st.st_size)
-            return _Read(big, st, None, RAW, None)
+            return _Read(too_large(st), st, None, RAW, None)
         # Read to end of file: it may have grown since fstat, and a read may come back short.
         parts = [os.read(fd, st.st_size + 1)]
         while parts[-1]:

@@ -111,6 +111,13 @@ class Version:
 ABSENT_VERSION = Version(ABSENT)
 
 
+def too_large(st: os.stat_result) -> Version:
+    """A file over the size cap, known by its stat signature only: never read nor hashed (a hook
+    must not spend seconds on a 2 GB file), yet any rewrite, append or replacement changes it."""
+    mode = st.st_mode & 0o7777
+    return Version(TOO_LARGE, f"stat:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}", mode, st.st_size)
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

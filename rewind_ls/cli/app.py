@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -346,7 +347,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from rewind_ls.core.doctor import diagnose
 
-    report = diagnose(_workspace(args), repair=args.repair)
+    report = diagnose(_workspace(args), repair=args.repair, moved_from=args.moved_from)
     if args.json:
         _print_json(report)
     else:
@@ -515,6 +516,11 @@ def build_parser() -> argparse.ArgumentParser:
         "Check the store, its permissions and the hooks; --repair fixes what it can.",
     )
     p.add_argument("--repair", action="store_true")
+    p.add_argument(
+        "--moved-from",
+        metavar="OLD",
+        help="re-attach the history recorded for folder OLD (this workspace before a move/rename)",
+    )
     p.add_argument("--json", action="store_true")
 
     p = add("install", cmd_install, "Add rewind-ls' hooks to Claude Code's settings (idempotent).")
@@ -557,6 +563,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _store_db(args: argparse.Namespace) -> str:
+    from rewind_ls.core.store import DB_NAME, store_dir_for
+
+    try:
+        return os.path.join(store_dir_for(_workspace(args)), DB_NAME)
+    except RewindError:
+        return "the store"
+
+
 def run_cli(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -574,6 +589,15 @@ def run_cli(argv: list[str]) -> int:
             _print_json({"status": "error", "message": str(exc)})
         print(f"rewind-ls: {exc}", file=sys.stderr)
         return exc.exit_code
+    except sqlite3.DatabaseError as exc:
+        # Damage or a full disk met after opening: the same message as at opening, with its step.
+        from rewind_ls.core.store import store_error
+
+        error = store_error(exc, _store_db(args))
+        if getattr(args, "json", False):
+            _print_json({"status": "error", "message": str(error)})
+        print(f"rewind-ls: {error}", file=sys.stderr)
+        return error.exit_code
     except KeyboardInterrupt:
         print("rewind-ls: interrupted", file=sys.stderr)
         return 130

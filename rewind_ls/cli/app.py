@@ -59,12 +59,15 @@ def cmd_turns(args: argparse.Namespace) -> int:
 
     with _open(args) as store:
         listing = list_sessions(store, args.session)
+        unrecorded = _unrecorded(store)
     if not args.all and args.session is None:
         current = listing["currentSessionId"]
         listing["sessions"] = [s for s in listing["sessions"] if s["id"] == current]
+    listing["unrecorded"] = unrecorded
     if args.json:
         _print_json(listing)
         return 0
+    _print_unrecorded(listing["unrecorded"])
     if not listing["sessions"]:
         print(
             "no agent turns recorded in this workspace yet (install the hooks: rewind-ls install claude-code)"
@@ -82,6 +85,20 @@ def cmd_turns(args: argparse.Namespace) -> int:
             )
             print(f"  {turn['number']:>3}  {when:16}  {prompt:40}  {files}")
     return 0
+
+
+def _unrecorded(store: Store) -> list[str]:
+    from rewind_ls.core.scan import unrecorded
+
+    return unrecorded(store)
+
+
+def _print_unrecorded(gaps: list[str]) -> None:
+    """Files rewind-ls could not record, by name: a rewind cannot bring their content back."""
+    if gaps:
+        print(f"not recorded ({len(gaps)}): a rewind cannot restore these")
+        for gap in gaps[:20]:
+            print(f"  {_safe(gap)}")
 
 
 def _mark(change: str) -> str:
@@ -188,7 +205,9 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
         lines: list[str] = []
         if code_scope:
             result["files"] = _plan_json(plan)
+            result["unrecorded"] = _unrecorded(store)
             if not args.json:
+                _print_unrecorded(result["unrecorded"])
                 header = (
                     "undo"
                     if mode == "undo"

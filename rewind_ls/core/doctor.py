@@ -69,6 +69,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
                     if missing
                     else "every checkpoint's content is present",
                 )
+                checks.append(unrecorded_check(store))
                 st = store.stats()
                 check(
                     "size",
@@ -168,4 +169,16 @@ def moved_check() -> dict[str, Any]:
         "ok": True,
         "detail": f"history recorded for folders that no longer exist: {', '.join(orphans[:5])}"
         " (if one is this workspace: rewind-ls doctor --moved-from OLD)",
+    }
+
+
+def unrecorded_check(store: Any) -> dict[str, Any]:
+    """Files the last scan could not record (unreadable, a link or folder where a file was)."""
+    from rewind_ls.core.scan import unrecorded
+
+    gaps = unrecorded(store)
+    return {
+        "name": "unrecorded files",
+        "ok": True,
+        "detail": "none" if not gaps else f"{len(gaps)}: " + "; ".join(gaps[:10]),
     }

@@ -47,6 +47,7 @@ Environment:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat as stat_mod
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
 
 META_BASELINE = "scan.baseline"  # "complete" once every non-ignored file has been stored
 META_WATERMARK = "scan.watermark_ns"  # when the last scan began (ctime test for new files)
+META_UNRECORDED = "scan.unrecorded"  # JSON list of "path: reason" the last scan could not record
 SHELL_RUN = "scan.shell-run:"  # meta key prefix: "<prefix><session> <tool_use_id>" -> start ns
 
 # Timestamps come from the kernel's coarse clock, which lags time.time_ns() by up to a tick or two.
@@ -467,6 +469,25 @@ def _save_dir_cache(store: Store, fingerprint: object, cache: dict[str, _DirEntr
 _RESTORE_TEMP = re.compile(r"(^|/)\.[^/]*\.rewind-[0-9a-f]{8}\.(tmp|bak)(\.[0-9a-f]{8})?$")
 
 
+def _what(st: os.stat_result) -> str:
+    if stat_mod.S_ISLNK(st.st_mode):
+        return "a symbolic link"
+    if stat_mod.S_ISDIR(st.st_mode):
+        return "a folder"
+    return "not a regular file"
+
+
+def unrecorded(store: Store) -> list[str]:
+    """ "path: reason" for every file the last scan could not record (unreadable, a link or a
+    folder where a file was)."""
+    raw = store.meta(META_UNRECORDED)
+    try:
+        found = json.loads(raw) if raw else []
+    except ValueError:
+        return []
+    return [str(x) for x in found] if isinstance(found, list) else []
+
+
 def _walk_files(
     store: Store, rules: IgnoreRules, patterns: Sequence[str], start_ns: int
 ) -> Iterator[tuple[str, os.stat_result]]:
@@ -591,9 +612,11 @@ def scan(
         except OSError as exc:  # an unreadable folder: unknown, so not a deletion
             result.skipped.append(f"{rel}: {exc.strerror or exc}")
             continue
-        if st2 is not None and (
-            not stat_mod.S_ISREG(st2.st_mode) or _sig_matches(st2, k[1], k[2], k[3], k[4])
-        ):
+        if st2 is not None and not stat_mod.S_ISREG(st2.st_mode):
+            # A link, folder or device where a file was: not recorded, so said by name.
+            result.skipped.append(f"{rel}: {_what(st2)} now where a file was; not recorded")
+            continue
+        if st2 is not None and _sig_matches(st2, k[1], k[2], k[3], k[4]):
             continue
         if defer_from is not None and (st2 is None or st2.st_ctime_ns >= defer_from):
             result.deferred += 1
@@ -623,6 +646,10 @@ def scan(
     mark = start_ns if defer_from is None else min(start_ns, defer_from + _CLOCK_SLACK_NS)
     with store.transaction():
         store.set_meta(META_WATERMARK, str(mark))
+        # What this scan could not record, by name: `turns`, `doctor` and previews show it.
+        unrecorded = json.dumps(sorted(set(result.skipped))[:200])
+        if store.meta(META_UNRECORDED) != unrecorded:
+            store.set_meta(META_UNRECORDED, unrecorded)
         if complete and not have_baseline:
             store.set_meta(META_BASELINE, "complete")
     result.baseline_complete = complete or have_baseline

@@ -302,3 +302,65 @@ def test_moved_workspace_by_copy_reattaches_with_doctor(tmp_path: Path, home: Pa
     assert moved["ok"], moved
     cli("rewind", "1", "--yes")
     assert (copy / "a.txt").read_text() == "a0\n"
+
+
+def _without_root_file_access() -> list[str]:
+    """A prefix that runs a command unable to read a file its mode forbids, even as root (the
+    capabilities that bypass file modes dropped); none needed for another user."""
+    if os.geteuid() != 0:
+        return []
+    drop = "-dac_override,-dac_read_search"
+    return ["setpriv", f"--inh-caps={drop}", f"--bounding-set={drop}"]
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0 and not shutil.which("setpriv"), reason="root without setpriv"
+)
+def test_unreadable_file_is_named_and_skippable(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    out = tmp_path / "out.json"
+    script = textwrap.dedent(
+        f"""
+        import json, os, subprocess, sys
+        sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+        from pathlib import Path
+        from tests.support.agent import FakeClaude
+        ws, home = Path({str(ws)!r}), Path({str(home)!r})
+        for n in ("a.txt", "b.txt"):
+            (ws / n).write_text(n + " 0\\n")
+        agent = FakeClaude(ws, home)
+        agent.turn("one", {{"a.txt": "a1\\n", "b.txt": "b1\\n"}})
+        agent.turns += 1
+        agent.hook("UserPromptSubmit", prompt="lock")
+        agent.shell("echo secret > a.txt && chmod 000 a.txt")
+        agent.hook("Stop", stop_hook_active=False)
+        def cli(*args):
+            p = subprocess.run([sys.executable, "-m", "rewind_ls", args[0], "-C", str(ws), *args[1:]],
+                               env={{**os.environ, "REWIND_LS_HOME": str(home)}},
+                               capture_output=True, text=True)
+            return [p.returncode, p.stdout, p.stderr]
+        results = {{
+            "turns": cli("turns"),
+            "doctor": cli("doctor"),
+            "preview": cli("rewind", "1", "--dry-run"),
+            "skip": cli("rewind", "1", "--yes", "--skip-conflicts"),
+        }}
+        Path({str(out)!r}).write_text(json.dumps(results))
+        """
+    )
+    done = subprocess.run(
+        [*_without_root_file_access(), sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    r = json.loads(out.read_text())
+    assert "a.txt: Permission denied" in r["turns"][1], r["turns"]
+    assert "a.txt: Permission denied" in r["doctor"][1], r["doctor"]
+    assert r["preview"][0] == 3 and "a.txt" in r["preview"][1], r["preview"]
+    assert r["skip"][0] == 0, r["skip"]
+    assert (ws / "b.txt").read_text() == "b.txt 0\n"
+    os.chmod(ws / "a.txt", 0o600)
+    assert (ws / "a.txt").read_text() == "secret\n"  # left alone

@@ -219,6 +219,13 @@ class Service:
             "prompt": fork.prompt,
         }
 
+    def drop_fork(self, fork: dict[str, Any]) -> None:
+        """Remove a conversation fork whose code part failed (`--scope both`: both or neither)."""
+        try:
+            os.unlink(fork["transcriptPath"])
+        except FileNotFoundError:
+            pass
+
     # --- restoring -----------------------------------------------------------------------------
 
     def prepare(

@@ -535,6 +535,8 @@ def recover(store: Store, wait: bool = False) -> list[str]:
             return []  # a live restore holds the lock: it is not abandoned
         for point, info in store.turns_in_state(REWIND_SESSION, PENDING):
             journal = json.loads(info) if info else {}
+            if _owner_alive(journal):
+                continue  # an editor restore its language server is still carrying out
             if journal.get("applier") == "editor" and journal.get("editApplied"):
                 # The editor applied the text part, then the server died writing its own part:
                 # rolling back would leave the restore half done, so finish it instead.
@@ -547,6 +549,23 @@ def recover(store: Store, wait: bool = False) -> list[str]:
             else:
                 handled.append(_recover_disk(store, point, journal))
     return handled
+
+
+def _owner_alive(journal: dict[str, Any]) -> bool:
+    pid = journal.get("pid")
+    if not isinstance(pid, int) or pid == os.getpid() or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # alive, another user's
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"  # a zombie is dead
+    except (OSError, IndexError):
+        return True
 
 
 def _foresee(op: dict[str, Any]) -> tuple[Version, bytes | None, Version, bytes | None] | None:

@@ -761,8 +761,8 @@ def orphan_roots(home: str | None = None) -> list[str]:
 
 def find_moved_store(root: str, home: str | None = None, sample: int = 40) -> str | None:
     """The former folder of `root` when it was moved or renamed: a store whose folder no longer
-    exists and whose last known files are here with the same inode and size (a move within a
-    filesystem keeps both). Only looked for when `root` has no store yet."""
+    exists and whose last known files are here with the same inode, size and mtime (a move within
+    a filesystem keeps all three). Only looked for when `root` has no store yet."""
     base = os.path.join(home or config.home_dir(), "workspaces")
     if not os.path.isdir(base):
         return None
@@ -773,7 +773,8 @@ def find_moved_store(root: str, home: str | None = None, sample: int = 40) -> st
             conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
             try:
                 rows = conn.execute(
-                    "SELECT path, size, ino FROM known WHERE kind = 'file' AND ino IS NOT NULL"
+                    "SELECT path, size, ino, mtime_ns FROM known WHERE kind = 'file'"
+                    " AND ino IS NOT NULL"
                     " ORDER BY seq DESC LIMIT ?",
                     (sample,),
                 ).fetchall()
@@ -784,12 +785,13 @@ def find_moved_store(root: str, home: str | None = None, sample: int = 40) -> st
         if len(rows) < 3:
             continue  # too little to tell one folder from another
         same = 0
-        for path, size, ino in rows:
+        for path, size, ino, mtime_ns in rows:
             try:
                 st = os.lstat(os.path.join(root, *path.split("/")))
             except OSError:
                 continue
-            same += st.st_ino == ino and st.st_size == size
+            # Inode, size and mtime: a file made anew (even reusing a freed inode) differs.
+            same += st.st_ino == ino and st.st_size == size and st.st_mtime_ns == mtime_ns
         if same * 10 >= len(rows) * 9:
             matches.append(old)
     return matches[0] if len(matches) == 1 else None

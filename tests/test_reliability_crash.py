@@ -483,7 +483,7 @@ async def test_server_killed_while_client_holds_the_edit(scenario: Scenario) -> 
     assert s.state() == s.a, describe_diff(s.a, s.state())
     proc = cli(s.ws, s.home, "turns")
     assert proc.returncode == 0
-    assert b"recovered restore" in proc.stderr
+    assert b"recovered an interrupted restore" in proc.stderr
     assert _pending_points(s) == 0
     assert _settled(s, ("A",)) == "A"
     count("server killed, applyEdit unanswered")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -38,12 +39,8 @@ def _open(args: argparse.Namespace, create: bool = False) -> Store:
     rolled = recover(store)
     if args.func is not cmd_gc:
         gc.maybe_run(store)
-    for point in rolled:
-        print(
-            f"rewind-ls: recovered restore {point}, interrupted earlier (the workspace is as before "
-            "it or fully restored; `rewind-ls turns --all` shows which)",
-            file=sys.stderr,
-        )
+    for line in rolled:
+        print(f"rewind-ls: recovered an interrupted {line}", file=sys.stderr)
     return store
 
 
@@ -59,12 +56,15 @@ def cmd_turns(args: argparse.Namespace) -> int:
 
     with _open(args) as store:
         listing = list_sessions(store, args.session)
+        unrecorded = _unrecorded(store)
     if not args.all and args.session is None:
         current = listing["currentSessionId"]
         listing["sessions"] = [s for s in listing["sessions"] if s["id"] == current]
+    listing["unrecorded"] = unrecorded
     if args.json:
         _print_json(listing)
         return 0
+    _print_unrecorded(listing["unrecorded"])
     if not listing["sessions"]:
         print(
             "no agent turns recorded in this workspace yet (install the hooks: rewind-ls install claude-code)"
@@ -78,6 +78,20 @@ def cmd_turns(args: argparse.Namespace) -> int:
         for line in session_lines(session, cols):
             print(line)
     return 0
+
+
+def _unrecorded(store: Store) -> list[str]:
+    from rewind_ls.core.scan import unrecorded
+
+    return unrecorded(store)
+
+
+def _print_unrecorded(gaps: list[str]) -> None:
+    """Files rewind-ls could not record, by name: a rewind cannot bring their content back."""
+    if gaps:
+        print(f"not recorded ({len(gaps)}): a rewind cannot restore these")
+        for gap in gaps[:20]:
+            print(f"  {_safe(gap)}")
 
 
 # --- diff -------------------------------------------------------------------------------------
@@ -257,7 +271,9 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
         lines: list[str] = []
         if code_scope:
             result["files"] = _plan_json(plan)
+            result["unrecorded"] = _unrecorded(store)
             if not args.json:
+                _print_unrecorded(result["unrecorded"])
                 header = (
                     "undo"
                     if mode == "undo"
@@ -280,16 +296,35 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
         if not proceed:
             print("cancelled; nothing written")
             return 1
+        fork = None
+        if scope in ("conversation", "both") and mode == "rewind":
+            from rewind_ls.core.apply_disk import select
+            from rewind_ls.core.transcript import fork_turn
+
+            if code_scope:
+                select(plan, force, skip)  # conflicts refuse before the conversation is forked
+            try:
+                # Forked first: a fork that fails leaves the code untouched (both or nothing).
+                fork = fork_turn(store, turn)
+            except RewindError as exc:
+                if not code_scope:
+                    raise
+                raise RewindError(f"{exc}; code not restored either (--scope both)") from exc
         if code_scope:
-            outcome = apply_to_disk(store, plan, force=force, skip_conflicts=skip)
+            try:
+                outcome = apply_to_disk(store, plan, force=force, skip_conflicts=skip)
+            except RewindError as exc:
+                if fork is None:
+                    raise
+                _drop_fork(fork.path)
+                raise type(exc)(
+                    *_with_note(exc, "; the conversation fork was removed (--scope both)")
+                ) from exc
             result.update(
                 status=outcome.status, message=outcome.message, restorePointId=outcome.point
             )
             lines.append(outcome.message + (" (undo: rewind-ls undo)" if outcome.point else ""))
-        if scope in ("conversation", "both") and mode == "rewind":
-            from rewind_ls.core.transcript import fork_turn
-
-            fork = fork_turn(store, turn)
+        if fork is not None:
             result["conversation"] = {
                 "sessionId": fork.session_id,
                 "transcriptPath": fork.path,
@@ -306,6 +341,20 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
         for line in lines:
             print(line)
     return 0
+
+
+def _drop_fork(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _with_note(exc: RewindError, note: str) -> tuple[Any, ...]:
+    """The arguments to re-raise `exc` (a RewindError or ConflictError) with `note` appended."""
+    if isinstance(exc, ConflictError):
+        return (f"{exc}{note}", exc.paths)
+    return (f"{exc}{note}",)
 
 
 def cmd_rewind(args: argparse.Namespace) -> int:
@@ -383,7 +432,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from rewind_ls.core.doctor import diagnose
 
-    report = diagnose(_workspace(args), repair=args.repair)
+    report = diagnose(_workspace(args), repair=args.repair, moved_from=args.moved_from)
     if args.json:
         _print_json(report)
     else:
@@ -602,6 +651,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--repair", action="store_true", help="fix what can be fixed (default: only check)"
     )
+    p.add_argument(
+        "--moved-from",
+        metavar="OLD",
+        help="re-attach the history recorded for folder OLD (this workspace before a move/rename)",
+    )
     p.add_argument("--json", action="store_true", help=json_help)
 
     p = add("install", cmd_install, "Add rewind-ls' hooks to Claude Code's settings (idempotent).")
@@ -656,6 +710,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _store_db(args: argparse.Namespace) -> str:
+    from rewind_ls.core.store import DB_NAME, store_dir_for
+
+    try:
+        return os.path.join(store_dir_for(_workspace(args)), DB_NAME)
+    except RewindError:
+        return "the store"
+
+
 def run_cli(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -673,6 +736,15 @@ def run_cli(argv: list[str]) -> int:
             _print_json({"status": "error", "message": str(exc)})
         print(f"rewind-ls: {exc}", file=sys.stderr)
         return exc.exit_code
+    except sqlite3.DatabaseError as exc:
+        # Damage or a full disk met after opening: the same message as at opening, with its step.
+        from rewind_ls.core.store import store_error
+
+        error = store_error(exc, _store_db(args))
+        if getattr(args, "json", False):
+            _print_json({"status": "error", "message": str(error)})
+        print(f"rewind-ls: {error}", file=sys.stderr)
+        return error.exit_code
     except KeyboardInterrupt:
         print("rewind-ls: interrupted", file=sys.stderr)
         return 130

@@ -10,6 +10,7 @@ CLI command and the server at start) puts the workspace back as it was before th
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -28,7 +29,7 @@ from rewind_ls.core.restore_point import (
     open_restore_point,
     update_journal,
 )
-from rewind_ls.core.store import ABSENT, FILE, Store, Version
+from rewind_ls.core.store import ABSENT, FILE, OTHER, Store, Version
 
 # Test hook for crash-safety tests: `REWIND_LS_FAULT=after-swap:2` kills the process (os._exit) just
 # after the second file is swapped into place; `before-server-writes:1` kills the language server
@@ -58,6 +59,22 @@ class Outcome:
 def _fault(stage: str, index: int) -> None:
     if _FAULT and f"{stage}:{index}" == _FAULT:
         os._exit(137)
+
+
+def _pause(stage: str, index: int) -> None:
+    """Race tests: `REWIND_LS_FAULT=before-aside:N` (after the last check, before path N is moved
+    aside), `before-link:N` (after it was moved aside and checked, before the new file goes in) or
+    `before-discard:1` (restore applied, backups not yet dropped) creates the file named by
+    `REWIND_LS_FAULT_MARK`, then sleeps `REWIND_LS_FAULT_PAUSE` seconds (default 0.5), holding the
+    window open for a racing writer."""
+    if _FAULT and f"{stage}:{index}" == _FAULT:
+        import time
+
+        mark = os.environ.get("REWIND_LS_FAULT_MARK")
+        if mark:
+            with open(mark, "w"):
+                pass
+        time.sleep(float(os.environ.get("REWIND_LS_FAULT_PAUSE", "0.5")))
 
 
 def select(plan: Plan, force: bool, skip_conflicts: bool) -> list[PathPlan]:
@@ -154,28 +171,184 @@ def _makedirs(directory: str, created: list[str]) -> None:
         created.append(d)
 
 
-def rollback(ops: Sequence[dict[str, Any]], created_dirs: Sequence[str] = ()) -> list[str]:
-    """Undo swapped files using the journal; returns paths that could not be put back."""
-    stuck: list[str] = []
+# Link-based moves: os.link never replaces an existing name, so a file that appears at the
+# destination in the meantime (someone's work) is never overwritten. Filesystems without hard links
+# fall back to a rename checked just before (a narrower window, not none).
+_NO_LINK = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK, errno.ENOSYS}
+
+
+def _place(src: str, dst: str) -> bool:
+    """Move `src` to `dst` unless `dst` exists. False (and `src` left where it is) when it does."""
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno not in _NO_LINK:
+            raise
+        if os.path.lexists(dst):
+            return False
+        os.rename(src, dst)  # a folder, or a filesystem without hard links
+        return True
+    os.unlink(src)
+    return True
+
+
+def _held(full: str) -> Version:
+    """What the absolute path `full` holds now; kind `other` for a link, folder or anything else."""
+    try:
+        return read_current(os.path.dirname(full), os.path.basename(full))[0]
+    except RewindError:
+        return Version(OTHER)
+    except OSError:
+        return Version(OTHER)
+
+
+def _same_inode(a: str, b: str) -> bool:
+    try:
+        sa, sb = os.lstat(a), os.lstat(b)
+    except OSError:
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def _sig(full: str) -> list[int] | None:
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def _op_target(op: dict[str, Any]) -> Version:
+    kind = op.get("target_kind") or (FILE if op.get("target_hash") else ABSENT)
+    return Version(kind, op.get("target_hash"), op.get("target_mode"))
+
+
+class Undone:
+    """What undoing one journaled swap did: `restored` (the old content is back), `untouched`
+    (the swap had not happened), or `left` (the path moved on since: left as found). `notes` name
+    any file kept beside the path so that nothing is lost."""
+
+    __slots__ = ("notes", "path", "result")
+
+    def __init__(self, path: str, result: str, notes: list[str] | None = None) -> None:
+        self.path = path
+        self.result = result
+        self.notes = notes or []
+
+
+def _drop_if_ours(full: str, target: Version, notes: list[str]) -> None:
+    """Delete a temporary/aside file only when it holds what rewind-ls wrote (kept in the store)."""
+    if not os.path.lexists(full):
+        return
+    if target.kind == FILE and _held(full) == target:
+        os.unlink(full)
+    else:
+        notes.append(f"kept {full}: it holds content rewind-ls did not write")
+
+
+def _drop_backup(store: Store | None, backup: str, notes: list[str]) -> None:
+    """A backup no longer needed on disk: deleted only when its content is in the store."""
+    if not os.path.lexists(backup):
+        return
+    held = _held(backup)
+    if held.kind == FILE and held.hash and store is not None and store.has_blob(held.hash):
+        os.unlink(backup)
+    else:
+        notes.append(f"kept {backup}: the content found there before the restore")
+
+
+def _take_back(
+    store: Store | None, op: dict[str, Any], target: Version, backup: str | None
+) -> Undone:
+    """Compare-and-swap undo of one written path: move what `full` holds aside, check it is what
+    rewind-ls wrote, then put the backup (or nothing) in its place. Content that differs is moved
+    back unharmed and the path is left alone."""
+    full, aside, path = op["full"], op["tmp"], op["path"]
+    notes: list[str] = []
+    if os.path.lexists(aside):  # a file kept above: never renamed over
+        aside = f"{aside}.{os.urandom(4).hex()}"
+    os.rename(full, aside)
+    if _held(aside) != target:
+        if not _place(aside, full):
+            notes.append(f"kept {aside}: the content found at {path}")
+        if backup is not None:
+            _drop_backup(store, backup, notes)
+        return Undone(path, "left", notes)
+    if backup is not None and not _place(backup, full):
+        # Something appeared at the path in the gap: it wins; the old content stays at the backup.
+        notes.append(f"kept {backup}: {path} was created again meanwhile")
+        _drop_if_ours(aside, target, notes)
+        return Undone(path, "left", notes)
+    _drop_if_ours(aside, target, notes)
+    return Undone(path, "restored", notes)
+
+
+def undo_swap(store: Store | None, op: dict[str, Any]) -> Undone:
+    """Put one path back as it was before a swap, inferring from the files how far the swap got:
+    live (a failed restore) or after a crash (recovery, even a recovery killed midway: its aside
+    file is the swap's temporary name). Never overwrites content rewind-ls did not write."""
+    full, tmp, backup, path = op["full"], op["tmp"], op["backup"], op["path"]
+    target = _op_target(op)
+    notes: list[str] = []
+    if os.path.lexists(tmp):
+        if os.path.lexists(full) or not os.path.lexists(backup):
+            _drop_if_ours(tmp, target, notes)
+        elif _place(backup, full):
+            # Killed between moving the old file aside and moving the new one in.
+            _drop_if_ours(tmp, target, notes)
+            return Undone(path, "restored", notes)
+    if not os.path.lexists(backup):
+        if op.get("expected_absent") and target.kind == FILE and os.path.lexists(full):
+            return _take_back(store, op, target, None)  # a file this restore created
+        return Undone(path, "untouched", notes)
+    if os.path.lexists(full):
+        if _same_inode(full, backup):
+            os.unlink(backup)  # a recovery killed after putting the backup back
+            return Undone(path, "restored", notes)
+        if target.kind != FILE:
+            _drop_backup(store, backup, notes)
+            return Undone(path, "left", notes)  # created again since the restore deleted it
+        undone = _take_back(store, op, target, backup)
+        undone.notes[:0] = notes
+        return undone
+    if target.kind == FILE:
+        _drop_backup(store, backup, notes)
+        return Undone(path, "left", notes)  # the restored file was deleted since
+    if _place(backup, full):
+        return Undone(path, "restored", notes)
+    return Undone(path, "left", [*notes, f"kept {backup}"])
+
+
+def rollback(
+    ops: Sequence[dict[str, Any]], created_dirs: Sequence[str] = (), store: Store | None = None
+) -> list[Undone]:
+    """Undo swapped files using the journal (compare-and-swap, see `undo_swap`); returns the
+    paths that could not be put back or keep a file beside them."""
+    problems: list[Undone] = []
     for op in reversed(ops):
-        full, tmp, backup = op["full"], op["tmp"], op["backup"]
         try:
-            if os.path.lexists(backup):
-                os.replace(backup, full)
-            elif op["expected_absent"] and os.path.lexists(full):
-                version, _, _ = read_current(os.path.dirname(full), os.path.basename(full))
-                if version.hash == op.get("target_hash"):
-                    os.unlink(full)
-            if os.path.lexists(tmp):
-                os.unlink(tmp)
-        except OSError:
-            stuck.append(op["path"])
+            undone = undo_swap(store, op)
+        except OSError as exc:
+            undone = Undone(op["path"], "left", [f"{exc.filename or op['path']}: {exc.strerror}"])
+        if undone.result == "left" or undone.notes:
+            problems.append(undone)
     for d in sorted(created_dirs, key=len, reverse=True):
         try:
             os.rmdir(d)
         except OSError:
             pass
-    return stuck
+    return problems
+
+
+def _problem_text(problems: Sequence[Undone]) -> str:
+    return "; ".join(
+        f"{u.path}: "
+        + ("changed meanwhile, left as found" if u.result == "left" else "put back")
+        + (f" ({', '.join(u.notes)})" if u.notes else "")
+        for u in problems
+    )
 
 
 def apply_to_disk(
@@ -200,10 +373,16 @@ def _swap_all(store: Store, plan: Plan, items: list[PathPlan]) -> Outcome:
         store.set_turn_state(point, ROLLED_BACK)
         raise
     finish_restore_point(store, point, reached)
-    discard_backups(ops)
+    _pause("before-discard", 1)
+    kept = discard_backups(ops)
     chosen = {p.path for p in items}
     left = [p.path for p in plan.conflicts if p.path not in chosen]
     note = f"; {len(left)} conflicting path(s) left alone: {', '.join(left)}" if left else ""
+    if kept:
+        note += (
+            "; kept the old content of these files beside them (written to during the restore,"
+            f" or too large for the store): {', '.join(kept)}"
+        )
     return Outcome("applied", f"restored {len(items)} file(s){note}", plan, items, point)
 
 
@@ -233,7 +412,9 @@ def swap(
                 "tmp": tmp,
                 "backup": backup,
                 "expected_absent": pp.current.kind == ABSENT,
+                "target_kind": pp.target.kind,
                 "target_hash": pp.target.hash,
+                "target_mode": pp.target.mode,
             }
         )
     # The journal names every temporary and backup file, and every folder the restore will create,
@@ -253,7 +434,7 @@ def swap(
                 _makedirs(os.path.dirname(op["full"]), created_dirs)
                 _write_tmp(op["tmp"], pp.target_data, pp.target.mode)
         for pp in items:
-            now, _, _ = read_current(root, pp.path)
+            now = _held(safe_target(root, pp.path))
             expected = (disk_expected or {}).get(pp.path, pp.current)
             if not now == expected:
                 raise ConflictError(
@@ -261,19 +442,21 @@ def swap(
                     [pp.path],
                 )
         for index, (op, pp) in enumerate(zip(ops, items, strict=True), 1):
-            if os.path.lexists(op["full"]):
-                os.rename(op["full"], op["backup"])
-            if pp.target.kind == FILE:
-                os.rename(op["tmp"], op["full"])
+            _pause("before-aside", index)
+            _swap_one(op, (disk_expected or {}).get(pp.path, pp.current), pp.target, index)
             _fault("after-swap", index)
         for d in {os.path.dirname(op["full"]) for op in ops}:
             _fsync_dir(d)
     except BaseException as exc:
-        stuck = rollback(ops, created_dirs)
-        if stuck:
+        problems = rollback(ops, created_dirs, store)
+        lost = [u for u in problems if u.result == "left"]
+        if isinstance(exc, ConflictError):
+            extra = f"; {_problem_text(problems)}" if problems else ""
+            raise ConflictError(f"{exc}{extra}", [*exc.paths, *(u.path for u in lost)]) from exc
+        if problems:
             raise RewindError(
-                f"restore failed ({exc}) and these paths could not be put back: {', '.join(stuck)}; "
-                f"their previous content is in restore point {point}"
+                f"restore failed ({exc}); {_problem_text(problems)}; the content before the "
+                f"restore is in restore point {point}"
             ) from exc
         if isinstance(exc, RewindError):
             raise
@@ -292,38 +475,184 @@ def swap(
     return reached, ops
 
 
-def discard_backups(ops: Sequence[dict[str, Any]]) -> None:
+def _swap_one(op: dict[str, Any], expected: Version, target: Version, index: int = 0) -> None:
+    """Swap one path, closing the window after the last check: the old file is renamed aside
+    first, then what it held at that instant is compared with what the plan expected (a write that
+    landed after the check is caught here and put back), and the new file is linked in only if
+    nothing appeared at the path meanwhile."""
+    full, tmp, backup, path = op["full"], op["tmp"], op["backup"], op["path"]
+    if os.path.lexists(full):
+        os.rename(full, backup)
+        if _held(backup) != expected:
+            where = "" if _place(backup, full) else f"; what it held is kept at {backup}"
+            raise ConflictError(
+                f"{path}: changed at the moment of the swap; left as found{where}", [path]
+            )
+        op["backup_sig"] = _sig(backup)
+        op["keep_backup"] = expected.kind != FILE  # too large to be in the store: keep on disk
+    elif expected.kind != ABSENT:
+        raise ConflictError(f"{path}: deleted at the moment of the swap; left as found", [path])
+    _pause("before-link", index)
+    if target.kind == FILE and not _place(tmp, full):
+        raise ConflictError(f"{path}: created at the moment of the swap; left as found", [path])
+
+
+def discard_backups(ops: Sequence[dict[str, Any]]) -> list[str]:
+    """Delete the backups of an applied restore. A backup written to after it was checked (a
+    process that held the old file open kept writing into it) or whose content is not in the store
+    is kept; returns those file names."""
+    kept: list[str] = []
     for op in ops:
+        backup = op["backup"]
+        if not os.path.lexists(backup):
+            continue
+        if op.get("keep_backup") or _sig(backup) != op.get("backup_sig", _sig(backup)):
+            kept.append(backup)
+            continue
         try:
-            os.unlink(op["backup"])
+            os.unlink(backup)
         except FileNotFoundError:
             pass
+    return kept
 
 
-def recover(store: Store) -> list[str]:
-    """Roll back restores that a killed process left pending. Returns the restore point ids handled."""
-    rows = store.conn.execute(
-        "SELECT id, info FROM turns WHERE session_id = ? AND state = ?", (REWIND_SESSION, PENDING)
-    ).fetchall()
+def recover(store: Store, wait: bool = False) -> list[str]:
+    """Finish or roll back restores that a killed process left pending, before anything else is
+    recorded. Returns one line per restore handled, naming the paths left alone.
+
+    Rolling back is a compare-and-swap like every restore: a path is put back only while it holds
+    what the interrupted restore wrote; a path whose content moved on since the crash (the agent or
+    the person kept working) is left as found and reported. The roll back is itself recorded as a
+    restore point first, so `rewind-ls undo` brings back the state it found. `wait`: wait for a live
+    restore to finish instead of leaving its point alone (the agent's hook, which must not record a
+    half-swapped workspace)."""
     _discard_leftover_backups(store)
-    if not rows:
+    if not store.turns_in_state(REWIND_SESSION, PENDING):
         return []
     handled: list[str] = []
-    with restore_lock(store, blocking=False) as mine:
+    with restore_lock(store, blocking=wait) as mine:
         if not mine:
             return []  # a live restore holds the lock: it is not abandoned
-        for point, info in rows:
+        for point, info in store.turns_in_state(REWIND_SESSION, PENDING):
             journal = json.loads(info) if info else {}
+            if _owner_alive(journal):
+                continue  # an editor restore its language server is still carrying out
             if journal.get("applier") == "editor" and journal.get("editApplied"):
                 # The editor applied the text part, then the server died writing its own part:
                 # rolling back would leave the restore half done, so finish it instead.
                 _roll_forward(store, point, journal)
-            else:
-                rollback(journal.get("ops", []), journal.get("created_dirs", []))
-                # Paths the interrupted restore had not touched still hold what rewind-ls knew.
+                handled.append(f"restore {point}: finished (the editor had applied its part)")
+            elif journal.get("applier") == "recovery":
+                # A recovery killed midway: the interrupted restore it was rolling back is still
+                # pending and is handled again (its files say how far the recovery got).
                 store.set_turn_state(point, ROLLED_BACK)
-            handled.append(point)
+            else:
+                handled.append(_recover_disk(store, point, journal))
     return handled
+
+
+def _owner_alive(journal: dict[str, Any]) -> bool:
+    pid = journal.get("pid")
+    if not isinstance(pid, int) or pid == os.getpid() or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # alive, another user's
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"  # a zombie is dead
+    except (OSError, IndexError):
+        return True
+
+
+def _foresee(op: dict[str, Any]) -> tuple[Version, bytes | None, Version, bytes | None] | None:
+    """(content at the path now, its bytes, content the roll back puts there, its bytes) for a path
+    the roll back of `op` would change, else None. Only a forecast for the restore point: each
+    move is checked again when it is made."""
+    full, tmp, backup = op["full"], op["tmp"], op["backup"]
+    target = _op_target(op)
+    try:
+        old, old_data, _ = (
+            read_current(os.path.dirname(backup), os.path.basename(backup))
+            if os.path.lexists(backup)
+            else (Version(ABSENT), None, None)
+        )
+        now, now_data, _ = read_current(os.path.dirname(full), os.path.basename(full))
+    except (RewindError, OSError):
+        return None
+    if os.path.lexists(backup):
+        ours = now == target or (
+            now.kind == ABSENT and (target.kind == ABSENT or os.path.lexists(tmp))
+        )
+    else:
+        ours = bool(op.get("expected_absent")) and target.kind == FILE and now == target
+    if not ours or old.kind not in (FILE, ABSENT) or now == old:
+        return None
+    return now, now_data, old, old_data
+
+
+def _recover_disk(store: Store, point: str, journal: dict[str, Any]) -> str:
+    ops: list[dict[str, Any]] = journal.get("ops", [])
+    forecast = {op["path"]: f for op in ops if (f := _foresee(op)) is not None}
+    recovery = None
+    if forecast:
+        turn = store.turn(point)
+        assert turn is not None
+        plan = Plan("recover", turn, f"recovery of an interrupted restore ({turn['prompt']})")
+        items = []
+        for path, (now, now_data, old, old_data) in forecast.items():
+            pp = PathPlan(path, now, now_data)
+            pp.set_target(old, old_data)
+            items.append(pp)
+        recovery = open_restore_point(
+            store, plan, items, {"applier": "recovery", "recovers": point, "ops": []}
+        )
+    restored: Reached = {}
+    left: list[str] = []
+    notes: list[str] = []
+    for op in reversed(ops):
+        try:
+            undone = undo_swap(store, op)
+        except OSError as exc:
+            undone = Undone(op["path"], "left", [f"{exc.filename or op['path']}: {exc.strerror}"])
+        notes.extend(undone.notes)
+        if undone.result == "restored":
+            seen = forecast.get(op["path"])
+            version = seen[2] if seen is not None else _held(op["full"])
+            try:
+                st: os.stat_result | None = os.lstat(op["full"])
+            except OSError:
+                st = None
+            restored[op["path"]] = (version, st)
+        elif undone.result == "left":
+            left.append(op["path"])
+    for d in sorted(journal.get("created_dirs", []), key=len, reverse=True):
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+    if recovery is not None:
+        missed = [p for p in forecast if p not in restored]
+        finish_restore_point(
+            store, recovery, {p: r for p, r in restored.items() if p in forecast}, missed
+        )
+    with store.transaction():
+        # Paths put back hold what rewind-ls knew before the restore again.
+        for path, (version, st) in restored.items():
+            if path not in forecast:
+                store.set_known(path, version, st)
+        store.set_turn_state(point, ROLLED_BACK)
+    line = f"restore {point}: put back {len(restored)} path(s)"
+    if left:
+        line += f"; left alone, changed since the interruption: {', '.join(left)}"
+    if notes:
+        line += f"; {'; '.join(notes)}"
+    if recovery is not None:
+        line += " (undo: rewind-ls undo)"
+    return line
 
 
 def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> None:
@@ -387,17 +716,13 @@ def current_matches(root: str, path: str, version: Version) -> bool:
 
 
 def _discard_leftover_backups(store: Store) -> None:
-    """A process killed after marking its restore applied may leave backup files behind."""
-    rows = store.conn.execute(
-        "SELECT info FROM turns WHERE session_id = ? AND state IN ('applied', 'partial')"
-        " AND info LIKE '%.bak%' ORDER BY seq DESC LIMIT 5",
-        (REWIND_SESSION,),
-    ).fetchall()
-    for (info,) in rows:
+    """A process killed after marking its restore applied may leave backup files behind: deleted
+    when their content is in the store, kept otherwise."""
+    for info in store.recent_restore_journals(5):
         journal = json.loads(info) if info else {}
         for op in journal.get("ops", []):
-            if os.path.lexists(op.get("backup", "")):
+            if op.get("backup") and os.path.lexists(op["backup"]):
                 try:
-                    os.unlink(op["backup"])
+                    _drop_backup(store, op["backup"], [])
                 except OSError:
                     pass

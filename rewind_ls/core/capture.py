@@ -21,11 +21,11 @@ from rewind_ls.core.store import (
     ABSENT,
     ABSENT_VERSION,
     FILE,
-    TOO_LARGE,
     UNKNOWN,
     Store,
     Version,
     digest,
+    too_large,
 )
 
 TYPE_CHECKING = False
@@ -37,7 +37,6 @@ EDITOR_SESSION = "editor"  # the person's saves in an editor
 EXTERNAL_SESSION = "external"  # changes found at a turn boundary that happened between turns
 REWIND_SESSION = "rewind"  # restore points written by rewind-ls itself
 
-_CHUNK = 1 << 20
 # "Not set": the scan module (imported only when a scan runs) reads the environment's default.
 _DEFAULT_BUDGET = -1.0
 
@@ -58,13 +57,7 @@ def read_current(
     limit = config.max_file_bytes() if max_bytes is None else max_bytes
     mode = stat_mod.S_IMODE(st.st_mode)
     if st.st_size > limit:
-        import hashlib
-
-        h = hashlib.sha256()
-        with open(full, "rb") as f:
-            for chunk in iter(lambda: f.read(_CHUNK), b""):
-                h.update(chunk)
-        return Version(TOO_LARGE, h.hexdigest(), mode, st.st_size), None, st
+        return too_large(st), None, st
     with open(full, "rb") as f:
         data = f.read()
     return Version(FILE, digest(data), mode, len(data)), data, st

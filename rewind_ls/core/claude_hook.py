@@ -104,6 +104,12 @@ def handle(payload: dict[str, Any]) -> str:
         return f"{event}: ignored"
 
     with Store.open(root) as store:
+        if store.turns_in_state("rewind", "pending"):
+            # A restore is running or was killed: finish or roll it back before recording, so
+            # its half-swapped files and temporary names are never recorded as the agent's work.
+            from rewind_ls.core.apply_disk import recover
+
+            recover(store, wait=True)
         rec = Recorder(store)
         rec.progress = progress_printer()
         if event == "SessionStart":

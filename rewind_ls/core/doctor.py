@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 from typing import Any
 
@@ -10,10 +11,10 @@ from rewind_ls.core import config
 from rewind_ls.core.errors import CorruptBlob, RewindError
 
 
-def diagnose(root: str, repair: bool = False) -> dict[str, Any]:
+def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> dict[str, Any]:
     from rewind_ls.core.apply_disk import recover
     from rewind_ls.core.claude_settings import installed, settings_path
-    from rewind_ls.core.store import Store, store_dir_for
+    from rewind_ls.core.store import Store, store_dir_for, store_error
 
     checks: list[dict[str, Any]] = []
 
@@ -22,7 +23,11 @@ def diagnose(root: str, repair: bool = False) -> dict[str, Any]:
 
     home = config.home_dir()
     check("store home", True, home)
+    if moved_from is not None:
+        checks.append(reattach_check(root, moved_from))
     directory = store_dir_for(root)
+    damaged = False
+    store_db = os.path.join(directory, "store.sqlite3")
     if not os.path.exists(os.path.join(directory, "store.sqlite3")):
         check("store", True, f"no checkpoints for {root} yet")
     else:
@@ -33,7 +38,12 @@ def diagnose(root: str, repair: bool = False) -> dict[str, Any]:
                     "interrupted restores", True, f"rolled back {len(rolled)}" if rolled else "none"
                 )
                 integrity = store.conn.execute("PRAGMA quick_check").fetchone()[0]
-                check("database integrity", integrity == "ok", str(integrity))
+                damaged = integrity != "ok"
+                check(
+                    "database integrity",
+                    not damaged,
+                    str(integrity) + (" (--repair salvages what can be read)" if damaged else ""),
+                )
                 bad = []
                 for (h,) in store.conn.execute("SELECT hash FROM blobs").fetchall():
                     try:
@@ -59,6 +69,7 @@ def diagnose(root: str, repair: bool = False) -> dict[str, Any]:
                     if missing
                     else "every checkpoint's content is present",
                 )
+                checks.append(unrecorded_check(store))
                 st = store.stats()
                 check(
                     "size",
@@ -66,7 +77,13 @@ def diagnose(root: str, repair: bool = False) -> dict[str, Any]:
                     f"{st['turns']} turns, {st['blobs']} contents, {st['storedBytes']} bytes stored",
                 )
         except RewindError as exc:
+            damaged = damaged or "damaged" in str(exc)
             check("store", False, str(exc))
+        except sqlite3.DatabaseError as exc:
+            damaged = True
+            check("database integrity", False, str(store_error(exc, store_db)))
+        if damaged and repair:
+            checks.extend(repair_damaged_store(root))
         loose = []
         for dirpath, dirnames, filenames in os.walk(directory):
             for name in dirnames + filenames:
@@ -84,6 +101,7 @@ def diagnose(root: str, repair: bool = False) -> dict[str, Any]:
             else f"{len(loose)} readable by others"
             + (" (fixed)" if repair else " (--repair fixes)"),
         )
+    checks.append(moved_check())
     project = settings_path(root, user=False)
     user = settings_path(root, user=True)
     hooked = installed(project) or installed(user)
@@ -94,3 +112,73 @@ def diagnose(root: str, repair: bool = False) -> dict[str, Any]:
     )
     ok = all(c["ok"] for c in checks if c["name"] != "claude code hooks")
     return {"ok": ok, "workspace": root, "storeDir": directory, "checks": checks}
+
+
+def repair_damaged_store(root: str) -> list[dict[str, Any]]:
+    """`doctor --repair` on a damaged store: salvage what can be read into a new store (the damaged
+    file kept aside), then check the new one opens."""
+    from rewind_ls.core.store import Store, salvage
+
+    try:
+        report = salvage(root)
+    except (OSError, sqlite3.Error) as exc:
+        return [{"name": "repair", "ok": False, "detail": f"salvage failed: {exc}"}]
+    lost = {t: bad for t, (_, bad) in report["tables"].items() if bad}
+    copied = sum(n for n, _ in report["tables"].values())
+    detail = (
+        f"copied {copied} readable row(s) into a new store; damaged file kept at "
+        f"{report['keptAside']}"
+    )
+    if lost or report.get("damagedContents"):
+        detail += (
+            f"; unreadable: {', '.join(f'{t} ({n})' for t, n in lost.items()) or 'none'}, "
+            f"{report.get('damagedContents', 0)} damaged content(s) dropped"
+        )
+    try:
+        with Store.open(root, create=False) as store:
+            ok = store.conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    except (RewindError, sqlite3.Error) as exc:
+        return [{"name": "repair", "ok": False, "detail": f"{detail}; new store unusable: {exc}"}]
+    return [{"name": "repair", "ok": ok, "detail": detail}]
+
+
+def reattach_check(root: str, old_root: str) -> dict[str, Any]:
+    """`doctor --moved-from OLD`: give the history recorded for OLD to this workspace."""
+    from rewind_ls.core.store import reattach
+
+    try:
+        where = reattach(old_root, root)
+    except (OSError, RewindError) as exc:
+        return {"name": "moved workspace", "ok": False, "detail": str(exc)}
+    return {
+        "name": "moved workspace",
+        "ok": True,
+        "detail": f"history of {os.path.realpath(old_root)} re-attached here ({where})",
+    }
+
+
+def moved_check() -> dict[str, Any]:
+    """Folders with history that no longer exist: perhaps this workspace, moved."""
+    from rewind_ls.core.store import orphan_roots
+
+    orphans = orphan_roots()
+    if not orphans:
+        return {"name": "moved workspaces", "ok": True, "detail": "none"}
+    return {
+        "name": "moved workspaces",
+        "ok": True,
+        "detail": f"history recorded for folders that no longer exist: {', '.join(orphans[:5])}"
+        " (if one is this workspace: rewind-ls doctor --moved-from OLD)",
+    }
+
+
+def unrecorded_check(store: Any) -> dict[str, Any]:
+    """Files the last scan could not record (unreadable, a link or folder where a file was)."""
+    from rewind_ls.core.scan import unrecorded
+
+    gaps = unrecorded(store)
+    return {
+        "name": "unrecorded files",
+        "ok": True,
+        "detail": "none" if not gaps else f"{len(gaps)}: " + "; ".join(gaps[:10]),
+    }

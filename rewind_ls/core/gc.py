@@ -4,10 +4,12 @@ delta against is kept too, so nothing live ever loses its content."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from typing import Any
 
 from rewind_ls.core import config
+from rewind_ls.core.errors import StoreError
 from rewind_ls.core.store import Store
 
 
@@ -137,5 +139,11 @@ def maybe_run(store: Store, now: float | None = None) -> dict[str, Any] | None:
             return None
     except ValueError:
         pass
-    store.set_meta("last_gc", repr(now))
-    return run(store)
+    try:
+        # Run first, note it after: on a full disk the run fails (rolled back) and the command
+        # that opened the store goes on; a read-only command must not fail for gc's sake.
+        result = run(store)
+        store.set_meta("last_gc", repr(now))
+    except (sqlite3.OperationalError, StoreError):
+        return None
+    return result

@@ -19,9 +19,9 @@ import sqlite3
 from collections.abc import Callable
 
 from rewind_ls.core.capture import REWIND_SESSION, read_current
-from rewind_ls.core.errors import CorruptBlob, RewindError, UnknownTurn
+from rewind_ls.core.errors import BadPath, CorruptBlob, RewindError, UnknownTurn
 from rewind_ls.core.merge import diffstat, is_binary, merge3
-from rewind_ls.core.store import ABSENT, FILE, Store, Version, digest
+from rewind_ls.core.store import ABSENT, FILE, OTHER, Store, Version, digest
 
 Reader = Callable[[str], "tuple[Version, bytes | None]"]
 
@@ -165,6 +165,20 @@ def _describe(store: Store, row: sqlite3.Row) -> str:
     return f"turn #{number} of session {str(row['session_id'])[:8]}"
 
 
+def _read_path(reader: Reader, path: str) -> PathPlan:
+    """The path's plan with its current content; a path that cannot be read (no permission, a link
+    or folder where a file was) is a conflict naming it, so `--skip-conflicts` restores the rest."""
+    try:
+        current, current_data = reader(path)
+    except (BadPath, OSError) as exc:
+        why = str(exc) if isinstance(exc, BadPath) else f"{path!r}: {exc.strerror or exc}"
+        pp = PathPlan(path, Version(OTHER), None)
+        pp.action = "modify"
+        pp.conflict = Conflict("unreadable", f"{why}; left alone")
+        return pp
+    return PathPlan(path, current, current_data)
+
+
 def _check_cas(store: Store, pp: PathPlan) -> None:
     known = store.known(pp.path)
     if known is None or pp.action == "unchanged":
@@ -191,9 +205,11 @@ def plan_rewind(
         if not history:
             continue
         target = _version(history[0], "before")
-        current, current_data = reader(path)
-        pp = PathPlan(path, current, current_data)
+        pp = _read_path(reader, path)
         plan.paths.append(pp)
+        if pp.conflict is not None:
+            continue
+        current = pp.current
         data, problem = _content(store, target, path)
         if problem is not None:
             if not target.same_content(current):
@@ -203,20 +219,20 @@ def plan_rewind(
         pp.set_target(target, data)
         _check_cas(store, pp)
         if pp.conflict is None and pp.will_write:
-            own = [h for h in history if h["session_id"] == turn["session_id"]]
-            last_own = own[-1]["seq"] if own else turn["seq"]
+            # Any change by someone else after T began (another session, the person's save, an
+            # external change) would be discarded, even one followed by this session's own edits
+            # (sessions A, B, A on one file): a conflict, as the README states.
             later = [
                 h
                 for h in history
-                if h["seq"] > last_own
-                and h["session_id"] not in (turn["session_id"], REWIND_SESSION)
+                if h["session_id"] not in (turn["session_id"], REWIND_SESSION)
                 and h["turn_state"] not in ("rolled-back",)
             ]
             if later:
                 pp.conflict = Conflict(
                     "other-session",
-                    f"{path}: also changed by {_describe(store, later[-1])} after this session's "
-                    "last change; restoring would discard that work",
+                    f"{path}: also changed by {_describe(store, later[-1])} after this turn "
+                    "began; restoring would discard that work",
                 )
     return plan
 
@@ -227,9 +243,11 @@ def plan_revert(store: Store, turn: sqlite3.Row, reader: Reader, label: str = ""
         path = change["path"]
         theirs = _version(change, "before")
         base = _version(change, "after") if change["after_kind"] else None
-        current, current_data = reader(path)
-        pp = PathPlan(path, current, current_data)
+        pp = _read_path(reader, path)
         plan.paths.append(pp)
+        if pp.conflict is not None:
+            continue
+        current, current_data = pp.current, pp.current_data
         if base is None:
             known = store.known(path)
             base = known[0] if known is not None else current

@@ -47,14 +47,25 @@ Environment:
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import stat as stat_mod
 import time
 import zlib
 from hashlib import sha256
 
 from rewind_ls.core import config
-from rewind_ls.core.store import ABSENT, ABSENT_VERSION, FILE, RAW, TOO_LARGE, ZLIB, Store, Version
+from rewind_ls.core.store import (
+    ABSENT,
+    ABSENT_VERSION,
+    FILE,
+    RAW,
+    ZLIB,
+    Store,
+    Version,
+    too_large,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -72,6 +83,7 @@ if TYPE_CHECKING:
 
 META_BASELINE = "scan.baseline"  # "complete" once every non-ignored file has been stored
 META_WATERMARK = "scan.watermark_ns"  # when the last scan began (ctime test for new files)
+META_UNRECORDED = "scan.unrecorded"  # JSON list of "path: reason" the last scan could not record
 SHELL_RUN = "scan.shell-run:"  # meta key prefix: "<prefix><session> <tool_use_id>" -> start ns
 
 # Timestamps come from the kernel's coarse clock, which lags time.time_ns() by up to a tick or two.
@@ -194,11 +206,7 @@ def _read_file(full: str, keep_raw: bool, limit: int) -> _Read | str:
             return "is not a regular file"
         mode = stat_mod.S_IMODE(st.st_mode)
         if st.st_size > limit:
-            hasher = sha256()
-            while chunk := os.read(fd, 1 << 20):
-                hasher.update(chunk)
-            big = Version(TOO_LARGE, hasher.hexdigest(), mode, st.st_size)
-            return _Read(big, st, None, RAW, None)
+            return _Read(too_large(st), st, None, RAW, None)
         # Read to end of file: it may have grown since fstat, and a read may come back short.
         parts = [os.read(fd, st.st_size + 1)]
         while parts[-1]:
@@ -457,6 +465,29 @@ def _save_dir_cache(store: Store, fingerprint: object, cache: dict[str, _DirEntr
             pass
 
 
+# apply_disk's temporary, backup and aside names: `.<name>.rewind-<8 hex>.tmp|bak[.<8 hex>]`.
+_RESTORE_TEMP = re.compile(r"(^|/)\.[^/]*\.rewind-[0-9a-f]{8}\.(tmp|bak)(\.[0-9a-f]{8})?$")
+
+
+def _what(st: os.stat_result) -> str:
+    if stat_mod.S_ISLNK(st.st_mode):
+        return "a symbolic link"
+    if stat_mod.S_ISDIR(st.st_mode):
+        return "a folder"
+    return "not a regular file"
+
+
+def unrecorded(store: Store) -> list[str]:
+    """ "path: reason" for every file the last scan could not record (unreadable, a link or a
+    folder where a file was)."""
+    raw = store.meta(META_UNRECORDED)
+    try:
+        found = json.loads(raw) if raw else []
+    except ValueError:
+        return []
+    return [str(x) for x in found] if isinstance(found, list) else []
+
+
 def _walk_files(
     store: Store, rules: IgnoreRules, patterns: Sequence[str], start_ns: int
 ) -> Iterator[tuple[str, os.stat_result]]:
@@ -549,6 +580,8 @@ def scan(
     rules = IgnoreRules.load(root, patterns)
     pop = known.pop
     for rel, st in _walk_files(store, rules, patterns, start_ns):
+        if ".rewind-" in rel and _RESTORE_TEMP.search(rel):
+            continue  # a restore's own temporary or backup file (apply_disk._names)
         result.files += 1
         k = pop(rel, None)
         if (
@@ -579,9 +612,11 @@ def scan(
         except OSError as exc:  # an unreadable folder: unknown, so not a deletion
             result.skipped.append(f"{rel}: {exc.strerror or exc}")
             continue
-        if st2 is not None and (
-            not stat_mod.S_ISREG(st2.st_mode) or _sig_matches(st2, k[1], k[2], k[3], k[4])
-        ):
+        if st2 is not None and not stat_mod.S_ISREG(st2.st_mode):
+            # A link, folder or device where a file was: not recorded, so said by name.
+            result.skipped.append(f"{rel}: {_what(st2)} now where a file was; not recorded")
+            continue
+        if st2 is not None and _sig_matches(st2, k[1], k[2], k[3], k[4]):
             continue
         if defer_from is not None and (st2 is None or st2.st_ctime_ns >= defer_from):
             result.deferred += 1
@@ -611,6 +646,10 @@ def scan(
     mark = start_ns if defer_from is None else min(start_ns, defer_from + _CLOCK_SLACK_NS)
     with store.transaction():
         store.set_meta(META_WATERMARK, str(mark))
+        # What this scan could not record, by name: `turns`, `doctor` and previews show it.
+        unrecorded = json.dumps(sorted(set(result.skipped))[:200])
+        if store.meta(META_UNRECORDED) != unrecorded:
+            store.set_meta(META_UNRECORDED, unrecorded)
         if complete and not have_baseline:
             store.set_meta(META_BASELINE, "complete")
     result.baseline_complete = complete or have_baseline

@@ -45,6 +45,7 @@ FILE = "file"
 ABSENT = "absent"
 TOO_LARGE = "too-large"  # content known by hash and size only; not restorable
 UNKNOWN = "unknown"  # seen only after a change (hook installed mid-edit); not restorable
+OTHER = "other"  # a link, folder or other non-file where a file is expected (never stored)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -110,6 +111,13 @@ class Version:
 ABSENT_VERSION = Version(ABSENT)
 
 
+def too_large(st: os.stat_result) -> Version:
+    """A file over the size cap, known by its stat signature only: never read nor hashed (a hook
+    must not spend seconds on a 2 GB file), yet any rewrite, append or replacement changes it."""
+    mode = st.st_mode & 0o7777
+    return Version(TOO_LARGE, f"stat:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}", mode, st.st_size)
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -140,11 +148,27 @@ class Store:
         root = os.path.realpath(root)
         directory = store_dir_for(root, home)
         db = os.path.join(directory, "store.sqlite3")
-        if not create and not os.path.exists(db):
-            raise StoreError(
-                f"{root}: no checkpoints recorded for this workspace yet ({db}); to record an "
-                "agent's turns: rewind-ls install claude-code"
-            )
+        if not os.path.exists(db):
+            moved = find_moved_store(root, home)
+            if moved is not None:
+                # The same folder under a new name (its files keep their inodes): its history
+                # follows it instead of starting over.
+                try:
+                    reattach(moved, root, home)
+                except (OSError, StoreError):
+                    pass  # another process re-attached it first, or it cannot be: start anew
+            if not os.path.exists(db) and not create:
+                hint = "; to record an agent's turns: rewind-ls install claude-code"
+                orphans = orphan_roots(home)
+                if orphans:
+                    hint += (
+                        "; if this workspace was moved or renamed, re-attach its history with "
+                        "`rewind-ls doctor --moved-from OLD` (folders with history that no longer "
+                        f"exist: {', '.join(orphans[:5])})"
+                    )
+                raise StoreError(
+                    f"{root}: no checkpoints recorded for this workspace yet ({db}){hint}"
+                )
         try:
             # Every folder on the way is private, not only the last (makedirs applies the mode to
             # the leaf only).
@@ -162,7 +186,7 @@ class Store:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=30000")
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"{db}: cannot open the store: {exc}") from exc
+            raise store_error(exc, db) from exc
         store = cls(conn, root, directory)
         store._init_schema()
         return store
@@ -175,7 +199,7 @@ class Store:
         except sqlite3.OperationalError:
             row = None
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: the store database is damaged: {exc}") from exc
+            raise store_error(exc, os.path.join(self.path, DB_NAME)) from exc
         if row is not None:
             version = int(row[0])
             if version > SCHEMA_VERSION:
@@ -523,6 +547,23 @@ class Store:
         ).fetchall()
         return [(r[0], Version(r[1], r[2], r[3], r[4] or 0), r[5], r[6]) for r in rows]
 
+    def turns_in_state(self, session_id: str, state: str) -> list[tuple[str, str | None]]:
+        """(id, info) of a session's turns in `state`, oldest first (pending restore points)."""
+        rows = self.conn.execute(
+            "SELECT id, info FROM turns WHERE session_id = ? AND state = ? ORDER BY seq",
+            (session_id, state),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def recent_restore_journals(self, limit: int) -> list[str | None]:
+        """The journals of the latest applied or partial restore points that name backups."""
+        rows = self.conn.execute(
+            "SELECT info FROM turns WHERE session_id = 'rewind' AND state IN ('applied', 'partial')"
+            " AND info LIKE '%.bak%' ORDER BY seq DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [r[0] for r in rows]
+
     # --- meta ----------------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
@@ -539,3 +580,258 @@ class Store:
         ).fetchone()
         turns = self.conn.execute("SELECT count(*) FROM turns").fetchone()[0]
         return {"blobs": blobs, "contentBytes": raw, "storedBytes": stored, "turns": turns}
+
+
+# --- damaged and moved stores -------------------------------------------------------------------
+
+_TABLES = ("meta", "counter", "sessions", "turns", "changes", "known", "blobs")
+DB_NAME = "store.sqlite3"
+
+
+def store_error(exc: BaseException, db: str) -> StoreError:
+    """A person's message, with the next step, for an SQLite or OS error on the store `db`."""
+    if is_full(exc) or (_low_space(db) and "i/o error" in str(exc).lower()):
+        return StoreError(
+            f"{db}: no space left for the store ({exc}); free some disk space (or run "
+            "`rewind-ls gc`) and try again. The workspace was not changed by this command."
+        )
+    if is_damage(exc):
+        return StoreError(
+            f"{db}: the store is damaged ({exc}). Next step: `rewind-ls doctor --repair` copies "
+            "what can still be read into a new store and keeps the damaged file aside."
+        )
+    return StoreError(f"{db}: cannot use the store: {exc}")
+
+
+def _low_space(db: str) -> bool:
+    """SQLite reports some writes on a full disk as an I/O error (sizing its shared-memory
+    file): look at the filesystem itself."""
+    try:
+        st = os.statvfs(os.path.dirname(db))
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < config.MiB
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether an SQLite error means the database file is damaged (not busy, not full)."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.DatabaseError) and (
+        "malformed" in text or "not a database" in text or "corrupt" in text
+    )
+
+
+def is_full(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, (sqlite3.DatabaseError, OSError)) and (
+        "disk is full" in text or "no space left" in text or "disk quota" in text
+    )
+
+
+def _copy_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str) -> tuple[int, int]:
+    """Copy every readable row of `table`: a scan first, then row by row around damaged pages.
+    Returns (rows copied, rowids that could not be read)."""
+    cols = [r[1] for r in dst.execute(f"PRAGMA table_info({table})")]
+    names = ", ".join(cols)
+    insert = f"INSERT OR IGNORE INTO {table}(rowid, {names}) VALUES (?{', ?' * len(cols)})"
+    copied: set[int] = set()
+    try:
+        for row in src.execute(f"SELECT rowid, {names} FROM {table}"):
+            dst.execute(insert, row)
+            copied.add(row[0])
+        return len(copied), 0
+    except sqlite3.DatabaseError:
+        pass
+    try:
+        high = int(src.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0)
+    except sqlite3.DatabaseError:
+        high = max(copied, default=0) + 100_000
+    bad = 0
+    for rowid in range(1, high + 1):
+        if rowid in copied:
+            continue
+        try:
+            row = src.execute(f"SELECT rowid, {names} FROM {table} WHERE rowid = ?", (rowid,))
+            found = row.fetchone()
+        except sqlite3.DatabaseError:
+            bad += 1
+            continue
+        if found is not None:
+            dst.execute(insert, found)
+            copied.add(rowid)
+    return len(copied), bad
+
+
+def salvage(root: str, home: str | None = None) -> dict[str, Any]:
+    """Copy what can be read of a damaged store into a new one; the damaged database (and its WAL)
+    is kept aside as `store.sqlite3.damaged-<time>`. Stored contents are checked against their hash
+    and dropped when damaged. Returns what was copied and lost."""
+    directory = store_dir_for(os.path.realpath(root), home)
+    db = os.path.join(directory, DB_NAME)
+    fresh = db + ".salvage"
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(fresh + suffix):
+            os.unlink(fresh + suffix)
+    src = sqlite3.connect(db, isolation_level=None)
+    old_umask = os.umask(0o077)
+    try:
+        dst = sqlite3.connect(fresh, isolation_level=None)
+    finally:
+        os.umask(old_umask)
+    report: dict[str, Any] = {"tables": {}}
+    try:
+        dst.execute("BEGIN")
+        for statement in _SCHEMA.strip().split(";"):
+            if statement.strip():
+                dst.execute(statement)
+        for table in _TABLES:
+            try:
+                report["tables"][table] = _copy_table(src, dst, table)
+            except sqlite3.DatabaseError as exc:  # the table itself is unreadable
+                report["tables"][table] = (0, -1)
+                report.setdefault("unreadable", []).append(f"{table}: {exc}")
+        dst.execute(
+            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+        )
+        dst.execute("INSERT OR REPLACE INTO meta VALUES ('root', ?)", (os.path.realpath(root),))
+        # The sequence counter must stay ahead of every seq that survived.
+        top = dst.execute(
+            "SELECT max(m) FROM (SELECT max(seq) AS m FROM turns UNION ALL SELECT max(seq) FROM"
+            " changes UNION ALL SELECT max(seq) FROM known UNION ALL SELECT max(after_seq) FROM"
+            " changes)"
+        ).fetchone()[0]
+        dst.execute("INSERT OR IGNORE INTO counter VALUES (1, 0)")
+        dst.execute("UPDATE counter SET n = max(n, ?) WHERE id = 1", (int(top or 0),))
+        dst.execute("COMMIT")
+    finally:
+        src.close()
+        dst.close()
+    # Contents that do not decode to their hash are dropped (gc-style: the rows naming them stay
+    # and show as not restorable).
+    store = Store(sqlite3.connect(fresh, isolation_level=None), root, directory)
+    try:
+        bad = []
+        for (h,) in store.conn.execute("SELECT hash FROM blobs").fetchall():
+            try:
+                store.get_blob(h)
+            except CorruptBlob:
+                bad.append(h)
+        with store.transaction():
+            for h in bad:
+                store.conn.execute("DELETE FROM blobs WHERE hash = ?", (h,))
+        report["damagedContents"] = len(bad)
+        store.conn.execute("PRAGMA journal_mode=WAL")
+    finally:
+        store.close()
+    aside = f"{db}.damaged-{time.strftime('%Y%m%d-%H%M%S')}"
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.replace(db + suffix, aside + suffix)
+    os.replace(db, aside)
+    os.replace(fresh, db)
+    os.chmod(db, 0o600)
+    report["keptAside"] = aside
+    return report
+
+
+def store_root(directory: str) -> str | None:
+    """The workspace folder a store was recorded for (its `root` meta), read-only; None if unreadable."""
+    db = os.path.join(directory, DB_NAME)
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+        return None if row is None else str(row[0])
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def orphan_roots(home: str | None = None) -> list[str]:
+    """Workspace folders that have a store but no longer exist (moved, renamed or deleted)."""
+    base = os.path.join(home or config.home_dir(), "workspaces")
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        recorded = store_root(os.path.join(base, name))
+        if recorded and not os.path.isdir(recorded):
+            found.append(recorded)
+    return found
+
+
+def find_moved_store(root: str, home: str | None = None, sample: int = 40) -> str | None:
+    """The former folder of `root` when it was moved or renamed: a store whose folder no longer
+    exists and whose last known files are here with the same inode, size and mtime (a move within
+    a filesystem keeps all three). Only looked for when `root` has no store yet."""
+    base = os.path.join(home or config.home_dir(), "workspaces")
+    if not os.path.isdir(base):
+        return None
+    matches = []
+    for old in orphan_roots(home):
+        db = os.path.join(store_dir_for(old, home), DB_NAME)
+        try:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+            try:
+                rows = conn.execute(
+                    "SELECT path, size, ino, mtime_ns FROM known WHERE kind = 'file'"
+                    " AND ino IS NOT NULL"
+                    " ORDER BY seq DESC LIMIT ?",
+                    (sample,),
+                ).fetchall()
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            continue
+        if len(rows) < 3:
+            continue  # too little to tell one folder from another
+        same = 0
+        for path, size, ino, mtime_ns in rows:
+            try:
+                st = os.lstat(os.path.join(root, *path.split("/")))
+            except OSError:
+                continue
+            # Inode, size and mtime: a file made anew (even reusing a freed inode) differs.
+            same += st.st_ino == ino and st.st_size == size and st.st_mtime_ns == mtime_ns
+        if same * 10 >= len(rows) * 9:
+            matches.append(old)
+    return matches[0] if len(matches) == 1 else None
+
+
+def reattach(old_root: str, new_root: str, home: str | None = None) -> str:
+    """Give the store of a moved or renamed workspace (`old_root`) to its new folder. A store the
+    new folder already has is kept aside when it holds no agent turn, refused otherwise. Returns
+    the store folder now in use."""
+    old_root = os.path.realpath(old_root)
+    new_root = os.path.realpath(new_root)
+    old_dir, new_dir = store_dir_for(old_root, home), store_dir_for(new_root, home)
+    if old_dir == new_dir:
+        raise StoreError(f"{old_root}: is this workspace itself; nothing to re-attach")
+    if not os.path.exists(os.path.join(old_dir, DB_NAME)):
+        raise StoreError(f"{old_root}: no checkpoints were recorded for that folder ({old_dir})")
+    if os.path.isdir(old_root):
+        raise StoreError(
+            f"{old_root}: still exists; its history stays with it (move the folder first)"
+        )
+    if os.path.exists(os.path.join(new_dir, DB_NAME)):
+        with Store.open(new_root, home=home, create=False) as existing:
+            agent_turns = existing.conn.execute(
+                "SELECT count(*) FROM turns t JOIN sessions s ON s.id = t.session_id"
+                " WHERE s.kind = 'agent'"
+            ).fetchone()[0]
+        if agent_turns:
+            raise StoreError(
+                f"{new_root}: already has its own history ({agent_turns} agent turn(s), "
+                f"{new_dir}); not merged with {old_root}'s"
+            )
+        os.replace(new_dir, f"{new_dir}.replaced-{time.strftime('%Y%m%d-%H%M%S')}")
+    os.replace(old_dir, new_dir)
+    with Store.open(new_root, home=home, create=False) as store:
+        store.set_meta("root", new_root)
+        store.set_meta("moved_from", old_root)
+    return new_dir

@@ -400,6 +400,46 @@ async def run_restore(
     }
     turn = await ls.call(svc.turn, turn_id) if turn_id else None
     messages: list[str] = []
+    fork: dict[str, Any] | None = None
+    if scope == "both" and turn is not None:
+        # Forked first: a fork that fails restores no code; code that fails drops the fork.
+        fork = await ls.call(svc.fork_conversation, turn)
+    try:
+        await _restore_code(
+            ls, mode, turn_id, scope, paths, force, skip_conflicts, apply, result, messages
+        )
+    except BaseException:
+        if fork is not None:
+            await ls.call(svc.drop_fork, fork)
+        raise
+    if fork is not None and result["status"] == "failed":
+        await ls.call(svc.drop_fork, fork)
+        fork = None
+        messages.append("conversation not forked either (--scope both)")
+    if scope == "conversation" and turn is not None:
+        fork = await ls.call(svc.fork_conversation, turn)
+    if fork is not None and turn is not None:
+        result["conversation"] = fork
+        result["prompt"] = turn["prompt"]
+        result["status"] = "applied" if result["status"] == "nothing-to-do" else result["status"]
+        messages.append(f"conversation forked: {fork['resumeCommand']}")
+    result["message"] = "; ".join(messages)
+    return await _report_restore(ls, result)
+
+
+async def _restore_code(
+    ls: RewindServer,
+    mode: str,
+    turn_id: str | None,
+    scope: str,
+    paths: list[str] | None,
+    force: bool,
+    skip_conflicts: bool,
+    apply: bool,
+    result: dict[str, Any],
+    messages: list[str],
+) -> None:
+    svc = ls.svc()
     if scope in ("code", "both"):
         docs = ls.docs()
         plan = await ls.call(svc.plan, mode, turn_id, docs, paths)
@@ -417,12 +457,9 @@ async def run_restore(
                 writtenByServer=outcome["written"],
             )
             messages.append(outcome["message"])
-    if scope in ("conversation", "both") and turn is not None:
-        result["conversation"] = await ls.call(svc.fork_conversation, turn)
-        result["prompt"] = turn["prompt"]
-        result["status"] = "applied" if result["status"] == "nothing-to-do" else result["status"]
-        messages.append(f"conversation forked: {result['conversation']['resumeCommand']}")
-    result["message"] = "; ".join(messages)
+
+
+async def _report_restore(ls: RewindServer, result: dict[str, Any]) -> dict[str, Any]:
     if result["status"] in ("partial", "failed"):
         ls.window_show_message(
             types.ShowMessageParams(

@@ -219,6 +219,13 @@ class Service:
             "prompt": fork.prompt,
         }
 
+    def drop_fork(self, fork: dict[str, Any]) -> None:
+        """Remove a conversation fork whose code part failed (`--scope both`: both or neither)."""
+        try:
+            os.unlink(fork["transcriptPath"])
+        except FileNotFoundError:
+            pass
+
     # --- restoring -----------------------------------------------------------------------------
 
     def prepare(
@@ -295,7 +302,10 @@ class Service:
                 for c in changes:
                     flat.setdefault(c["textDocument"]["uri"], []).extend(c["edits"])
                 edit_json = {"changes": flat}
-        point = open_restore_point(self.store, plan, items, {"applier": "editor"})
+        # The pid tells other processes' recovery that this restore is live, not abandoned.
+        point = open_restore_point(
+            self.store, plan, items, {"applier": "editor", "pid": os.getpid()}
+        )
         return PendingRestore(plan, items, point, edit_json, by_edit, by_server, disk_expected)
 
     def edit_reached(self, pending: PendingRestore, docs: dict[str, OpenDoc]) -> list[str]:

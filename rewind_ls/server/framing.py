@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import threading
 from typing import Any, BinaryIO, Protocol
@@ -62,7 +63,16 @@ class ByteStream:
     def _start(self) -> asyncio.Queue[bytes]:
         loop = asyncio.get_running_loop()
         chunks: asyncio.Queue[bytes] = asyncio.Queue()
-        read = getattr(self.stream, "read1", self.stream.read)
+        try:
+            fd = self.stream.fileno()
+
+            def read(n: int) -> bytes:
+                # os.read, not the buffered reader: its lock would be held by this daemon thread
+                # when the interpreter shuts down ("could not acquire lock ... at shutdown").
+                return os.read(fd, n)
+
+        except (AttributeError, OSError, ValueError):
+            read = getattr(self.stream, "read1", self.stream.read)
 
         def pump() -> None:
             while True:
@@ -203,17 +213,21 @@ def dispatch(protocol: Responder, body: bytes) -> None:
     protocol.handle_message(message)
 
 
-def split_overrun(body: bytes) -> tuple[bytes, bytes]:
-    """A body that is not JSON but holds the next message's header (its Content-Length was too
-    long): the part before that header, and the rest to read again as the next message."""
-    at = body.find(_HEADER, 1)
-    if at < 0:
-        return body, b""
+def split_overrun(body: bytes) -> tuple[Any, bytes] | None:
+    """A body whose Content-Length was too long holds a whole JSON value and then the start of the
+    next message: that value, and the rest to read again. None when the body is not like that."""
     try:
         json.loads(body)
+        return None
     except (ValueError, RecursionError):
-        return body[:at], body[at:]
-    return body, b""
+        pass
+    try:
+        text = body.decode("utf-8", "surrogateescape")
+        value, end = json.JSONDecoder().raw_decode(text)
+    except (ValueError, RecursionError):
+        return None
+    rest = text[end:].encode("utf-8", "surrogateescape")
+    return value, rest
 
 
 async def run(stop: threading.Event, stream: BinaryIO, protocol: Responder) -> None:
@@ -231,8 +245,20 @@ async def run(stop: threading.Event, stream: BinaryIO, protocol: Responder) -> N
             return
         if body is None:
             return
-        body, rest = split_overrun(body)
-        reader.push_back(rest)
+        overrun = split_overrun(body)
+        if overrun is not None:
+            value, rest = overrun
+            reader.push_back(rest)
+            msg_id = value.get("id") if isinstance(value, dict) else None
+            protocol._send_data(
+                error_message(
+                    msg_id,
+                    PARSE_ERROR,
+                    f"Content-Length was {len(body)} but the message is "
+                    f"{len(body) - len(rest)} bytes; it was not run",
+                )
+            )
+            continue
         try:
             dispatch(protocol, body)
         except Exception:

@@ -501,11 +501,17 @@ async def apply_pending(ls: RewindServer, pending: PendingRestore, apply: bool) 
                     "message": "edit returned, not applied (apply: false)",
                 }
             edit = ls.protocol._converter.structure(pending.edit, types.WorkspaceEdit)
-            answer = await ls.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edit=edit, label=pending.plan.label or "rewind")
-            )
-            applied = bool(answer and answer.applied)
-            reason = (answer.failure_reason or "") if answer else "no answer"
+            try:
+                answer = await ls.workspace_apply_edit_async(
+                    types.ApplyWorkspaceEditParams(edit=edit, label=pending.plan.label or "rewind")
+                )
+                applied = bool(answer and answer.applied)
+                reason = (answer.failure_reason or "") if answer else "no answer"
+            except JsonRpcException as exc:
+                # An error answer (eglot's "User cancelled server edit") is a refusal: the
+                # restore point is rolled back, not left pending.
+                answer, applied = None, False
+                reason = f"{exc.message} ({exc.code})"
         if token:
             ls.work_done_progress.report(
                 token, types.WorkDoneProgressReport(message="verifying", percentage=60)

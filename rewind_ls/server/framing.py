@@ -17,8 +17,6 @@ import re
 import threading
 from typing import Any, BinaryIO, Protocol
 
-from pygls.exceptions import JsonRpcException
-
 log = logging.getLogger("rewind_ls.server.framing")
 
 PARSE_ERROR = -32700
@@ -196,7 +194,7 @@ def dispatch(protocol: Responder, body: bytes) -> None:
     is_request = "method" in data and "id" in data
     try:
         message = protocol.structure_message(data)
-    except JsonRpcException as exc:
+    except Exception as exc:  # pygls raises its JsonRpc* errors; this module does not import pygls
         if is_request:
             method = data["method"]
             if protocol.get_message_type(method) is None:

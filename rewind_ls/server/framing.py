@@ -10,11 +10,13 @@ with id `null`) when the stream cannot be framed at all.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
 import re
 import threading
+from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol
 
 log = logging.getLogger("rewind_ls.server.framing")
@@ -61,14 +63,12 @@ class ByteStream:
     def _start(self) -> asyncio.Queue[bytes]:
         loop = asyncio.get_running_loop()
         chunks: asyncio.Queue[bytes] = asyncio.Queue()
+        read: Callable[[int], bytes]
         try:
             fd = self.stream.fileno()
-
-            def read(n: int) -> bytes:
-                # os.read, not the buffered reader: its lock would be held by this daemon thread
-                # when the interpreter shuts down ("could not acquire lock ... at shutdown").
-                return os.read(fd, n)
-
+            # os.read, not the buffered reader: its lock would be held by this daemon thread when
+            # the interpreter shuts down ("could not acquire lock ... at shutdown").
+            read = functools.partial(os.read, fd)
         except (AttributeError, OSError, ValueError):
             read = getattr(self.stream, "read1", self.stream.read)
 

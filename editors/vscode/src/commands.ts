@@ -19,7 +19,6 @@ import {
   type RestoreOptions,
   type RestoreResult,
   type Scope,
-  type TimelineResult,
   type TurnInfo,
 } from './protocol';
 import { rewindUri, TIMELINE_URI, timelineChanged } from './contentProvider';

@@ -592,6 +592,7 @@ def _options(value: Any) -> proto.RestoreOptions:
 VERBS = {"rewind": "Rewind", "revert": "Revert", "undo": "Undo"}
 CANCEL = "Cancel"
 PREVIEW_LINES = 30  # files listed in the question; the rest are counted
+ASK_AFTER_SECONDS = 0.2  # between a command's answer and its question
 
 
 def _question(
@@ -683,6 +684,10 @@ async def _ask_then_restore(
     choices: dict[str, tuple[bool, bool]],
     apply: bool,
 ) -> None:
+    # The command's answer goes out first, alone: lsp-mode 8 drops the messages that arrive in the
+    # same read as the answer to a request it waits for (its response callback throws out of the
+    # loop over that read's messages).
+    await asyncio.sleep(ASK_AFTER_SECONDS)
     try:
         answer = await ls.window_show_message_request_async(
             types.ShowMessageRequestParams(

@@ -20,7 +20,9 @@ from pygls.exceptions import JsonRpcException
 from tests.support.agent import FakeClaude
 from tests.support.lsp_client import Editor, start, uri_of
 
-CLIENTS = ["visual_studio_code", "neovim", "neovim@v0.7.0"]
+# "+edit": closed files travel in the WorkspaceEdit (closedFiles: "edit") instead of being written by
+# the server (the default).
+CLIENTS = ["visual_studio_code", "neovim", "neovim@v0.7.0", "visual_studio_code+edit"]
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -64,7 +66,9 @@ async def lsp(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[S
     ws.mkdir()
     home = tmp_path / "home"
     agent = FakeClaude(ws, home)
-    client, editor = await start(ws, home, caps=request.param)
+    caps, _, closed = str(request.param).partition("+")
+    options = {"closedFiles": closed} if closed else None
+    client, editor = await start(ws, home, caps=caps, init_options=options)
     session = Session(ws, home, client, editor, agent)
     try:
         yield session

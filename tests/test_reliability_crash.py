@@ -456,7 +456,7 @@ async def test_server_killed_while_client_holds_the_edit(scenario: Scenario) -> 
     and the next CLI command rolls the pending restore point back."""
     s = scenario
     s.reset()
-    client, _editor = await start(s.ws, s.home)
+    client, _editor = await start(s.ws, s.home, init_options={"closedFiles": "edit"})
     asked = asyncio.Event()
     never = asyncio.Event()
 
@@ -501,7 +501,7 @@ async def test_server_killed_inside_its_own_writes(
     s = scenario
     s.reset()
     monkeypatch.setenv("REWIND_LS_FAULT", fault)
-    client, _editor = await start(s.ws, s.home)
+    client, _editor = await start(s.ws, s.home, init_options={"closedFiles": "edit"})
     try:
         request = asyncio.ensure_future(
             client.protocol.send_request_async("rewind/restore", {"turnId": s.turn1})

@@ -89,7 +89,7 @@ async def test_store_is_private_and_stays_out_of_the_workspace_and_git(tmp_path:
         await client.protocol.send_request_async("rewind/undo", {})
         # While the server holds the store open, its WAL and shared-memory files exist: private too.
         names = {p.name for p in home.rglob("*")}
-        assert {"store.sqlite3-wal", "store.sqlite3-shm", "server.log", "timeline.md"} <= names
+        assert {"store.sqlite3-wal", "store.sqlite3-shm", "server.log"} <= names
         assert not _loose(home), _loose(home)
     finally:
         await client.shutdown_session()

@@ -20,7 +20,9 @@ from pygls.exceptions import JsonRpcException
 from tests.support.agent import FakeClaude
 from tests.support.lsp_client import Editor, start, uri_of
 
-CLIENTS = ["visual_studio_code", "neovim", "neovim@v0.7.0"]
+# "+edit": closed files travel in the WorkspaceEdit (closedFiles: "edit") instead of being written by
+# the server (the default).
+CLIENTS = ["visual_studio_code", "neovim", "neovim@v0.7.0", "visual_studio_code+edit"]
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -64,7 +66,9 @@ async def lsp(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[S
     ws.mkdir()
     home = tmp_path / "home"
     agent = FakeClaude(ws, home)
-    client, editor = await start(ws, home, caps=request.param)
+    caps, _, closed = str(request.param).partition("+")
+    options = {"closedFiles": closed} if closed else None
+    client, editor = await start(ws, home, caps=caps, init_options=options)
     session = Session(ws, home, client, editor, agent)
     try:
         yield session
@@ -272,27 +276,56 @@ async def test_code_lens_on_transcript_and_timeline(lsp: Session) -> None:
     assert sorted({lens.range.start.line for lens in lenses}) == prompt_lines
     assert [lens.command.title for lens in lenses[:3]] == ["Rewind to here", "Revert turn", "Diff"]
     rewind_lens = next(lens for lens in lenses if lens.command.title == "Rewind to here")
-    result = await asyncio.wait_for(
-        lsp.client.workspace_execute_command_async(
-            types.ExecuteCommandParams(
-                command=rewind_lens.command.command, arguments=rewind_lens.command.arguments
-            )
-        ),
-        30,
-    )
-    assert (lsp.ws / "a.txt").exists() is False  # rewound to before turn 1: a.txt did not exist
-    assert _get(result, "status") == "applied"
+
+    async def click(lens: Any, answer: str) -> Any:
+        lsp.client.answers.append(answer)
+        asked = len(lsp.client.questions)
+        result = await asyncio.wait_for(
+            lsp.client.workspace_execute_command_async(
+                types.ExecuteCommandParams(
+                    command=lens.command.command, arguments=lens.command.arguments
+                )
+            ),
+            30,
+        )
+        # The command answers at once with the preview; the question follows.
+        assert _get(result, "status") == "asking"
+        await until(lambda: len(lsp.client.questions) > asked)
+        return result
+
+    # Cancel: the preview is shown, nothing is written.
+    await click(rewind_lens, "Cancel")
+    question = lsp.client.questions[-1]
+    assert "a.txt" in question.message and "delete" in question.message
+    assert [a.title for a in question.actions] == ["Rewind", "Cancel"]
+    await until(lambda: any("cancelled" in m.message for m in lsp.client.messages))
+    assert (lsp.ws / "a.txt").read_text() == "2\n"
+    # Rewind: written after the answer.
+    await click(rewind_lens, "Rewind")
+    await until(lambda: not (lsp.ws / "a.txt").exists())  # before turn 1 a.txt did not exist
+    await until(lambda: any("restored" in m.message for m in lsp.client.messages))
+
     timeline = await lsp.call("rewind/timeline", {})
-    assert "## Turn 1" in timeline["text"] and "first prompt" in timeline["text"]
-    turi = timeline["uri"]
-    tpath = Path(turi[len("file://") :])
-    lsp.editor.open(tpath)
+    text = timeline["text"]
+    assert "Turn 1 · " in text and "first prompt" in text and "<!--" not in text
+    assert "Restore point " in text and "before rewind to turn 1" in text
+    tpath = Path(timeline["uri"][len("file://") :])
+    assert tpath.parent == lsp.ws.resolve() and not tpath.exists()  # in the workspace, not on disk
+    lsp.editor.open(tpath, text)
     tl = await request(
         lsp.client,
         types.TEXT_DOCUMENT_CODE_LENS,
         types.CodeLensParams(types.TextDocumentIdentifier(uri=uri_of(tpath))),
     )
-    assert len(tl) >= 6 and all(lens.command.command.startswith("rewind.") for lens in tl)
+    lines = text.splitlines()
+    by_line: dict[str, list[str]] = {}
+    for lens in tl:
+        by_line.setdefault(lines[lens.range.start.line].strip(), []).append(lens.command.title)
+    turn_lines = [k for k in by_line if k.startswith("Turn ")]
+    point_lines = [k for k in by_line if k.startswith("Restore point")]
+    assert len(turn_lines) == 2 and len(point_lines) == 1
+    assert all(by_line[k] == ["Rewind to here", "Revert turn", "Diff"] for k in turn_lines)
+    assert by_line[point_lines[0]] == ["Undo this restore", "Diff"]
     diff_lens = next(lens for lens in tl if lens.command.title == "Diff")
     shown = await asyncio.wait_for(
         lsp.client.workspace_execute_command_async(
@@ -303,18 +336,28 @@ async def test_code_lens_on_transcript_and_timeline(lsp: Session) -> None:
     assert "diff rewind-ls" in _get(shown, "text")
 
 
-async def test_did_change_turns_after_hook_in_another_process(lsp: Session) -> None:
-    notes = lsp.client.turn_notes
-    await record(lsp, "from another process", {"x.txt": "x\n"})
-    for _ in range(100):
-        if notes:
-            break
+async def until(pred: Any, seconds: float = 15.0) -> None:
+    for _ in range(int(seconds / 0.05)):
+        if pred():
+            return
         await asyncio.sleep(0.05)
-    assert notes, "no rewind/didChangeTurns after the hook recorded a turn"
-    listing = await lsp.call("rewind/listTurns", {})
-    assert any(
-        t["prompt"] == "from another process" for s in listing["sessions"] for t in s["turns"]
-    )
+    raise AssertionError("timed out waiting")
+
+
+async def test_did_change_turns_after_hook_in_another_process(lsp: Session) -> None:
+    """rewind/didChangeTurns is not LSP: only a client that opted in gets it."""
+    opted, _ = await start(lsp.ws, lsp.home, init_options={"didChangeTurns": True})
+    try:
+        await record(lsp, "from another process", {"x.txt": "x\n"})
+        await until(lambda: bool(opted.turn_notes))
+        await asyncio.sleep(3 * 0.5)  # three polls of the other server
+        assert lsp.client.turn_notes == [], "sent to a client that did not ask for it"
+        listing = await lsp.call("rewind/listTurns", {})
+        assert any(
+            t["prompt"] == "from another process" for s in listing["sessions"] for t in s["turns"]
+        )
+    finally:
+        await opted.shutdown_session()
 
 
 async def test_file_at(lsp: Session) -> None:

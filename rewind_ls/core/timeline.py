@@ -1,9 +1,10 @@
 """Read-side views of the store shared by the CLI and the server: sessions with their turns and files
 (the shape of `rewind/listTurns`, camelCase, so `--json` and the protocol agree), and the timeline
-markdown document."""
+text document (`timeline_text`)."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from typing import Any
@@ -89,31 +90,59 @@ def list_sessions(store: Store, session_id: str | None = None) -> dict[str, Any]
     return {"workspace": store.root, "currentSessionId": current_session(store), "sessions": out}
 
 
-def timeline_markdown(store: Store, session_id: str | None = None) -> str:
-    """One heading per turn: `## Turn N · time · prompt`, then its files. The server puts code
-    lenses on the headings; the turn id is in an HTML comment so the document can be parsed back."""
+TIMELINE_TITLE = "rewind-ls timeline"
+# The last thing on a turn's line: its id, which is what the lenses and commands act on.
+TURN_ID_AT_END = re.compile(r"\[(t[0-9a-f]+)\]\s*$")
+
+_SESSION_TITLES = {
+    "editor": "Your saves in the editor",
+    "external": "Changes made outside agent turns (found by scans)",
+    "rewind": "Restore points: what the files held just before each rewind, revert or undo",
+}
+
+
+def _when(turn: dict[str, Any]) -> str:
+    return (turn["startedAt"] or "").replace("T", " ").rstrip("Z")
+
+
+def _one_line(text: str, limit: int = 100) -> str:
+    return " ".join(text.split())[:limit]
+
+
+def timeline_text(store: Store, session_id: str | None = None) -> str:
+    """The timeline as plain text: a block per session, a line per turn ending with its id in
+    brackets (what code lenses and commands act on), its files indented below. Restore points are
+    shown as what they are ("restore point before rewind to turn 2"), never numbered like turns."""
     listing = list_sessions(store, session_id)
-    lines = [f"# rewind-ls timeline: {store.root}", ""]
+    lines = [
+        f"{TIMELINE_TITLE}: {store.root}",
+        "Turn numbers are those `rewind-ls turns` and the rewind.* commands accept.",
+        "",
+    ]
     for session in listing["sessions"]:
-        if session["kind"] == "rewind" and session_id is None and not session["turns"]:
+        if not session["turns"]:
             continue
-        lines.append(f"<!-- session {session['id']} -->")
-        title = {
-            "agent": f"{session['agent'] or 'agent'} session",
-            "editor": "your saves",
-            "external": "changes outside agent turns",
-            "rewind": "restore points",
-        }
-        lines.append(f"# {title.get(session['kind'], session['kind'])} {session['id'][:8]}")
-        lines.append("")
+        kind = session["kind"]
+        if kind == "agent":
+            current = " (current)" if session["id"] == listing["currentSessionId"] else ""
+            title = f"{session['agent'] or 'agent'} session {session['id'][:8]}{current}"
+        else:
+            title = _SESSION_TITLES.get(kind, kind)
+        lines.append(title)
         for turn in session["turns"]:
-            prompt = " ".join(turn["prompt"].split())[:100] or "(no prompt)"
-            when = (turn["startedAt"] or "").replace("T", " ").rstrip("Z")
-            lines.append(f"## Turn {turn['number']} · {when} · {prompt}")
-            lines.append(f"<!-- turn {turn['id']} -->")
+            prompt = _one_line(turn["prompt"])
+            if kind == "rewind":
+                head = f"Restore point {_when(turn)} · before {prompt}"
+            elif kind == "agent":
+                head = f"Turn {turn['number']} · {_when(turn)} · {prompt or '(no prompt)'}"
+            else:
+                head = f"{_when(turn)} · {prompt or kind}"
+            lines.append(f"  {head}  [{turn['id']}]")
             for f in turn["files"]:
-                lines.append(f"- {f['change']}: `{f['path']}`")
+                lines.append(f"      {f['change']:<9} {f['path']}")
             if not turn["files"]:
-                lines.append("- (no file changes)")
-            lines.append("")
+                lines.append("      (no file changes)")
+        lines.append("")
+    if len(lines) == 3:
+        lines.append("No turns recorded yet.")
     return "\n".join(lines) + "\n"

@@ -1,23 +1,29 @@
 """Code lenses on chat turns: each user prompt line of a Claude Code transcript (.jsonl) and each
-turn heading of the timeline document gets "Rewind to here", "Revert turn" and "Diff". The lenses run
-server commands, so they work in any LSP client that shows lenses."""
+turn line of the timeline document gets "Rewind to here", "Revert turn" and "Diff"; a restore point's
+line gets "Undo this restore" and "Diff" (reverting a restore point would re-apply what it undid). The
+lenses run server commands, which preview and ask before writing, so they work in any LSP client that
+shows lenses."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any
 
+from rewind_ls.core.capture import REWIND_SESSION
+from rewind_ls.core.timeline import TIMELINE_TITLE, TURN_ID_AT_END
 from rewind_ls.core.transcript import prompt_text, timestamp
 from rewind_ls.server.service import Service
 
 Lens = tuple[int, str, str, list[Any]]
 
-_TURN_COMMENT = re.compile(r"<!-- turn (t[0-9a-f]+) -->")
 
-
-def _lenses(line: int, turn_id: str) -> list[Lens]:
+def _lenses(line: int, turn_id: str, restore_point: bool = False) -> list[Lens]:
+    if restore_point:
+        return [
+            (line, "Undo this restore", "rewind.rewind", [turn_id, "code"]),
+            (line, "Diff", "rewind.diff", [turn_id]),
+        ]
     return [
         (line, "Rewind to here", "rewind.rewind", [turn_id, "code"]),
         (line, "Revert turn", "rewind.revert", [turn_id]),
@@ -28,20 +34,19 @@ def _lenses(line: int, turn_id: str) -> list[Lens]:
 def lenses_for(service: Service, uri: str, text: str) -> list[Lens]:
     if uri.endswith(".jsonl"):
         return _transcript_lenses(service, uri, text)
-    if uri.endswith(".md") and text.startswith("# rewind-ls timeline"):
+    # The timeline is recognised by its text, whatever URI the client gave its buffer.
+    if text.startswith(TIMELINE_TITLE + ":"):
         return _timeline_lenses(service, text)
     return []
 
 
 def _timeline_lenses(service: Service, text: str) -> list[Lens]:
     out: list[Lens] = []
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if not line.startswith("## Turn ") or i + 1 >= len(lines):
-            continue
-        match = _TURN_COMMENT.search(lines[i + 1])
-        if match and service.store.turn(match.group(1)) is not None:
-            out.extend(_lenses(i, match.group(1)))
+    for i, line in enumerate(text.splitlines()):
+        match = TURN_ID_AT_END.search(line) if line.startswith("  ") else None
+        turn = service.store.turn(match.group(1)) if match else None
+        if turn is not None:
+            out.extend(_lenses(i, turn["id"], turn["session_id"] == REWIND_SESSION))
     return out
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
+import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -17,12 +19,13 @@ import attrs
 from lsprotocol import types
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcServerError
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from rewind_ls import __version__
 from rewind_ls.core.errors import BadInput, BadPath, ConflictError, RewindError, UnknownTurn
-from rewind_ls.server import codelens
+from rewind_ls.server import codelens, framing
 from rewind_ls.server import protocol as proto
 from rewind_ls.server.service import ClientEditSupport, PendingRestore, Service
 from rewind_ls.server.workspace_view import OpenDoc
@@ -75,6 +78,11 @@ class RewindServer(LanguageServer):
         self.support = ClientEditSupport()
         self.lens_refresh = False
         self.progress_ok = False
+        self.show_document = False
+        # rewind/didChangeTurns is ours, not LSP: sent only to a client that asked for it.
+        self.turn_notifications = False
+        # Work that outlives its request: restores waiting for the person's answer to their preview.
+        self.asks: set[asyncio.Task[None]] = set()
         self.poller: asyncio.Task[None] | None = None
         # Set once `initialized` has opened the store (or failed to): requests that arrive earlier
         # wait for it instead of failing with "no workspace yet".
@@ -100,13 +108,32 @@ class RewindServer(LanguageServer):
             for uri, doc in self.workspace.text_documents.items()
         }
 
+    def background(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self.asks.add(task)
+        task.add_done_callback(self.asks.discard)
+
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """pygls' stdio loop, with our reader: every malformed message gets a JSON-RPC error."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(framing.run(self._stop_event, stdin or sys.stdin.buffer, self.protocol))
+        except BrokenPipeError:
+            log.error("the client closed the connection")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
+
     def notify_turns(self, session_ids: list[str], reason: str) -> None:
-        self.protocol.notify(
-            "rewind/didChangeTurns",
-            proto.DidChangeTurnsParams(session_ids=session_ids, reason=reason).model_dump(
-                mode="json", by_alias=True
-            ),
-        )
+        if self.turn_notifications:
+            self.protocol.notify(
+                "rewind/didChangeTurns",
+                proto.DidChangeTurnsParams(session_ids=session_ids, reason=reason).model_dump(
+                    mode="json", by_alias=True
+                ),
+            )
         if self.lens_refresh:
             self.workspace_code_lens_refresh(None)
 
@@ -195,16 +222,22 @@ def on_initialize(ls: RewindServer, params: types.InitializeParams) -> None:
     options = (
         params.initialization_options if isinstance(params.initialization_options, dict) else {}
     )
-    closed = options.get("closedFiles", "edit")
+    # Default "server": files that are not open are written by the server. lsp-mode 8 and eglot 1.9
+    # could not apply a TextDocumentEdit to a closed file (nor create one) safely.
+    closed = options.get("closedFiles", "server")
     if closed not in ("edit", "server"):
         ls.window_show_message(
             types.ShowMessageParams(
                 type=types.MessageType.Warning,
                 message=f"rewind-ls: initializationOptions.closedFiles must be 'edit' or 'server', "
-                f"not {closed!r}; using 'edit'",
+                f"not {closed!r}; using 'server'",
             )
         )
-        closed = "edit"
+        closed = "server"
+    experimental = caps.experimental if isinstance(caps.experimental, dict) else {}
+    ls.turn_notifications = (
+        options.get("didChangeTurns") is True or experimental.get("rewindDidChangeTurns") is True
+    )
     ls.support = ClientEditSupport(
         document_changes=bool(ws_edit and ws_edit.document_changes),
         create="create" in ops,
@@ -214,6 +247,9 @@ def on_initialize(ls: RewindServer, params: types.InitializeParams) -> None:
     lens = caps.workspace.code_lens if caps.workspace else None
     ls.lens_refresh = bool(lens and lens.refresh_support)
     ls.progress_ok = bool(caps.window and caps.window.work_done_progress)
+    ls.show_document = bool(
+        caps.window and caps.window.show_document and caps.window.show_document.support
+    )
 
 
 @server.feature(types.INITIALIZED)
@@ -502,11 +538,17 @@ async def apply_pending(ls: RewindServer, pending: PendingRestore, apply: bool) 
                     "message": "edit returned, not applied (apply: false)",
                 }
             edit = ls.protocol._converter.structure(pending.edit, types.WorkspaceEdit)
-            answer = await ls.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edit=edit, label=pending.plan.label or "rewind")
-            )
-            applied = bool(answer and answer.applied)
-            reason = (answer.failure_reason or "") if answer else "no answer"
+            try:
+                answer = await ls.workspace_apply_edit_async(
+                    types.ApplyWorkspaceEditParams(edit=edit, label=pending.plan.label or "rewind")
+                )
+                applied = bool(answer and answer.applied)
+                reason = (answer.failure_reason or "") if answer else "no answer"
+            except JsonRpcException as exc:
+                # An error answer (eglot's "User cancelled server edit") is a refusal: the
+                # restore point is rolled back, not left pending.
+                answer, applied = None, False
+                reason = f"{exc.message} ({exc.code})"
         if token:
             ls.work_done_progress.report(
                 token, types.WorkDoneProgressReport(message="verifying", percentage=60)
@@ -584,69 +626,156 @@ def _options(value: Any) -> proto.RestoreOptions:
     return parse(proto.RestoreOptions, value, "command options")
 
 
+VERBS = {"rewind": "Rewind", "revert": "Revert", "undo": "Undo"}
+CANCEL = "Cancel"
+PREVIEW_LINES = 30  # files listed in the question; the rest are counted
+ASK_AFTER_SECONDS = 0.2  # between a command's answer and its question
+
+
+def _question(
+    label: str,
+    mode: str,
+    files: list[dict[str, Any]],
+    conversation: dict[str, Any] | None,
+    options: proto.RestoreOptions,
+) -> tuple[str, dict[str, tuple[bool, bool]]]:
+    """The preview as a question, and its choices: title -> (force, skipConflicts)."""
+    changing = [f for f in files if f["action"] != "unchanged" or f["conflict"]]
+    conflicts = [f for f in changing if f["conflict"]]
+    lines = [f"rewind-ls: {label}"]
+    if changing:
+        lines.append(f"{len(changing)} file(s):")
+        for f in changing[:PREVIEW_LINES]:
+            counts = "" if f["binary"] else f" (+{f['added']} -{f['removed']})"
+            lines.append(f"  {f['action']} {f['path']}{counts}")
+            if f["conflict"]:
+                lines.append(f"    conflict: {f['conflict']['message']}")
+        if len(changing) > PREVIEW_LINES:
+            lines.append(f"  ... and {len(changing) - PREVIEW_LINES} more")
+    if conversation is not None:
+        lines.append(
+            "conversation: forked before the prompt (a new session to resume)"
+            if conversation["available"]
+            else f"conversation: cannot be rewound ({conversation['reason']})"
+        )
+    lines.append("Nothing is written until you choose; undo brings back what is there now.")
+    verb = VERBS[mode]
+    if conflicts and not (options.force or options.skip_conflicts):
+        lines.insert(1, f"{len(conflicts)} conflict(s): skip them, overwrite them, or cancel.")
+        choices = {
+            f"{verb}, skip conflicts": (False, True),
+            f"{verb}, overwrite conflicts": (True, False),
+        }
+    else:
+        choices = {verb: (options.force, options.skip_conflicts)}
+    return "\n".join(lines), choices
+
+
 async def _command_restore(
-    ls: RewindServer, mode: str, turn_id: str | None, scope: str, opts: Any
+    ls: RewindServer, mode: str, turn_ref: str | None, scope: str, opts: Any
 ) -> dict[str, Any]:
-    """A restore started from a lens or a command: preview, ask about conflicts, restore, report."""
+    """A restore from a lens or a command: preview it, ask the person (window/showMessageRequest),
+    and answer the command at once. The restore runs when the answer comes; its outcome is a
+    message. No request stays open while the person thinks (eglot gives up after 10 s)."""
     await ls.wait_ready()
     try:
         options = _options(opts)
-        force, skip = options.force, options.skip_conflicts
-        if scope in ("code", "both") and not (force or skip):
-            plan = await ls.call(ls.svc().plan, mode, turn_id, ls.docs(), None)
-            conflicts = [c for c in plan.conflicts]
-            if conflicts:
-                listing = "\n".join(c.conflict.message for c in conflicts if c.conflict)[:1500]
-                choice = await ls.window_show_message_request_async(
-                    types.ShowMessageRequestParams(
-                        type=types.MessageType.Warning,
-                        message=f"rewind-ls: {len(conflicts)} conflict(s):\n{listing}",
-                        actions=[
-                            types.MessageActionItem("Skip Conflicts"),
-                            types.MessageActionItem("Overwrite"),
-                            types.MessageActionItem("Cancel"),
-                        ],
-                    )
-                )
-                title = choice.title if choice else "Cancel"
-                if title == "Cancel":
-                    return {"status": "nothing-to-do", "message": "cancelled"}
-                force, skip = title == "Overwrite", title == "Skip Conflicts"
-        result = await run_restore(ls, mode, turn_id, scope, None, force, skip, options.apply)
+        svc = ls.svc()
+        turn = await ls.call(svc.turn, turn_ref) if turn_ref is not None else None
+        turn_id = turn["id"] if turn is not None else None
+        files: list[dict[str, Any]] = []
+        conversation = None
+        label = f"{mode} turn {turn['number']}" if turn is not None else mode
+        if scope in ("code", "both"):
+            plan = await ls.call(svc.plan, mode, turn_id, ls.docs(), None)
+            files = await ls.call(svc.preview, plan)
+            label = plan.label or label
+        if scope in ("conversation", "both") and turn is not None:
+            conversation = await ls.call(svc.conversation_preview, turn)
     except Exception as exc:
         err = to_rpc_error(exc)
-        ls.window_show_message(
-            types.ShowMessageParams(
-                type=types.MessageType.Error, message=f"rewind-ls: {err.message}"
-            )
-        )
+        _say(ls, types.MessageType.Error, err.message)
         raise err from None
-    if result["status"] == "applied":
-        ls.window_show_message(
-            types.ShowMessageParams(
-                type=types.MessageType.Info, message=f"rewind-ls: {result['message']}"
+    if turn is not None and scope != "code":
+        label = f"{label} ({scope}): {' '.join(str(turn['prompt']).split())[:80]!r}"
+    nothing = not any(f["action"] != "unchanged" or f["conflict"] for f in files)
+    if (scope == "code" and nothing) or (scope == "conversation" and not conversation):
+        message = f"{label}: nothing to restore, every file already matches"
+        _say(ls, types.MessageType.Info, message)
+        return {"status": "nothing-to-do", "message": message, "files": files}
+    question, choices = _question(label, mode, files, conversation, options)
+    ls.background(_ask_then_restore(ls, mode, turn_id, scope, question, choices, options.apply))
+    return {"status": "asking", "message": question, "files": files}
+
+
+def _say(ls: RewindServer, kind: types.MessageType, message: str) -> None:
+    ls.window_show_message(types.ShowMessageParams(type=kind, message=f"rewind-ls: {message}"))
+
+
+async def _ask_then_restore(
+    ls: RewindServer,
+    mode: str,
+    turn_id: str | None,
+    scope: str,
+    question: str,
+    choices: dict[str, tuple[bool, bool]],
+    apply: bool,
+) -> None:
+    # The command's answer goes out first, alone: lsp-mode 8 drops the messages that arrive in the
+    # same read as the answer to a request it waits for (its response callback throws out of the
+    # loop over that read's messages).
+    await asyncio.sleep(ASK_AFTER_SECONDS)
+    try:
+        answer = await ls.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Warning,
+                message=question,
+                actions=[types.MessageActionItem(t) for t in [*choices, CANCEL]],
             )
         )
-    return result
+    except Exception as exc:
+        log.warning("the client did not answer the restore question: %s", exc)
+        _say(
+            ls, types.MessageType.Warning, f"no answer to the question ({exc}); nothing was written"
+        )
+        return
+    title = getattr(answer, "title", None)
+    if title not in choices:
+        _say(ls, types.MessageType.Info, "cancelled; nothing was written")
+        return
+    force, skip = choices[title]
+    try:
+        result = await run_restore(ls, mode, turn_id, scope, None, force, skip, apply)
+    except Exception as exc:
+        _say(ls, types.MessageType.Error, to_rpc_error(exc).message)
+        return
+    if result["status"] in ("applied", "nothing-to-do"):
+        undo = " (rewind.undo brings it back)" if result["status"] == "applied" else ""
+        _say(ls, types.MessageType.Info, f"{result['message']}{undo}")
+
+
+def _turn_arg(command: str, args: tuple[Any, ...], usage: str) -> str:
+    """A turn id or number: "t…", "2" or 2."""
+    if args and isinstance(args[0], (str, int)) and not isinstance(args[0], bool):
+        return str(args[0])
+    raise JsonRpcInvalidParams(f"{command}: arguments are {usage} (a turn number or id)")
 
 
 @server.command("rewind.rewind")
 async def cmd_rewind(ls: RewindServer, *args: Any) -> dict[str, Any]:
-    if not args or not isinstance(args[0], str):
-        raise JsonRpcInvalidParams("rewind.rewind: arguments are [turnId, scope?, options?]")
+    turn = _turn_arg("rewind.rewind", args, "[turn, scope?, options?]")
     scope = args[1] if len(args) > 1 and args[1] else "code"
     if scope not in ("code", "conversation", "both"):
         raise JsonRpcInvalidParams(
             f"rewind.rewind: scope must be code, conversation or both, not {scope!r}"
         )
-    return await _command_restore(ls, "rewind", args[0], scope, args[2] if len(args) > 2 else None)
+    return await _command_restore(ls, "rewind", turn, scope, args[2] if len(args) > 2 else None)
 
 
 @server.command("rewind.revert")
 async def cmd_revert(ls: RewindServer, *args: Any) -> dict[str, Any]:
-    if not args or not isinstance(args[0], str):
-        raise JsonRpcInvalidParams("rewind.revert: arguments are [turnId, options?]")
-    return await _command_restore(ls, "revert", args[0], "code", args[1] if len(args) > 1 else None)
+    turn = _turn_arg("rewind.revert", args, "[turn, options?]")
+    return await _command_restore(ls, "revert", turn, "code", args[1] if len(args) > 1 else None)
 
 
 @server.command("rewind.undo")
@@ -654,20 +783,32 @@ async def cmd_undo(ls: RewindServer, *args: Any) -> dict[str, Any]:
     return await _command_restore(ls, "undo", None, "code", args[0] if args else None)
 
 
+DIFF_MESSAGE_CHARS = 8000  # a diff shown as a message (client without showDocument) is cut here
+
+
 @server.command("rewind.diff")
 async def cmd_diff(ls: RewindServer, *args: Any) -> dict[str, Any]:
-    if not args or not isinstance(args[0], str):
-        raise JsonRpcInvalidParams("rewind.diff: arguments are [turnId, uri?]")
+    turn = _turn_arg("rewind.diff", args, "[turn, uri?]")
     uri = args[1] if len(args) > 1 and isinstance(args[1], str) else None
+    await ls.wait_ready()
     try:
-        doc_uri, text = await ls.call(ls.svc().diff_document, args[0], uri)
+        doc_uri, text = await ls.call(ls.svc().diff_document, turn, uri)
     except Exception as exc:
         raise to_rpc_error(exc) from None
-    try:
-        await ls.window_show_document_async(types.ShowDocumentParams(uri=doc_uri, take_focus=True))
-    except Exception:
-        log.info("client could not show %s", doc_uri)
+    if ls.show_document:
+        # Not awaited: the command answers now, whatever the client does with the document.
+        ls.background(_show_document(ls, doc_uri))
+    else:
+        cut = text if len(text) <= DIFF_MESSAGE_CHARS else text[:DIFF_MESSAGE_CHARS] + "\n[cut]\n"
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=cut))
     return {"uri": doc_uri, "text": text}
+
+
+async def _show_document(ls: RewindServer, uri: str) -> None:
+    try:
+        await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
+    except Exception as exc:
+        log.info("client could not show %s: %s", uri, exc)
 
 
 def serve(tcp: str | None = None, log_level: str = "info", log_file: str | None = None) -> int:

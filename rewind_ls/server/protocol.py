@@ -203,7 +203,10 @@ class TimelineParams(Params):
 
 
 class TimelineResult(Result):
-    uri: str = Field(description="A file: URI of the timeline document (markdown) on disk.")
+    uri: str = Field(
+        description="A file: URI inside the workspace that is never written: the name to show "
+        "the text under (an unsaved buffer), so the client keeps it with this server."
+    )
     text: str
 
 

@@ -26,6 +26,7 @@ from rewind_ls.core.plan import (
     plan_revert,
     plan_rewind,
     plan_undo,
+    resolve_turn,
 )
 from rewind_ls.core.restore_point import (
     ROLLED_BACK,
@@ -34,7 +35,7 @@ from rewind_ls.core.restore_point import (
     update_journal,
 )
 from rewind_ls.core.store import ABSENT, FILE, Store, Version
-from rewind_ls.core.timeline import list_sessions, timeline_markdown, turn_dict
+from rewind_ls.core.timeline import list_sessions, timeline_text, turn_dict
 from rewind_ls.server.edits import (
     UTF8_BOM,
     create_file,
@@ -54,6 +55,10 @@ def _write_private(path: str, text: str) -> None:
         f.write(text)
 
 
+# The timeline's buffer name: inside the workspace (so a client keeps it with this server), never on disk.
+TIMELINE_NAME = ".rewind-timeline"
+
+
 class ClientEditSupport:
     """What the client's WorkspaceEdit support allows (from its capabilities and our options)."""
 
@@ -62,7 +67,7 @@ class ClientEditSupport:
         document_changes: bool = True,
         create: bool = True,
         delete: bool = True,
-        closed_files: str = "edit",
+        closed_files: str = "server",
         encoding: str = "utf-16",
     ) -> None:
         self.document_changes = document_changes
@@ -120,11 +125,9 @@ class Service:
     def uri(self, rel: str) -> str:
         return to_uri(self.root, rel)
 
-    def turn(self, turn_id: str) -> sqlite3.Row:
-        turn = self.store.turn(turn_id)
-        if turn is None:
-            raise UnknownTurn(turn_id, "no turn with that id in this workspace")
-        return turn
+    def turn(self, turn_ref: str | int) -> sqlite3.Row:
+        """A turn id, or a turn number of the current agent session (as the CLI takes them)."""
+        return resolve_turn(self.store, str(turn_ref))
 
     # --- listing -------------------------------------------------------------------------------
 
@@ -139,13 +142,16 @@ class Service:
         return turn_dict(self.store, turn, kind, self.store.changes(turn["id"]))
 
     def timeline(self, session_id: str | None) -> dict[str, Any]:
-        text = timeline_markdown(self.store, session_id)
-        path = os.path.join(self.store.path, "timeline.md")
-        _write_private(path, text)
-        return {"uri": "file://" + path, "text": text}
+        """The timeline text and the URI a client shows it under: a name inside the workspace that
+        is never written to disk, so a client keeps it in this server's workspace (a file in the
+        store folder made lsp-mode start a second server there)."""
+        if session_id is not None and self.store.session(session_id) is None:
+            raise UnknownTurn(session_id, "no session with that id in this workspace")
+        return {"uri": self.uri(TIMELINE_NAME), "text": timeline_text(self.store, session_id)}
 
-    def file_at(self, turn_id: str, uri: str, side: str) -> dict[str, Any]:
-        turn = self.turn(turn_id)
+    def file_at(self, turn_ref: str, uri: str, side: str) -> dict[str, Any]:
+        turn = self.turn(turn_ref)
+        turn_id = turn["id"]
         rel = self.rel_of(uri)
         change = self.store.change(turn_id, rel)
         if change is None:
@@ -169,8 +175,9 @@ class Service:
         text = decode_text(data)
         return {"uri": uri, "exists": True, "text": text, "binary": text is None, "tooLarge": False}
 
-    def diff_document(self, turn_id: str, uri: str | None) -> tuple[str, str]:
-        turn = self.turn(turn_id)
+    def diff_document(self, turn_ref: str, uri: str | None) -> tuple[str, str]:
+        turn = self.turn(turn_ref)
+        turn_id = turn["id"]
         rel = self.rel_of(uri) if uri else None
         diffs = turn_diff(self.store, turn, rel)
         text = "".join(d["diff"] for d in diffs) or f"turn {turn['number']} changed no file\n"
@@ -385,6 +392,8 @@ class Service:
             rel = self.rel_of(uri)
         except RewindError:
             return
+        if rel == TIMELINE_NAME:
+            return
         version, data, _ = read_current(self.root, rel)
         if data is not None and version.hash is not None:
             known = self.store.known(rel)
@@ -399,6 +408,8 @@ class Service:
             rel = self.rel_of(uri)
         except RewindError:
             return False
+        if rel == TIMELINE_NAME:
+            return False  # someone saved the timeline buffer: not a change of theirs to record
         known = self.store.known(rel)
         base = self.pre_save.pop(rel, None) or (known[0] if known is not None else None)
         post = self.recorder.snapshot(rel, known[0] if known is not None else None)

@@ -237,6 +237,10 @@ def test_timeline_lenses_diff_and_conflict_choice_in_vscode(tmp_path: Path) -> N
         {"do": "wait-for", "selector": lens, "text": "Rewind to here"},
         {"do": "observe-texts", "label": "lenses", "selector": lens, "settleMs": 500},
         {"do": "screenshot", "name": "vscode-timeline.png"},
+        # A "Rewind to here" click shows the preview and asks; Cancel writes nothing.
+        {"do": "click", "selector": lens, "text": "Rewind to here", "nth": 0},
+        {"do": "dialog", "label": "lens-confirm", "button": "Cancel"},
+        {"do": "observe", "label": "after-lens-cancel", "files": ["a.txt", "b.txt"]},
         # Turn 1's lenses come first; its Diff lens asks which of its two files to compare.
         {"do": "click", "selector": lens, "text": "Diff", "nth": 0},
         {"do": "pick", "row": "a.txt", "filter": "a.txt"},
@@ -261,6 +265,12 @@ def test_timeline_lenses_diff_and_conflict_choice_in_vscode(tmp_path: Path) -> N
     lenses = _obs(result, "lenses")["texts"]
     for title in ("Rewind to here", "Revert turn", "Diff"):
         assert sum(t.strip() == title for t in lenses) == 2, f"{title}: {lenses}\n{ctx}"
+
+    confirm = _obs(result, "lens-confirm")
+    assert "Rewind to the start of turn #1" in confirm["text"], confirm
+    assert "modify a.txt" in confirm["text"] and "delete b.txt" in confirm["text"], confirm
+    kept = _obs(result, "after-lens-cancel")["files"]
+    assert kept["a.txt"]["disk"] == A2 and kept["b.txt"]["disk"] == B1, kept
 
     diff = _obs(result, "diff")
     assert diff["original"].strip() == A0.strip(), f"{diff}\n{ctx}"  # a.txt before turn 1

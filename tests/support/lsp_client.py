@@ -192,6 +192,22 @@ async def start(
     def _turns(params: Any) -> None:
         notes.append(params)
 
+    # The person: questions (window/showMessageRequest) are answered from `answers` (titles, in
+    # order; "Cancel" when it is empty) and kept in `questions`; pytest-lsp keeps window/showMessage
+    # in `client.messages`.
+    questions: list[types.ShowMessageRequestParams] = []
+    answers: list[str] = []
+    client.questions = questions  # type: ignore[attr-defined]
+    client.answers = answers  # type: ignore[attr-defined]
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def _ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        questions.append(params)
+        title = answers.pop(0) if answers else "Cancel"
+        offered = [a.title for a in params.actions or []]
+        assert title in offered, f"{title!r} is not one of {offered}"
+        return types.MessageActionItem(title)
+
     @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def _refresh(params: Any) -> None:
         return None

@@ -20,10 +20,9 @@ import {
   type RestoreOptions,
   type RestoreResult,
   type Scope,
-  type TimelineResult,
   type TurnInfo,
 } from './protocol';
-import { rewindUri } from './contentProvider';
+import { rewindUri, TIMELINE_URI, timelineChanged } from './contentProvider';
 import type { RewindServer } from './server';
 
 type VsItem = vscode.QuickPickItem & { turn?: TurnInfo };
@@ -167,8 +166,9 @@ export class Commands {
   }
 
   async openTimeline(): Promise<void> {
-    const timeline = await this.server.request<TimelineResult>(Methods.timeline, {});
-    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(timeline.uri));
+    // A virtual document (the server's timeline is never a file on disk); fetched anew on each open.
+    timelineChanged.fire(TIMELINE_URI);
+    const doc = await vscode.workspace.openTextDocument(TIMELINE_URI);
     await vscode.window.showTextDocument(doc, { preview: false });
   }
 

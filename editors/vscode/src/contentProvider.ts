@@ -1,6 +1,8 @@
-// Read-only `rewind:` documents: a file's content at a turn, from rewind/fileAt (the left side of diffs).
+// Read-only `rewind:` documents: a file's content at a turn, from rewind/fileAt (the left side of diffs),
+// and the timeline (rewind:/.rewind-timeline, from rewind/timeline), which is synced to the server for its
+// code lenses.
 import * as vscode from 'vscode';
-import { type FileAtResult, Methods } from './protocol';
+import { type FileAtResult, Methods, type TimelineResult } from './protocol';
 import type { RewindServer } from './server';
 
 export const SCHEME = 'rewind';
@@ -11,10 +13,22 @@ export function rewindUri(turnId: string, fileUri: string, side: 'before' | 'aft
   return vscode.Uri.from({ scheme: SCHEME, path: '/' + path.replace(/^\/+/, ''), query });
 }
 
+export const TIMELINE_PATH = '/.rewind-timeline';
+export const TIMELINE_URI = vscode.Uri.from({ scheme: SCHEME, path: TIMELINE_PATH });
+/** The timeline's document selector entry: the server sees it (its lenses), no other `rewind:` document. */
+export const TIMELINE_SELECTOR = { scheme: SCHEME, pattern: '**/.rewind-timeline' };
+/** Fire to have VS Code fetch the timeline again. */
+export const timelineChanged = new vscode.EventEmitter<vscode.Uri>();
+
 export class RewindContentProvider implements vscode.TextDocumentContentProvider {
+  readonly onDidChange = timelineChanged.event;
+
   constructor(private readonly server: RewindServer) {}
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    if (uri.path === TIMELINE_PATH) {
+      return (await this.server.request<TimelineResult>(Methods.timeline, {})).text;
+    }
     const q = new URLSearchParams(uri.query);
     const side = q.get('side');
     if (side === 'absent') return '';

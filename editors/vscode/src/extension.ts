@@ -4,6 +4,7 @@ import type { Middleware } from 'vscode-languageclient/node';
 import { Commands } from './commands';
 import { RewindContentProvider, SCHEME } from './contentProvider';
 import { currentTurnCount, errorText, statusText } from './format';
+import { confirmLensRestore } from './lensConfirm';
 import { type RestoreOptions, type Scope, ServerCommands } from './protocol';
 import { RewindServer } from './server';
 import { type Node, TurnsView } from './view';
@@ -25,9 +26,11 @@ export function activate(context: vscode.ExtensionContext): void {
       switch (command) {
         case ServerCommands.rewind: {
           const scope = typeof args[1] === 'string' && SCOPES.includes(args[1]) ? (args[1] as Scope) : undefined;
+          if (!(await confirmLensRestore(server, turnId, scope ?? 'code', 'rewind'))) return undefined;
           return commands.rewindToTurn(turnId, scope);
         }
         case ServerCommands.revert:
+          if (!(await confirmLensRestore(server, turnId, 'code', 'revert'))) return undefined;
           return commands.revertTurn(turnId);
         case ServerCommands.undo:
           return commands.undoLastRewind((args[0] as RestoreOptions | undefined) ?? {});

@@ -12,6 +12,7 @@ import {
   type ServerOptions,
   State,
 } from 'vscode-languageclient/node';
+import { TIMELINE_SELECTOR } from './contentProvider';
 import { errorText } from './format';
 import { type DidChangeTurnsParams, Methods } from './protocol';
 import {
@@ -150,8 +151,9 @@ export class RewindServer implements vscode.Disposable {
       options: { cwd: folder?.uri.fsPath, env: { ...process.env, ...env } },
     };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ scheme: 'file' }],
-      initializationOptions: { closedFiles: 'server' },
+      documentSelector: [{ scheme: 'file' }, TIMELINE_SELECTOR],
+      // didChangeTurns: the server sends rewind/didChangeTurns only to clients that ask for it.
+      initializationOptions: { closedFiles: 'server', didChangeTurns: true },
       outputChannel: this.output,
       middleware: this.middleware,
       // Without a handler the client shows the raw error ("Pending response rejected since connection got

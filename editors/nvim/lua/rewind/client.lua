@@ -107,30 +107,6 @@ local function on_did_change_turns(err, params, ctx)
   require('rewind.events').did_change_turns(params or {}, ctx)
 end
 
---- Client-side handlers of the server's commands, so code lenses run the plugin's own flow
---- (preview, conflict prompt, writing buffers that were unmodified, showing the result).
-local function lens_commands()
-  local function args(command)
-    return command.arguments or {}
-  end
-  return {
-    ['rewind.rewind'] = function(command)
-      local a = args(command)
-      require('rewind').rewind(a[1], a[2])
-    end,
-    ['rewind.revert'] = function(command)
-      require('rewind').revert(args(command)[1])
-    end,
-    ['rewind.undo'] = function()
-      require('rewind').undo()
-    end,
-    ['rewind.diff'] = function(command)
-      local a = args(command)
-      require('rewind').diff(a[1], a[2] and vim.uri_to_fname(a[2]) or nil)
-    end,
-  }
-end
-
 --- The LSP client configuration shared by every Neovim version (without root_dir).
 function M.lsp_config()
   local cmd = config.cmd()
@@ -143,7 +119,7 @@ function M.lsp_config()
     -- overwrites anything, so it must never look at a text that is 150 ms old.
     flags = { debounce_text_changes = 0 },
     handlers = { ['rewind/didChangeTurns'] = on_did_change_turns },
-    commands = lens_commands(),
+    commands = require('rewind.lens').commands(),
   }
 end
 

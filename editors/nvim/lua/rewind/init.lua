@@ -112,14 +112,14 @@ local function pick_turn(client, prompt)
   return turn
 end
 
---- `:Rewind {n} [scope]`: rewind to the start of turn `ref` (number or id).
-function M.rewind(ref, scope)
+--- `:Rewind {n} [scope]`: rewind to the start of turn `ref` (number or id). `opts.confirm`: always ask.
+function M.rewind(ref, scope, opts)
   operation('rewind', function(client)
     local turn, outcome = resolve(client, ref)
     if not turn then
       return outcome
     end
-    return require('rewind.restore').run(client, turn, scope, 'rewind')
+    return require('rewind.restore').run(client, turn, scope, 'rewind', (opts or {}).confirm)
   end)
 end
 
@@ -131,14 +131,14 @@ local function turn_from(client, ref, prompt)
   return resolve(client, ref)
 end
 
---- `:Rewind revert {n}`: undo only turn `ref`'s changes, keeping later work.
-function M.revert(ref)
+--- `:Rewind revert {n}`: undo only turn `ref`'s changes, keeping later work. `opts.confirm`: always ask.
+function M.revert(ref, opts)
   operation('revert', function(client)
     local turn, outcome = turn_from(client, ref, 'Revert which turn (later work is kept)?')
     if not turn then
       return outcome
     end
-    return require('rewind.restore').run(client, turn, 'code', 'revert')
+    return require('rewind.restore').run(client, turn, 'code', 'revert', (opts or {}).confirm)
   end)
 end
 

@@ -1,5 +1,5 @@
---- `:Rewind log`: the timeline document (`rewind/timeline`, a markdown file the server keeps outside the
---- workspace) in a read-only buffer, attached to rewind-ls so its code lenses ("Rewind to here",
+--- `:Rewind log`: the timeline document (`rewind/timeline`: plain text, under a name inside the workspace
+--- that is never written to disk) in a read-only buffer, attached to rewind-ls so its code lenses ("Rewind to here",
 --- "Revert turn", "Diff") show; <CR> runs the lens on the cursor line.
 local config = require('rewind.config')
 local rpc = require('rewind.client')
@@ -46,7 +46,7 @@ function M.open(client)
   set_text(bufnr, res.text)
   vim.bo[bufnr].modifiable = false
   vim.bo[bufnr].readonly = true
-  vim.bo[bufnr].filetype = 'markdown'
+  vim.bo[bufnr].filetype = 'text'
   vim.lsp.buf_attach_client(bufnr, client.id)
   M.buffers[bufnr] = client.id
   vim.b[bufnr].rewind_log = true

@@ -282,7 +282,8 @@ local function send(client, method, params, title, scope)
 end
 
 --- Rewind (mode "rewind") or revert (mode "revert") `turn` in a coroutine. Returns the outcome table.
-function M.run(client, turn, scope, mode)
+--- `confirm`: ask even when `config.options.confirm` is off (a code lens click).
+function M.run(client, turn, scope, mode, confirm)
   scope = scope or config.options.default_scope
   mode = mode or 'rewind'
   local title = mode == 'revert' and string.format('Revert #%d', turn.number)
@@ -305,7 +306,7 @@ function M.run(client, turn, scope, mode)
       notify(title .. ': cancelled, nothing was changed.')
       return { status = 'cancelled', message = 'cancelled', preview = preview }
     end
-  elseif config.options.confirm then
+  elseif confirm or config.options.confirm then
     local changing = {}
     for _, f in ipairs(preview.files or {}) do
       if f.action ~= 'unchanged' then

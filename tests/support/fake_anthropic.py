@@ -32,8 +32,12 @@ def text(value: str) -> Block:
 
 
 def tool_use(name: str, input: dict[str, Any], id: str | None = None) -> Block:
-    return {"type": "tool_use", "id": id or f"toolu_{uuid.uuid4().hex[:20]}", "name": name,
-            "input": input}
+    return {
+        "type": "tool_use",
+        "id": id or f"toolu_{uuid.uuid4().hex[:20]}",
+        "name": name,
+        "input": input,
+    }
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
@@ -49,34 +53,78 @@ def stream(reply: Reply, model: str) -> bytes:
             {
                 "type": "message_start",
                 "message": {
-                    "id": msg_id, "type": "message", "role": "assistant", "model": model,
-                    "content": [], "stop_reason": None, "stop_sequence": None,
-                    "usage": {"input_tokens": 10, "output_tokens": 1,
-                              "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+                    "id": msg_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": 10,
+                        "output_tokens": 1,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 0,
+                    },
                 },
             },
         )
     ]
     for index, block in enumerate(reply):
         if block["type"] == "text":
-            out.append(_sse("content_block_start", {"type": "content_block_start", "index": index,
-                                                    "content_block": {"type": "text", "text": ""}}))
-            out.append(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                    "delta": {"type": "text_delta",
-                                                              "text": block["text"]}}))
+            out.append(
+                _sse(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                )
+            )
+            out.append(
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "text_delta", "text": block["text"]},
+                    },
+                )
+            )
         else:
             start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            out.append(_sse("content_block_start", {"type": "content_block_start", "index": index,
-                                                    "content_block": start}))
-            out.append(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                    "delta": {"type": "input_json_delta",
-                                                              "partial_json": json.dumps(
-                                                                  block["input"])}}))
+            out.append(
+                _sse(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": start},
+                )
+            )
+            out.append(
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {
+                            "type": "input_json_delta",
+                            "partial_json": json.dumps(block["input"]),
+                        },
+                    },
+                )
+            )
         out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
     stop = "tool_use" if any(b["type"] == "tool_use" for b in reply) else "end_turn"
-    out.append(_sse("message_delta", {"type": "message_delta",
-                                      "delta": {"stop_reason": stop, "stop_sequence": None},
-                                      "usage": {"output_tokens": 5}}))
+    out.append(
+        _sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 5},
+            },
+        )
+    )
     out.append(_sse("message_stop", {"type": "message_stop"}))
     return b"".join(out)
 
@@ -84,9 +132,33 @@ def stream(reply: Reply, model: str) -> bytes:
 def message_json(reply: Reply, model: str) -> dict[str, Any]:
     """The same reply as a non-streamed response body."""
     stop = "tool_use" if any(b["type"] == "tool_use" for b in reply) else "end_turn"
-    return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
-            "model": model, "content": reply, "stop_reason": stop, "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5}}
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": reply,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
+
+
+def is_compaction(body: dict[str, Any]) -> bool:
+    """The binary's own request for a conversation summary (/compact): it offers tools too."""
+    messages = body.get("messages") or []
+    return bool(messages) and "<summary>" in json.dumps(messages[-1])
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The text of the request's last user message (all its text blocks)."""
+    messages = body.get("messages") or []
+    if not messages:
+        return ""
+    content = messages[-1].get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
 
 
 class FakeAnthropic:
@@ -127,7 +199,7 @@ class FakeAnthropic:
                 reply = self.responder(body)
                 if reply is not None:
                     return reply
-            if not body.get("tools"):
+            if not body.get("tools") or is_compaction(body):
                 return [text(self.side_reply)]
             if self.script:
                 return self.script.pop(0)
@@ -136,7 +208,7 @@ class FakeAnthropic:
 
     def conversation_requests(self) -> list[dict[str, Any]]:
         """The main-loop requests (those offering tools), in order."""
-        return [r for r in self.requests if r.get("tools")]
+        return [r for r in self.requests if r.get("tools") and not is_compaction(r)]
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -157,8 +229,9 @@ class FakeAnthropic:
 
             def do_GET(self) -> None:
                 fake.other.append("GET " + self.path)
-                self._send(404, b'{"type":"error","error":{"type":"not_found_error"}}',
-                           "application/json")
+                self._send(
+                    404, b'{"type":"error","error":{"type":"not_found_error"}}', "application/json"
+                )
 
             def do_HEAD(self) -> None:
                 fake.other.append("HEAD " + self.path)
@@ -174,8 +247,11 @@ class FakeAnthropic:
                     return
                 if not path.endswith("/v1/messages"):
                     fake.other.append("POST " + path)
-                    self._send(404, b'{"type":"error","error":{"type":"not_found_error"}}',
-                               "application/json")
+                    self._send(
+                        404,
+                        b'{"type":"error","error":{"type":"not_found_error"}}',
+                        "application/json",
+                    )
                     return
                 body = json.loads(raw)
                 reply = fake._answer(body)
@@ -183,7 +259,8 @@ class FakeAnthropic:
                 if body.get("stream"):
                     self._send(200, stream(reply, model), "text/event-stream")
                 else:
-                    self._send(200, json.dumps(message_json(reply, model)).encode(),
-                               "application/json")
+                    self._send(
+                        200, json.dumps(message_json(reply, model)).encode(), "application/json"
+                    )
 
         return Handler

@@ -75,9 +75,9 @@ class RealClaude:
         state: dict[str, Any] = {}
         if state_file.exists():
             state = json.loads(state_file.read_text())
-        state.setdefault("projects", {}).setdefault(str(folder), {})[
-            "hasTrustDialogAccepted"
-        ] = True
+        state.setdefault("projects", {}).setdefault(str(folder), {})["hasTrustDialogAccepted"] = (
+            True
+        )
         state["hasCompletedOnboarding"] = True
         state_file.write_text(json.dumps(state))
 

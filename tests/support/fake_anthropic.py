@@ -147,7 +147,9 @@ def message_json(reply: Reply, model: str) -> dict[str, Any]:
 def is_compaction(body: dict[str, Any]) -> bool:
     """The binary's own request for a conversation summary (/compact): it offers tools too."""
     messages = body.get("messages") or []
-    return bool(messages) and "<summary>" in json.dumps(messages[-1])
+    # Its last message ends with the summary instructions (a later prompt's merged user message
+    # may quote "<summary>", so match the instruction itself).
+    return bool(messages) and "Do NOT call any tools" in json.dumps(messages[-1])
 
 
 def last_user_text(body: dict[str, Any]) -> str:

@@ -63,7 +63,10 @@ def session_workspace_root(session_id: str, cwd: str, project_dir: str | None) -
     try:
         config.ensure_private_dir(folder)
         tmp = f"{memo}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
+        )  # owner-only, like the store
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(root)
         os.replace(tmp, memo)
     except OSError:

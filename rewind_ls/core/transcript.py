@@ -184,7 +184,7 @@ def lines_before(lines: list[dict[str, Any]], target: dict[str, Any]) -> list[di
     walk(target.get("parentUuid"))
     # Parallel tool calls: each result hangs under its own assistant line, off the main chain.
     while True:
-        kept_uuids = {ln.get("uuid") for ln in keep.values()}
+        kept_uuids = {ln["uuid"] for ln in keep.values() if isinstance(ln.get("uuid"), str)}
         asked: set[str] = set()
         for ln in keep.values():
             asked |= _tool_use_ids(ln)
@@ -193,7 +193,10 @@ def lines_before(lines: list[dict[str, Any]], target: dict[str, Any]) -> list[di
             answered |= _tool_result_ids(ln)
         added = False
         for ln in lines:
-            if id(ln) in keep or ln.get("isSidechain") or ln.get("parentUuid") not in kept_uuids:
+            parent = ln.get("parentUuid")
+            if id(ln) in keep or ln.get("isSidechain") or not isinstance(parent, str):
+                continue
+            if parent not in kept_uuids:
                 continue
             results = _tool_result_ids(ln)
             if results and results <= asked and not results & answered:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_anthropic import FakeAnthropic, Reply, last_user_text, text, tool_use
+from tests.support.fake_anthropic import FakeAnthropic, Reply, text, tool_use
 from tests.support.real_claude import RealClaude, claude_binary
 
 pytestmark = pytest.mark.agent
@@ -202,7 +202,7 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
             [tool_use("Write", {"file_path": p + "/denied.txt", "content": "no\n"})],
             [text("turn two done")],
         )
-        r2 = claude.run("/mkc now", resume=sid)
+        claude.run("/mkc now", resume=sid)
         assert "denied by your permission settings" in json.dumps(
             api.conversation_requests()[-1]["messages"][-1]
         )

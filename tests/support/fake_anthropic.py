@@ -40,6 +40,12 @@ def tool_use(name: str, input: dict[str, Any], id: str | None = None) -> Block:
     }
 
 
+def usage(input_tokens: int) -> Block:
+    """Not a content block: makes the reply report `input_tokens` used (e.g. near the context
+    window, so the binary compacts automatically before its next request)."""
+    return {"type": "usage", "input_tokens": input_tokens}
+
+
 def _sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
@@ -47,6 +53,8 @@ def _sse(event: str, data: dict[str, Any]) -> bytes:
 def stream(reply: Reply, model: str) -> bytes:
     """The SSE body of one streamed message holding `reply`'s blocks."""
     msg_id = f"msg_{uuid.uuid4().hex[:24]}"
+    tokens = next((b["input_tokens"] for b in reply if b["type"] == "usage"), 10)
+    reply = [b for b in reply if b["type"] != "usage"]
     out = [
         _sse(
             "message_start",
@@ -61,7 +69,7 @@ def stream(reply: Reply, model: str) -> bytes:
                     "stop_reason": None,
                     "stop_sequence": None,
                     "usage": {
-                        "input_tokens": 10,
+                        "input_tokens": tokens,
                         "output_tokens": 1,
                         "cache_creation_input_tokens": 0,
                         "cache_read_input_tokens": 0,
@@ -131,6 +139,7 @@ def stream(reply: Reply, model: str) -> bytes:
 
 def message_json(reply: Reply, model: str) -> dict[str, Any]:
     """The same reply as a non-streamed response body."""
+    reply = [b for b in reply if b["type"] != "usage"]
     stop = "tool_use" if any(b["type"] == "tool_use" for b in reply) else "end_turn"
     return {
         "id": f"msg_{uuid.uuid4().hex[:24]}",

@@ -137,6 +137,7 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         (project / ".claude" / "commands").mkdir(parents=True)
         (project / ".claude" / "commands" / "mkc.md").write_text("Create m.txt: $ARGUMENTS\n")
         p = str(project)
+        (project / "pre.txt").write_text("before the session\n")
         notebook = json.dumps(
             {
                 "cells": [
@@ -178,7 +179,10 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
             ],
             [
                 tool_use(
-                    "Bash", {"command": "mkdir -p sub && cd sub && echo x > x.txt && rm ../b.txt"}
+                    "Bash",
+                    {
+                        "command": "mkdir -p sub && cd sub && echo x > x.txt && rm ../b.txt && echo more >> ../pre.txt"
+                    },
                 )
             ],
             [tool_use("Write", {"file_path": p + "/c.txt", "content": "top\n"})],
@@ -254,6 +258,7 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
             "nb.ipynb": "created",
             "sub/x.txt": "created",
             "c.txt": "created",
+            "pre.txt": "modified",
         }
         assert json.loads((project / "nb.ipynb").read_text())["cells"][0]["source"] in (
             "x = 2\n",
@@ -293,11 +298,12 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
             (1, "turn one: files"),
             (2, "fork two prompt"),
         ]
-        plan1 = claude.rewind_ls(
-            "rewind", "1", "--session", fork2["sessionId"], "--dry-run", "--json", ok=False
-        )
-        paths = {f["path"] for f in json.loads(plan1.stdout)["files"]}
-        assert {"a.txt", "c.txt", "nb.ipynb", "sub/x.txt"} <= paths
+        # No --session: the resumed fork is the current session, as for a person typing this.
+        plan1 = claude.rewind_ls("rewind", "1", "--dry-run", "--json", ok=False)
+        planned = json.loads(plan1.stdout)
+        assert planned["turnId"] == fork_turns[0]["id"]  # the fork's own copy of turn 1
+        paths = {f["path"] for f in planned["files"]}
+        assert {"a.txt", "c.txt", "nb.ipynb", "sub/x.txt", "pre.txt"} <= paths
 
         # Problem 4: fork before turn 4 (after /compact) keeps what compaction preserved.
         fork4 = json.loads(

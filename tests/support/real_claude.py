@@ -79,6 +79,11 @@ class RealClaude:
             True
         )
         state["hasCompletedOnboarding"] = True
+        # The interactive UI asks once whether to use an API key from the environment.
+        state["customApiKeyResponses"] = {
+            "approved": [self.env["ANTHROPIC_API_KEY"][-20:]],
+            "rejected": [],
+        }
         state_file.write_text(json.dumps(state))
 
     def allow(self, *rules: str, deny: tuple[str, ...] = ()) -> None:
@@ -140,6 +145,44 @@ class RealClaude:
             result = {"raw": proc.stdout, "stderr": proc.stderr, "returncode": proc.returncode}
         result.setdefault("stderr", proc.stderr)
         return result
+
+    def interactive(self, prompt: str, until: str, timeout: float = 30.0) -> str:
+        """Start the interactive UI on a pseudo-terminal with `prompt`, read the screen until `until`
+        shows up (or `timeout`), then kill it. Returns the screen text without escape codes."""
+        import pty
+        import re
+        import select
+        import signal
+        import time
+
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: becomes the binary
+            os.chdir(self.project)
+            env = {**self.env, "TERM": "xterm-256color", "COLUMNS": "200", "LINES": "50"}
+            os.execve(str(self.binary), [str(self.binary), prompt], env)
+        screen = ""
+        raw = b""
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline:
+                ready, _, _ = select.select([fd], [], [], 0.5)
+                if not ready:
+                    continue
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    break
+                raw += chunk
+                screen = re.sub(
+                    r"\x1b(\[[0-9;?]*[A-Za-z]|\][^\x07]*\x07|.)", "", raw.decode("utf-8", "replace")
+                )
+                if until in " ".join(screen.split()):
+                    break
+        finally:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(fd)
+        return screen
 
     def transcript(self, session_id: str) -> Path:
         found = list((self.config / "projects").glob(f"*/{session_id}.jsonl"))

@@ -49,6 +49,19 @@ def test_stop_prints_a_system_message(agent: FakeClaude, ws: Path) -> None:
         "systemMessage": "rewind-ls: turn 1 (subagent: general-purpose) recorded, 1 file; "
         "to go back: rewind-ls rewind 1"
     }
+    text = subprocess.run(
+        [sys.executable, "-m", "rewind_ls", "turns"],
+        cwd=ws,
+        env={**os.environ, **agent.env},
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "(subagent: general-purpose)" in text
+    from rewind_ls.core.store import Store
+
+    with Store.open(str(ws), home=str(agent.home)) as store:
+        info = json.loads(store.turns(agent.session_id)[0]["info"])
+    assert info["agentIds"] == ["ag1"] and info["promptId"] == "p1"
     agent.env["REWIND_LS_NOTIFY"] = "0"
     agent.hook("UserPromptSubmit", prompt="again", prompt_id="p2")
     (ws / "a.txt").write_text("b\n")

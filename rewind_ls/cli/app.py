@@ -83,7 +83,9 @@ def cmd_turns(args: argparse.Namespace) -> int:
             files = (
                 ", ".join(f"{_mark(f['change'])}{_safe(f['path'])}" for f in turn["files"]) or "-"
             )
-            print(f"  {turn['number']:>3}  {when:16}  {prompt:40}  {files}")
+            agents = turn.get("subagents") or []
+            by = f"  (subagent: {', '.join(agents)})" if agents else ""
+            print(f"  {turn['number']:>3}  {when:16}  {prompt:40}  {files}{by}")
     return 0
 
 

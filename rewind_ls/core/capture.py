@@ -168,13 +168,20 @@ class Recorder:
             self.attribute_outside_changes()
         return self.store.begin_turn(session_id, prompt, info=info)
 
-    def note_subagent(self, turn: str, agent_type: str) -> None:
-        """Remember that a subagent (`agent_type`, e.g. general-purpose) edited in `turn`."""
-        row = self.store.turn(turn)
-        info = turn_info(row)
+    def note_subagent(self, turn: str, agent_type: str, agent_id: str | None = None) -> None:
+        """Remember that a subagent (`agent_type`, e.g. general-purpose; its `agent_id`) edited in
+        `turn`."""
+        info = turn_info(self.store.turn(turn))
         agents = info.setdefault("subagents", [])
+        ids = info.setdefault("agentIds", [])
+        changed = False
         if agent_type not in agents:
             agents.append(agent_type)
+            changed = True
+        if agent_id and agent_id not in ids:
+            ids.append(agent_id)
+            changed = True
+        if changed:
             self.store.set_turn_info(turn, json.dumps(info))
 
     def ensure_turn(self, session_id: str, kind: str = "agent", agent: str | None = None) -> str:

@@ -186,6 +186,7 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
             return Outcome(f"turn {ended} closed", message)
         store.ensure_session(session_id, "agent", AGENT, transcript)
         agent_type = _optional_text(payload, "agent_type")
+        agent_id = _optional_text(payload, "agent_id")
         if tool in SHELL_TOOLS:
             from rewind_ls.core.scan import shell_finished, shell_started
 
@@ -197,7 +198,7 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
                 changed = rec.scan_into(turn, session_id)
                 shell_finished(store, session_id, run_id)
                 if agent_type and changed:
-                    rec.note_subagent(turn, agent_type)
+                    rec.note_subagent(turn, agent_type, agent_id)
                 return Outcome(f"{tool}: {len(changed)} changed file(s)")
             # Other sessions' scans leave files this command changes to this session's PostToolUse.
             shell_started(store, session_id, run_id)
@@ -212,7 +213,7 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
             done = f"{tool} {rel}: after recorded in {turn}"
         if agent_type:
             # Subagent tool calls carry agent_id/agent_type; the turn shows who did the work.
-            rec.note_subagent(turn, agent_type)
+            rec.note_subagent(turn, agent_type, agent_id)
             done += f" (subagent: {agent_type})"
         return Outcome(done)
 

@@ -20,6 +20,9 @@ if [ -z "${REWIND_SKIP_EDITORS:-}" ]; then
   bash scripts/install-emacs-env.sh
 fi
 
+echo "==> installing the pinned Claude Code binary (real-agent tests, tests/agents/)"
+bash scripts/install-claude.sh >/dev/null
+
 export PATH="$PWD/.venv/bin:$PATH"
 echo "==> running the tests"
 set +e

@@ -173,7 +173,8 @@ def test_conversation_fork(ws: Path, agent: FakeClaude, cli: Cli) -> None:
     original = agent.transcript.read_bytes()
     data = cli.json("rewind", "3", "--scope", "conversation", "--yes")
     conv = data["conversation"]
-    assert conv["resumeCommand"] == f"claude --resume {conv['sessionId']}"
+    # Starts in the session's folder: `--resume ID` only finds sessions of the current folder.
+    assert conv["resumeCommand"] == f"cd {ws} && claude --resume {conv['sessionId']}"
     assert conv["prompt"] == "third"
     assert agent.transcript.read_bytes() == original  # never edited
     forked = Path(conv["transcriptPath"]).read_text().splitlines()

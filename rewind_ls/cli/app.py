@@ -442,12 +442,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from rewind_ls.core.claude_settings import install, settings_path
+    from rewind_ls.core.claude_settings import default_command, install, settings_path
 
     if args.agent != "claude-code":
         raise RewindError(f"install: unknown agent {args.agent!r} (supported: claude-code)")
     path = settings_path(_workspace(args), args.user)
-    command = args.command or "rewind-ls hook claude-code"
+    command = args.command or default_command()
     changed = install(path, command, uninstall=args.uninstall)
     if not changed:
         print(f"{path}: already {'clean' if args.uninstall else 'installed'}, nothing changed")
@@ -664,7 +664,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--user", action="store_true", help="~/.claude/settings.json instead of the project's"
     )
     p.add_argument("--uninstall", action="store_true", help="remove only rewind-ls' hooks")
-    p.add_argument("--command", help="hook command (default: rewind-ls hook claude-code)")
+    p.add_argument("--command", help="hook command (default: this rewind-ls by absolute path)")
 
     p = add("hook", cmd_hook, "Record one agent hook payload read from stdin (used by the agent).")
     p.add_argument("agent", choices=["claude-code", "codex"], help="the agent sending the payload")

@@ -40,5 +40,9 @@ def session_lines(session: dict[str, Any], cols: int | None) -> list[str]:
         prompt = clip(safe(" ".join(turn["prompt"].split())), prompt_w)
         items = _items(turn)
         files = fit_items(items, files_w, ", ") if cols else ", ".join(items)
-        lines.append(f"  {turn['number']:>3}  {when:16}  {pad(prompt, prompt_w)}  {files}")
+        line = f"  {turn['number']:>3}  {when:16}  {pad(prompt, prompt_w)}  {files}"
+        agents = turn.get("subagents") or []
+        if agents:  # edits made by a subagent inside this turn
+            line += f"  (subagent: {', '.join(agents)})"
+        lines.append(clip(line, cols) if cols else line)
     return lines

@@ -11,9 +11,11 @@ Every recorder (the Claude Code hook, `rewind-ls record`, the language server's 
 
 from __future__ import annotations
 
+import json
 import os
 import stat as stat_mod
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from rewind_ls.core import config
 from rewind_ls.core.errors import BadPath
@@ -77,6 +79,25 @@ def _stat_matches(
     )
 
 
+def turn_info(row: Any) -> dict[str, Any]:
+    """An agent turn's `info` JSON (prompt id, subagents); {} when absent or not ours."""
+    raw = None if row is None else row["info"]
+    if not raw:
+        return {}
+    try:
+        info = json.loads(raw)
+    except ValueError:
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+def turn_label(row: Any) -> str:
+    """'turn 3', or 'turn 3 (subagent: general-purpose)' when a subagent edited in it."""
+    agents = turn_info(row).get("subagents") or []
+    label = f"turn {row['number']}"
+    return f"{label} (subagent: {', '.join(map(str, agents))})" if agents else label
+
+
 class Recorder:
     """Records turns and changes for one workspace store."""
 
@@ -127,16 +148,34 @@ class Recorder:
         kind: str = "agent",
         agent: str | None = None,
         transcript: str | None = None,
+        info: str | None = None,
     ) -> str:
         """Close the session's open turn (as if it had stopped), attribute changes made since the
-        last boundary, and open a new turn."""
+        last boundary, and open a new turn. `info`: JSON kept with the turn (the agent's prompt
+        id)."""
         self.store.ensure_session(session_id, kind, agent, transcript)
         open_turn = self.open_turn_id(session_id)
         if open_turn is not None:
             self.end_turn(session_id)
         else:
             self.attribute_outside_changes()
-        return self.store.begin_turn(session_id, prompt)
+        return self.store.begin_turn(session_id, prompt, info=info)
+
+    def note_subagent(self, turn: str, agent_type: str, agent_id: str | None = None) -> None:
+        """Remember that a subagent (`agent_type`, e.g. general-purpose; its `agent_id`) edited in
+        `turn`."""
+        info = turn_info(self.store.turn(turn))
+        agents = info.setdefault("subagents", [])
+        ids = info.setdefault("agentIds", [])
+        changed = False
+        if agent_type not in agents:
+            agents.append(agent_type)
+            changed = True
+        if agent_id and agent_id not in ids:
+            ids.append(agent_id)
+            changed = True
+        if changed:
+            self.store.set_turn_info(turn, json.dumps(info))
 
     def ensure_turn(self, session_id: str, kind: str = "agent", agent: str | None = None) -> str:
         """The session's open turn, opening an unlabelled one if edits arrive outside any turn."""

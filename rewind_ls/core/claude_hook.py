@@ -18,7 +18,8 @@ from rewind_ls.core.errors import BadInput, RewindError
 
 AGENT = "claude-code"
 
-# Edit tools and the tool_input field that names the file they change.
+# Edit tools and the tool_input field that names the file they change. (MultiEdit no longer exists in
+# Claude Code 2.x; it stays here so an older binary's payloads are still recorded.)
 EDIT_TOOLS = {
     "Write": "file_path",
     "Edit": "file_path",
@@ -81,10 +82,48 @@ def parse(raw: bytes) -> dict[str, Any]:
     return payload
 
 
+def notify_enabled() -> bool:
+    """REWIND_LS_NOTIFY=0 silences the line shown in the agent's UI after a turn that changed
+    files (default on: it is how a person learns the turn is recorded and how to go back)."""
+    return os.environ.get("REWIND_LS_NOTIFY", "1").strip().lower() not in (
+        "0",
+        "no",
+        "off",
+        "false",
+    )
+
+
+class Outcome:
+    """What one hook call did: a line for the log, and a message for the person (or None)."""
+
+    __slots__ = ("done", "message")
+
+    def __init__(self, done: str, message: str | None = None) -> None:
+        self.done = done
+        self.message = message
+
+
+def _inside_agent_folder(path: str, cwd: str) -> bool:
+    """A path in the agent's own folder (plans, todos): the agent's business, not the project's."""
+    full = os.path.realpath(path if os.path.isabs(path) else os.path.join(cwd, path))
+    agent_dir = os.path.realpath(config.claude_dir())
+    return full.startswith(agent_dir.rstrip(os.sep) + os.sep)
+
+
+def _optional_text(payload: dict[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) and value and "\x00" not in value else None
+
+
 def handle(payload: dict[str, Any]) -> str:
     """Record one hook event. Returns a short description of what was done (for the log)."""
+    return handle_event(payload).done
+
+
+def handle_event(payload: dict[str, Any]) -> Outcome:
+    """Record one hook event."""
     from rewind_ls.core.capture import Recorder
-    from rewind_ls.core.paths import find_workspace_root, relative_path
+    from rewind_ls.core.paths import relative_path, session_workspace_root
     from rewind_ls.core.store import Store
 
     event = _text(payload, "hook_event_name")
@@ -94,14 +133,24 @@ def handle(payload: dict[str, Any]) -> str:
     if not os.path.isabs(cwd) or not os.path.isdir(cwd):
         raise BadInput(f"hook payload: cwd {cwd!r} is not an existing absolute folder")
     transcript = _text(payload, "transcript_path", required=False)
-    root = find_workspace_root(cwd)
     tool = payload.get("tool_name")
     tool_input = payload.get("tool_input")
     watched = event in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd") or (
         event in ("PreToolUse", "PostToolUse") and (tool in EDIT_TOOLS or tool in SHELL_TOOLS)
     )
     if not watched:
-        return f"{event}: ignored"
+        return Outcome(f"{event}: ignored")
+    file_path = None
+    if tool in EDIT_TOOLS and event in ("PreToolUse", "PostToolUse"):
+        if not isinstance(tool_input, dict):
+            raise BadInput(f"hook payload: {tool} tool_input must be an object")
+        file_path = tool_input.get(EDIT_TOOLS[str(tool)])
+        if not isinstance(file_path, str) or not file_path:
+            raise BadInput(f"hook payload: {tool} tool_input has no {EDIT_TOOLS[str(tool)]!r}")
+        if _inside_agent_folder(file_path, cwd):
+            return Outcome(f"{tool} {file_path}: in the agent's own folder, not recorded")
+    # One workspace per session, whatever folder the agent's shell has moved to since.
+    root = session_workspace_root(session_id, cwd, os.environ.get("CLAUDE_PROJECT_DIR"))
 
     with Store.open(root) as store:
         if store.turns_in_state("rewind", "pending"):
@@ -114,19 +163,36 @@ def handle(payload: dict[str, Any]) -> str:
         rec.progress = progress_printer()
         if event == "SessionStart":
             store.ensure_session(session_id, "agent", AGENT, transcript)
+            open_turn = rec.open_turn_id(session_id)
+            if payload.get("source") == "compact" and open_turn is not None:
+                # Compaction inside a turn (automatic, mid-task): the changes so far are the turn's.
+                rec.scan_into(open_turn, session_id)
+                return Outcome(f"SessionStart compact inside {open_turn}")
             rec.attribute_outside_changes()
-            return f"SessionStart {session_id}"
+            return Outcome(f"SessionStart {session_id}")
         if event == "UserPromptSubmit":
             prompt = payload.get("prompt")
             prompt = prompt if isinstance(prompt, str) else ""
+            prompt_id = _optional_text(payload, "prompt_id")
             turn = rec.begin_turn(
-                session_id, prompt.replace("\x00", ""), "agent", AGENT, transcript
+                session_id,
+                # A lone surrogate (valid JSON, not UTF-8) could not be stored: replace it.
+                prompt.replace("\x00", "").encode("utf-8", "replace").decode("utf-8"),
+                "agent",
+                AGENT,
+                transcript,
+                info=json.dumps({"promptId": prompt_id}) if prompt_id else None,
             )
-            return f"turn {turn} opened"
+            return Outcome(f"turn {turn} opened")
         if event in ("Stop", "SessionEnd"):
             ended = rec.end_turn(session_id)
-            return f"turn {ended} closed"
+            message = None
+            if ended is not None and event == "Stop" and notify_enabled():
+                message = turn_notice(store, ended)
+            return Outcome(f"turn {ended} closed", message)
         store.ensure_session(session_id, "agent", AGENT, transcript)
+        agent_type = _optional_text(payload, "agent_type")
+        agent_id = _optional_text(payload, "agent_id")
         if tool in SHELL_TOOLS:
             from rewind_ls.core.scan import shell_finished, shell_started
 
@@ -137,21 +203,40 @@ def handle(payload: dict[str, Any]) -> str:
                 turn = rec.ensure_turn(session_id, agent=AGENT)
                 changed = rec.scan_into(turn, session_id)
                 shell_finished(store, session_id, run_id)
-                return f"{tool}: {len(changed)} changed file(s)"
+                if agent_type and changed:
+                    rec.note_subagent(turn, agent_type, agent_id)
+                return Outcome(f"{tool}: {len(changed)} changed file(s)")
             # Other sessions' scans leave files this command changes to this session's PostToolUse.
             shell_started(store, session_id, run_id)
-            return f"{tool}: command registered"
-        if not isinstance(tool_input, dict):
-            raise BadInput(f"hook payload: {tool} tool_input must be an object")
-        file_path = tool_input.get(EDIT_TOOLS[str(tool)])
-        if not isinstance(file_path, str) or not file_path:
-            raise BadInput(f"hook payload: {tool} tool_input has no {EDIT_TOOLS[str(tool)]!r}")
+            return Outcome(f"{tool}: command registered")
+        assert isinstance(file_path, str)
         rel = relative_path(root, file_path, cwd)
         if event == "PreToolUse":
             turn = rec.before(session_id, rel, "tool", AGENT)
-            return f"{tool} {rel}: before recorded in {turn}"
-        turn = rec.after(session_id, rel, "tool", AGENT)
-        return f"{tool} {rel}: after recorded in {turn}"
+            done = f"{tool} {rel}: before recorded in {turn}"
+        else:
+            turn = rec.after(session_id, rel, "tool", AGENT)
+            done = f"{tool} {rel}: after recorded in {turn}"
+        if agent_type:
+            # Subagent tool calls carry agent_id/agent_type; the turn shows who did the work.
+            rec.note_subagent(turn, agent_type, agent_id)
+            done += f" (subagent: {agent_type})"
+        return Outcome(done)
+
+
+def turn_notice(store: Any, turn_id: str) -> str | None:
+    """The line shown in the agent's UI when a turn that changed files ends."""
+    from rewind_ls.core.capture import turn_label
+
+    row = store.turn(turn_id)
+    files = [c for c in store.changes(turn_id) if c["after_kind"] is not None]
+    if row is None or not files:
+        return None
+    count = f"{len(files)} file{'s' if len(files) != 1 else ''}"
+    return (
+        f"rewind-ls: {turn_label(row)} recorded, {count}; "
+        f"to go back: rewind-ls rewind {row['number']}"
+    )
 
 
 def run(agent: str, stdin: Any = None) -> int:
@@ -172,9 +257,12 @@ def run(agent: str, stdin: Any = None) -> int:
     try:
         raw = (stdin or sys.stdin.buffer).read()
         payload = parse(raw)
-        done = handle(payload)
+        outcome = handle_event(payload)
+        if outcome.message:
+            # Claude Code shows a hook's `systemMessage` to the person (stdout JSON, exit 0).
+            sys.stdout.write(json.dumps({"systemMessage": outcome.message}) + "\n")
         if os.environ.get("REWIND_LS_DEBUG"):
-            log(f"hook {agent}: {done}")
+            log(f"hook {agent}: {outcome.done}")
     except RewindError as exc:
         sys.stderr.write(f"rewind-ls hook: {exc}\n")
         log(f"hook {agent}: {exc}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import sys
 from typing import Any
 
 from rewind_ls.core.errors import BadInput
@@ -12,11 +14,43 @@ from rewind_ls.core.errors import BadInput
 EVENTS: dict[str, str | None] = {
     "SessionStart": None,
     "UserPromptSubmit": None,
-    "PreToolUse": "Write|Edit|MultiEdit|NotebookEdit|Bash",
-    "PostToolUse": "Write|Edit|MultiEdit|NotebookEdit|Bash",
+    "PreToolUse": "Write|Edit|NotebookEdit|Bash",
+    "PostToolUse": "Write|Edit|NotebookEdit|Bash",
     "Stop": None,
 }
 MARK = "rewind-ls hook claude-code"
+# The fallback form (`python -m rewind_ls hook claude-code`) is ours too.
+MODULE_MARK = "rewind_ls hook claude-code"
+
+
+def default_command() -> str:
+    """The hook command, by absolute path: the agent runs hooks with its own PATH, which need not
+    hold the virtualenv rewind-ls was installed in (a bare `rewind-ls` then fails with 127). The
+    entry point beside the running interpreter is preferred (fast start, named `rewind-ls`)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "rewind-ls")
+    argv0 = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    for candidate in (argv0, script):
+        if os.path.basename(candidate) == "rewind-ls" and os.access(candidate, os.X_OK):
+            return f"{shlex.quote(candidate)} hook claude-code"
+    return f"{shlex.quote(os.path.abspath(sys.executable))} -m rewind_ls hook claude-code"
+
+
+def hook_commands(path: str) -> list[str]:
+    """Our hook commands in the settings file at `path` (normally one, repeated per event)."""
+    try:
+        data = _load(path)
+    except BadInput:
+        return []
+    hooks = data.get("hooks", {})
+    found: list[str] = []
+    if not isinstance(hooks, dict):
+        return found
+    for groups in hooks.values():
+        for g in groups if isinstance(groups, list) else []:
+            for h in (g.get("hooks") or []) if isinstance(g, dict) else []:
+                if _ours(h) and h.get("command") not in found:
+                    found.append(str(h.get("command")))
+    return found
 
 
 def settings_path(workspace: str, user: bool) -> str:
@@ -47,7 +81,10 @@ def _load(path: str) -> dict[str, Any]:
 
 
 def _ours(entry: Any) -> bool:
-    return isinstance(entry, dict) and MARK in str(entry.get("command", ""))
+    if not isinstance(entry, dict):
+        return False
+    command = str(entry.get("command", ""))
+    return MARK in command or MODULE_MARK in command
 
 
 def install(path: str, command: str, uninstall: bool = False) -> list[str]:
@@ -74,6 +111,7 @@ def install(path: str, command: str, uninstall: bool = False) -> list[str]:
                 and not uninstall
                 and not found
                 and any(h.get("command") == command for h in mine)
+                and group.get("matcher") == matcher
             ):
                 found = True
                 kept.append(group)

@@ -11,9 +11,39 @@ from rewind_ls.core import config
 from rewind_ls.core.errors import CorruptBlob, RewindError
 
 
+def run_hook_command(command: str, root: str) -> str | None:
+    """Run the installed hook command the way Claude Code does (`sh -c`, a JSON payload on
+    stdin) with an event rewind-ls ignores. None when it ran; else what went wrong."""
+    import json
+    import subprocess
+
+    payload = {"hook_event_name": "Notification", "session_id": "rewind-ls-doctor", "cwd": root}
+    try:
+        proc = subprocess.run(
+            ["/bin/sh", "-c", command],
+            input=json.dumps(payload).encode(),
+            capture_output=True,
+            timeout=60,
+            cwd=root,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"`{command}` could not run: {exc}"
+    err = proc.stderr.decode("utf-8", "replace").strip()
+    if proc.returncode != 0:
+        hint = (
+            " (not found: reinstall with `rewind-ls install claude-code`)"
+            if proc.returncode == 127
+            else ""
+        )
+        return f"`{command}` exited {proc.returncode}{hint}: {err[:300]}"
+    if "rewind-ls hook:" in err:
+        return f"`{command}` ran but reported: {err[:300]}"
+    return None
+
+
 def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> dict[str, Any]:
     from rewind_ls.core.apply_disk import recover
-    from rewind_ls.core.claude_settings import installed, settings_path
+    from rewind_ls.core.claude_settings import hook_commands, settings_path
     from rewind_ls.core.store import Store, store_dir_for, store_error
 
     checks: list[dict[str, Any]] = []
@@ -104,13 +134,20 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
     checks.append(moved_check())
     project = settings_path(root, user=False)
     user = settings_path(root, user=True)
-    hooked = installed(project) or installed(user)
-    check(
-        "claude code hooks",
-        hooked,
-        "installed" if hooked else "not installed: rewind-ls install claude-code",
-    )
-    ok = all(c["ok"] for c in checks if c["name"] != "claude code hooks")
+    commands = hook_commands(project) + [
+        c for c in hook_commands(user) if c not in hook_commands(project)
+    ]
+    if not commands:
+        check("claude code hooks", False, "not installed: rewind-ls install claude-code")
+    for command in commands:
+        failure = run_hook_command(command, root)
+        check(
+            "claude code hooks",
+            failure is None,
+            f"installed, and `{command}` runs" if failure is None else failure,
+        )
+    # Hooks that are not installed are not a store problem; a hook command that fails is.
+    ok = all(c["ok"] for c in checks if c["name"] != "claude code hooks" or commands)
     return {"ok": ok, "workspace": root, "storeDir": directory, "checks": checks}
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import stat
 
-from rewind_ls.core.errors import BadPath, OutsideWorkspace
+from rewind_ls.core.errors import BadInput, BadPath, OutsideWorkspace
 
 
 def find_workspace_root(start: str) -> str:
@@ -20,6 +20,58 @@ def find_workspace_root(start: str) -> str:
         if parent == probe:
             return here
         probe = parent
+
+
+def refuse_filesystem_root(root: str, why: str) -> str:
+    """`root` unless it is the filesystem root: recording `/` would scan the whole machine and
+    every later agent session anywhere would share one workspace."""
+    if os.path.dirname(root) == root:
+        raise BadInput(
+            f"{why}: the workspace would be the filesystem root {root!r}; rewind-ls refuses it. "
+            "Start the agent in your project folder (or run `git init` there) so the project "
+            "has a root of its own."
+        )
+    return root
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def session_workspace_root(session_id: str, cwd: str, project_dir: str | None) -> str:
+    """The one workspace of an agent session. The agent's `cwd` follows its shell (`cd sub`), so
+    it cannot name the workspace by itself: the root is found from the project folder the agent
+    reports (Claude Code's CLAUDE_PROJECT_DIR), else from the session's first `cwd`, which is
+    remembered (`<home>/sessions/<id>`); a later `cwd` inside that root maps to the same
+    workspace. A `cwd` outside it (the agent really moved) starts from that `cwd`."""
+    from rewind_ls.core import config
+
+    if project_dir and os.path.isabs(project_dir) and os.path.isdir(project_dir):
+        return refuse_filesystem_root(find_workspace_root(project_dir), "CLAUDE_PROJECT_DIR")
+    here = os.path.realpath(cwd)
+    folder = os.path.join(config.home_dir(), "sessions")
+    safe_id = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:200]
+    memo = os.path.join(folder, safe_id)
+    try:
+        with open(memo, encoding="utf-8") as f:
+            remembered = f.read().strip()
+    except OSError:
+        remembered = ""
+    if remembered and os.path.isdir(remembered) and _inside(here, remembered):
+        return remembered
+    root = refuse_filesystem_root(find_workspace_root(here), f"cwd {cwd!r}")
+    try:
+        config.ensure_private_dir(folder)
+        tmp = f"{memo}.{os.getpid()}.tmp"
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
+        )  # owner-only, like the store
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(root)
+        os.replace(tmp, memo)
+    except OSError:
+        pass  # without the memo a later `cd` may split the workspace; recording still works
+    return root
 
 
 def _check_name(path: str) -> None:

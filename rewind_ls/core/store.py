@@ -431,6 +431,47 @@ class Store:
                 (state, info, time.time(), turn_id),
             )
 
+    def set_turn_info(self, turn_id: str, info: str) -> None:
+        with self.transaction():
+            self.conn.execute("UPDATE turns SET info = ? WHERE id = ?", (info, turn_id))
+
+    def inherit_turns(self, source: str, target: str, below: int, transcript: str) -> int:
+        """A forked conversation (`target`) carries the turns of `source` numbered below `below`:
+        copy those turns and their changes (same numbers, same `seq`: one history, two sessions)
+        so the fork's next turn is number `below` and its earlier turns can be rewound. Returns
+        the number of turns copied; does nothing when `target` already exists."""
+        now = time.time()
+        with self.transaction():
+            if self.session(target) is not None:
+                return 0
+            row = self.session(source)
+            agent = None if row is None else row["agent"]
+            self.conn.execute(
+                "INSERT INTO sessions(id, kind, agent, transcript_path, started_at,"
+                " last_activity_at) VALUES (?, 'agent', ?, ?, ?, ?)",
+                (target, agent, transcript, now, now),
+            )
+            turns = self.conn.execute(
+                "SELECT id FROM turns WHERE session_id = ? AND number < ? ORDER BY number",
+                (source, below),
+            ).fetchall()
+            for (old_id,) in turns:
+                new_id = "t" + os.urandom(6).hex()
+                self.conn.execute(
+                    "INSERT INTO turns(id, session_id, number, seq, prompt, started_at, ended_at,"
+                    " state, info) SELECT ?, ?, number, seq, prompt, started_at,"
+                    " coalesce(ended_at, ?), CASE state WHEN 'open' THEN 'closed' ELSE state END,"
+                    " info FROM turns WHERE id = ?",
+                    (new_id, target, now, old_id),
+                )
+                self.conn.execute(
+                    "INSERT INTO changes SELECT ?, path, seq, source, before_kind, before_hash,"
+                    " before_mode, after_kind, after_hash, after_mode, after_seq FROM changes"
+                    " WHERE turn_id = ?",
+                    (new_id, old_id),
+                )
+        return len(turns)
+
     def turn(self, turn_id: str) -> sqlite3.Row | None:
         cur = self.conn.execute("SELECT * FROM turns WHERE id = ?", (turn_id,))
         cur.row_factory = sqlite3.Row

@@ -9,7 +9,7 @@ import sqlite3
 import time
 from typing import Any
 
-from rewind_ls.core.capture import REWIND_SESSION
+from rewind_ls.core.capture import REWIND_SESSION, turn_info
 from rewind_ls.core.paths import to_uri
 from rewind_ls.core.plan import current_session
 from rewind_ls.core.store import ABSENT, Store
@@ -57,6 +57,7 @@ def turn_dict(
         "startedAt": iso(turn["started_at"]),
         "endedAt": iso(turn["ended_at"]),
         "files": files,
+        "subagents": turn_info(turn).get("subagents") or [],
     }
 
 

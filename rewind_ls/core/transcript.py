@@ -1,15 +1,20 @@
 """Claude Code transcripts: finding a turn's prompt line and forking the conversation before it.
 
-The original transcript is never edited. A fork is a new session file beside it holding the lines on
-the prompt's `parentUuid` chain (so a branch left by the agent's own /rewind is followed correctly),
-with `sessionId` rewritten; `claude --resume <new id>` continues from there. Unknown line types are
-carried over untouched when they are on the chain and skipped otherwise.
+The original transcript is never edited. A fork is a new session file beside it holding every line
+Claude Code's loader needs to rebuild the conversation as it stood before the prompt: the prompt's
+`parentUuid` chain (so a branch left by the agent's own /rewind is followed correctly), the tool
+results of parallel tool calls (stored as sibling branches, each under its own assistant line),
+and the messages a `compact_boundary` preserved (its preserved segment, re-attached by the loader).
+Lines keep their file order; `sessionId` is rewritten. `claude --resume <new id>`, run in the
+folder the session started in, continues from there; the fork carries the turns before it (their
+numbers and checkpoints) so the next prompt continues the numbering.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import uuid
 from typing import Any
 
@@ -20,12 +25,18 @@ from rewind_ls.core.errors import BadInput, RewindError
 class Fork:
     __slots__ = ("lines", "path", "prompt", "resume_command", "session_id")
 
-    def __init__(self, session_id: str, path: str, prompt: str, lines: int) -> None:
+    def __init__(
+        self, session_id: str, path: str, prompt: str, lines: int, start_dir: str | None = None
+    ) -> None:
         self.session_id = session_id
         self.path = path
         self.prompt = prompt
         self.lines = lines
-        self.resume_command = f"claude --resume {session_id}" if lines else "claude"
+        # `--resume ID` looks for the file under the CURRENT folder's project slug, so the command
+        # starts in the folder the session was started in: it then works from anywhere, and the
+        # resumed agent runs in the project, with the project's hooks.
+        resume = f"claude --resume {session_id}" if lines else "claude"
+        self.resume_command = f"cd {shlex.quote(start_dir)} && {resume}" if start_dir else resume
 
 
 def check_transcript_path(path: str) -> str:
@@ -93,8 +104,16 @@ def timestamp(line: dict[str, Any]) -> float | None:
         return None
 
 
-def find_prompt(lines: list[dict[str, Any]], prompt: str, started_at: float) -> dict[str, Any]:
-    """The prompt line of a turn: same text, the nearest in time (several branches may repeat it)."""
+def find_prompt(
+    lines: list[dict[str, Any]], prompt: str, started_at: float, prompt_id: str | None = None
+) -> dict[str, Any]:
+    """The prompt line of a turn. By the hook's `prompt_id` when known (a slash command's line holds
+    the expanded command, not the typed text): the first non-meta user line of that prompt id.
+    Otherwise by text: the same text, the nearest in time (several branches may repeat it)."""
+    if prompt_id:
+        for ln in lines:
+            if ln.get("promptId") == prompt_id and ln.get("uuid") and prompt_text(ln) is not None:
+                return ln
     wanted = prompt.strip()
     candidates = [
         ln for ln in lines if (prompt_text(ln) or "").strip() == wanted and ln.get("uuid")
@@ -109,29 +128,134 @@ def find_prompt(lines: list[dict[str, Any]], prompt: str, started_at: float) -> 
     return min(candidates, key=distance)
 
 
-def fork(transcript_path: str, prompt: str, started_at: float) -> Fork:
+def _tool_use_ids(line: dict[str, Any]) -> set[str]:
+    message = line.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if line.get("type") != "assistant" or not isinstance(content, list):
+        return set()
+    return {
+        b["id"]
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+    }
+
+
+def _tool_result_ids(line: dict[str, Any]) -> set[str]:
+    message = line.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if line.get("type") != "user" or not isinstance(content, list):
+        return set()
+    return {
+        b["tool_use_id"]
+        for b in content
+        if isinstance(b, dict)
+        and b.get("type") == "tool_result"
+        and isinstance(b.get("tool_use_id"), str)
+    }
+
+
+def lines_before(lines: list[dict[str, Any]], target: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every line the loader needs for the conversation as it stood before `target`, in file
+    order (see the module docstring)."""
+    by_uuid = {ln["uuid"]: ln for ln in lines if isinstance(ln.get("uuid"), str)}
+    keep: dict[int, dict[str, Any]] = {}
+
+    def walk(start: Any, stop: Any = None) -> None:
+        seen: set[str] = set()
+        cur = start
+        while isinstance(cur, str) and cur in by_uuid and cur not in seen:
+            seen.add(cur)
+            line = by_uuid[cur]
+            keep[id(line)] = line
+            if line.get("type") == "system" and line.get("subtype") == "compact_boundary":
+                preserved(line)
+            if cur == stop:
+                return
+            cur = line.get("parentUuid")
+
+    def preserved(boundary: dict[str, Any]) -> None:
+        meta = boundary.get("compactMetadata")
+        if not isinstance(meta, dict):
+            return
+        segment = meta.get("preservedSegment")
+        if isinstance(segment, dict):
+            walk(segment.get("tailUuid"), segment.get("headUuid"))
+
+    walk(target.get("parentUuid"))
+    # Parallel tool calls: each result hangs under its own assistant line, off the main chain.
+    while True:
+        kept_uuids = {ln["uuid"] for ln in keep.values() if isinstance(ln.get("uuid"), str)}
+        asked: set[str] = set()
+        for ln in keep.values():
+            asked |= _tool_use_ids(ln)
+        answered: set[str] = set()
+        for ln in keep.values():
+            answered |= _tool_result_ids(ln)
+        added = False
+        for ln in lines:
+            parent = ln.get("parentUuid")
+            if id(ln) in keep or ln.get("isSidechain") or not isinstance(parent, str):
+                continue
+            if parent not in kept_uuids:
+                continue
+            results = _tool_result_ids(ln)
+            if results and results <= asked and not results & answered:
+                keep[id(ln)] = ln
+                added = True
+        if not added:
+            break
+    return [ln for ln in lines if id(ln) in keep]
+
+
+def _dump(line: dict[str, Any]) -> bytes:
+    """One JSON line. A lone surrogate (valid JSON, not UTF-8) is written as its escape, as it
+    was in the original: the line is kept, not lost, and the fork does not fail on it."""
+    try:
+        return (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(line) + "\n").encode("ascii")
+
+
+def start_folder(lines: list[dict[str, Any]]) -> str | None:
+    """The folder the session started in (its first line's `cwd`): `--resume` finds the session
+    from there."""
+    for ln in lines:
+        cwd = ln.get("cwd")
+        if isinstance(cwd, str) and os.path.isabs(cwd):
+            return cwd
+    return None
+
+
+def fork(
+    transcript_path: str, prompt: str, started_at: float, prompt_id: str | None = None
+) -> Fork:
     path = check_transcript_path(transcript_path)
     lines = read_lines(path)
-    target = find_prompt(lines, prompt, started_at)
-    by_uuid = {ln["uuid"]: ln for ln in lines if isinstance(ln.get("uuid"), str)}
-    chain: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    parent = target.get("parentUuid")
-    while isinstance(parent, str) and parent in by_uuid and parent not in seen:
-        seen.add(parent)
-        chain.append(by_uuid[parent])
-        parent = by_uuid[parent].get("parentUuid")
-    chain.reverse()
+    target = find_prompt(lines, prompt, started_at, prompt_id)
+    chain = lines_before(lines, target)
     new_id = str(uuid.uuid4())
     out = os.path.join(os.path.dirname(path), f"{new_id}.jsonl")
-    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        for line in chain:
-            copy = dict(line)
-            if "sessionId" in copy:
-                copy["sessionId"] = new_id
-            f.write(json.dumps(copy, ensure_ascii=False) + "\n")
-    return Fork(new_id, out, prompt, len(chain))
+    # Written under a temporary name and renamed at the end: a failed fork leaves no session
+    # file that `claude --resume` would offer half-written.
+    tmp = os.path.join(os.path.dirname(path), f".{new_id}.jsonl.rewind-ls-tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for line in chain:
+                copy = dict(line)
+                if "sessionId" in copy:
+                    copy["sessionId"] = new_id
+                f.write(_dump(copy))
+            f.flush()
+            os.fsync(f.fileno())
+        os.rename(tmp, out)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return Fork(new_id, out, prompt, len(chain), start_folder(lines))
 
 
 def session_transcript(store: object, turn: Any) -> tuple[str | None, str | None]:
@@ -154,7 +278,17 @@ def session_transcript(store: object, turn: Any) -> tuple[str | None, str | None
 
 
 def fork_turn(store: object, turn: Any) -> Fork:
+    """Fork the conversation before `turn`; the fork session inherits the turns before it."""
+    from rewind_ls.core.capture import turn_info
+    from rewind_ls.core.store import Store
+
+    assert isinstance(store, Store)
     path, reason = session_transcript(store, turn)
     if path is None:
         raise RewindError(f"conversation: {reason}")
-    return fork(path, turn["prompt"], turn["started_at"])
+    prompt_id = turn_info(turn).get("promptId")
+    result = fork(
+        path, turn["prompt"], turn["started_at"], prompt_id if isinstance(prompt_id, str) else None
+    )
+    store.inherit_turns(turn["session_id"], result.session_id, turn["number"], result.path)
+    return result

@@ -1,0 +1,332 @@
+"""The real Claude Code binary (pinned, from npm), run offline against the scripted API stand-in,
+with the hooks `rewind-ls install claude-code` writes and real tools on real files.
+
+One session covers the scenarios of issue #10 turn by turn (to keep the binary's start-up cost
+down); each assertion names the problem it shows fixed. Forks are resumed with the real binary and
+the conversation it then sends to the model is compared with the one the original sent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.fake_anthropic import FakeAnthropic, Reply, text, tool_use
+from tests.support.real_claude import RealClaude, claude_binary
+
+pytestmark = pytest.mark.agent
+
+
+@pytest.fixture(scope="module")
+def binary() -> Path:
+    return claude_binary()
+
+
+def prompt_request(api: FakeAnthropic, prompt: str) -> tuple[list[Any], int]:
+    """The messages of the first main-loop request that sent `prompt`, and the index of the
+    message holding it (the binary may add attachment messages after it)."""
+    for body in api.conversation_requests():
+        messages = body["messages"]
+        for k in range(len(messages) - 1, max(len(messages) - 4, -1), -1):
+            if prompt in json.dumps(messages[k]):
+                return messages, k
+    raise AssertionError(f"no request sent the prompt {prompt!r}")
+
+
+def resume_fork(claude: RealClaude, fork: dict[str, Any], prompt: str, cwd: Path) -> dict[str, Any]:
+    """Run the printed resume command (from `cwd`, not the project) with the real binary."""
+    command = fork["resumeCommand"]
+    assert command.startswith("cd ") and "claude --resume " in command, command
+    real = command.replace(
+        "claude --resume",
+        f"{shlex.quote(str(claude.binary))} -p {shlex.quote(prompt)} --output-format json --resume",
+    )
+    proc = subprocess.run(
+        ["/bin/sh", "-c", real],
+        cwd=cwd,
+        env=claude.env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+def normalized(messages: list[Any]) -> list[Any]:
+    """The binary lists the files it re-read after a compaction ("Called the Read tool ...") in
+    an order that varies from run to run (seen: the same transcript loaded twice gave two orders),
+    so that one message is compared as a set of its parts; everything else as sent."""
+    out: list[Any] = []
+    for m in messages:
+        content = m.get("content")
+        if (
+            m.get("role") == "system"
+            and isinstance(content, str)
+            and content.startswith("Called the Read tool")
+        ):
+            parts = content.split("\n\nCalled the Read tool")
+            out.append({"role": "system", "reads": sorted(p.strip() for p in parts)})
+        else:
+            out.append(m)
+    return out
+
+
+def assert_fork_is_original_subsequence(claude: RealClaude, sid: str, fork: dict[str, Any]) -> None:
+    """Every line of the fork is a line of the original (sessionId aside), in the original order."""
+    original = [json.loads(x) for x in claude.transcript(sid).read_text().splitlines()]
+    positions = {
+        json.dumps({**ln, "sessionId": None}, sort_keys=True): i for i, ln in enumerate(original)
+    }
+    forked = [json.loads(x) for x in Path(fork["transcriptPath"]).read_text().splitlines()]
+    assert forked and all(
+        ln.get("sessionId") == fork["sessionId"] for ln in forked if "sessionId" in ln
+    )
+    order = [positions[json.dumps({**ln, "sessionId": None}, sort_keys=True)] for ln in forked]
+    assert order == sorted(order)
+
+
+def assert_same_conversation(api: FakeAnthropic, original_prompt: str, new_prompt: str) -> None:
+    """The resumed fork sends the model exactly what the original sent before the turn: every
+    message (tool results, preserved messages), nothing after it."""
+    before, k_before = prompt_request(api, original_prompt)
+    after, k_after = prompt_request(api, new_prompt)
+    assert normalized(after[:k_after]) == normalized(before[:k_before]), (
+        f"resumed fork sent {k_after} earlier messages, the original {k_before}"
+    )
+    assert original_prompt not in json.dumps(after[k_after])
+
+
+def plan_file_writer(body: dict[str, Any]) -> Reply | None:
+    """In plan mode the binary names a plan file in its own folder; the "model" writes it."""
+    if "plan the release" not in json.dumps(body.get("messages", [])[:1] + body["messages"][-2:]):
+        return None
+    found = re.search(r'"planFilePath": "([^"]+)"', json.dumps(body))
+    if found is None:
+        found = re.search(r"(/[^\s\"\\]+/plans/[^\s\"\\]+\.md)", json.dumps(body))
+    last = body["messages"][-1]
+    if isinstance(last.get("content"), list) and any(
+        b.get("type") == "tool_result" for b in last["content"] if isinstance(b, dict)
+    ):
+        return [text("plan written")]
+    assert found is not None, "plan mode named no plan file"
+    return [tool_use("Write", {"file_path": found.group(1), "content": "# plan\n"})]
+
+
+def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
+    project = tmp_path / "proj"  # not a git repository: the workspace is the project folder
+    with FakeAnthropic() as api:
+        claude = RealClaude(binary, api, tmp_path, project)
+        claude.install_hooks()
+        claude.allow(
+            "Write",
+            "Edit",
+            "Bash",
+            "NotebookEdit",
+            "Agent",
+            deny=("Edit(./denied.txt)", "Write(./denied.txt)", "Edit(denied.txt)"),
+        )
+        (project / ".claude" / "commands").mkdir(parents=True)
+        (project / ".claude" / "commands" / "mkc.md").write_text("Create m.txt: $ARGUMENTS\n")
+        p = str(project)
+        (project / "pre.txt").write_text("before the session\n")
+        notebook = json.dumps(
+            {
+                "cells": [
+                    {
+                        "cell_type": "code",
+                        "id": "c1",
+                        "metadata": {},
+                        "source": ["x = 1\n"],
+                        "outputs": [],
+                        "execution_count": None,
+                    }
+                ],
+                "metadata": {},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+        )
+
+        # Turn 1: two tools in one message, Edit, NotebookEdit, a Bash that creates, deletes and
+        # cds, then a Write to a top-level file from the new cwd.
+        api.add(
+            [
+                text("two files at once"),
+                tool_use("Write", {"file_path": p + "/a.txt", "content": "alpha\n"}),
+                tool_use("Write", {"file_path": p + "/b.txt", "content": "beta\n"}),
+            ],
+            [
+                tool_use(
+                    "Edit",
+                    {"file_path": p + "/a.txt", "old_string": "alpha", "new_string": "ALPHA"},
+                )
+            ],
+            [tool_use("Write", {"file_path": p + "/nb.ipynb", "content": notebook})],
+            [
+                tool_use(
+                    "NotebookEdit",
+                    {"notebook_path": p + "/nb.ipynb", "cell_id": "c1", "new_source": "x = 2\n"},
+                )
+            ],
+            [
+                tool_use(
+                    "Bash",
+                    {
+                        "command": "mkdir -p sub && cd sub && echo x > x.txt && rm ../b.txt && echo more >> ../pre.txt"
+                    },
+                )
+            ],
+            [tool_use("Write", {"file_path": p + "/c.txt", "content": "top\n"})],
+            [text("turn one done")],
+        )
+        r1 = claude.run("turn one: files")
+        sid = r1["session_id"]
+
+        # The person edits between prompts.
+        (project / "a.txt").write_text("ALPHA\nmine\n")
+
+        # Turn 2: a slash command; a failed Edit; a denied Write.
+        api.add(
+            [tool_use("Write", {"file_path": p + "/m.txt", "content": "m\n"})],
+            [
+                tool_use(
+                    "Edit",
+                    {"file_path": p + "/c.txt", "old_string": "not there", "new_string": "x"},
+                )
+            ],
+            [tool_use("Write", {"file_path": p + "/denied.txt", "content": "no\n"})],
+            [text("turn two done")],
+        )
+        claude.run("/mkc now", resume=sid)
+        assert "denied by your permission settings" in json.dumps(
+            api.conversation_requests()[-1]["messages"][-1]
+        )
+        assert "String to replace not found" in json.dumps(api.conversation_requests()[-2])
+        assert not (project / "denied.txt").exists()
+
+        # Turn 3: a subagent edits.
+        api.add(
+            [
+                tool_use(
+                    "Agent",
+                    {
+                        "description": "edit",
+                        "prompt": "write s.txt",
+                        "subagent_type": "general-purpose",
+                    },
+                )
+            ],
+            [tool_use("Write", {"file_path": p + "/s.txt", "content": "s\n"})],
+            [text("subagent done")],
+            [text("turn three done")],
+        )
+        claude.run("turn three: subagent", resume=sid)
+
+        # /compact, then a new prompt (turn 4).
+        claude.run("/compact", resume=sid)
+        api.add(
+            [tool_use("Write", {"file_path": p + "/after.txt", "content": "after\n"})],
+            [text("turn four done")],
+        )
+        claude.run("turn four: after compact", resume=sid)
+
+        # Turn 5: plan mode writes its plan in the agent's own folder.
+        api.responder = plan_file_writer
+        claude.run("turn five: plan the release", resume=sid, args=("--permission-mode", "plan"))
+        api.responder = None
+        assert list(claude.config.glob("plans/*.md")), "the plan file was not written"
+
+        listing = json.loads(claude.rewind_ls("turns", "--all", "--json").stdout)
+        # Problem 1: one workspace, one store, whatever the shell's cwd became.
+        assert len(list((claude.rewind_home / "workspaces").iterdir())) == 1
+        agent = [s for s in listing["sessions"] if s["id"] == sid]
+        assert len(agent) == 1
+        turns = agent[0]["turns"]
+        assert [t["number"] for t in turns] == [1, 2, 3, 4, 5]
+        files = {t["number"]: {f["path"]: f["change"] for f in t["files"]} for t in turns}
+        assert files[1] == {
+            "a.txt": "created",
+            "nb.ipynb": "created",
+            "sub/x.txt": "created",
+            "c.txt": "created",
+            "pre.txt": "modified",
+        }
+        assert json.loads((project / "nb.ipynb").read_text())["cells"][0]["source"] in (
+            "x = 2\n",
+            ["x = 2\n"],
+        )
+        assert files[2] == {"m.txt": "created"}  # failed Edit and denied Write: no change
+        assert files[3] == {"s.txt": "created"}
+        assert turns[2]["subagents"] == ["general-purpose"]  # smaller: subagent kept
+        assert files[4] == {"after.txt": "created"}
+        assert files[5] == {}  # the plan file is the agent's, not the project's
+        log = claude.hook_log()
+        assert "outside" not in log and "error" not in log, log  # smaller: plans not errors
+
+        # Problem 2: the person's edit is theirs: rewinding turn 1 stops on a conflict.
+        dry = claude.rewind_ls("rewind", "1", "--session", sid, "--dry-run", ok=False)
+        assert dry.returncode == 3, dry.stdout + dry.stderr
+        assert "conflict (other-session): a.txt" in dry.stdout
+
+        # Problems 3, 5, 6: fork before turn 2 (a slash command; turn 1 had parallel calls),
+        # resume it with the real binary from another folder.
+        fork2 = json.loads(
+            claude.rewind_ls(
+                "rewind", "2", "--session", sid, "--scope", "conversation", "--json"
+            ).stdout
+        )["conversation"]
+        assert fork2["prompt"] == "/mkc now"
+        api.add([text("fork of two")])
+        resumed = resume_fork(claude, fork2, "fork two prompt", tmp_path)
+        assert resumed["session_id"] == fork2["sessionId"]
+        assert_same_conversation(api, "Create m.txt: now", "fork two prompt")
+
+        # Problem 7: the resumed fork continues the numbering and can rewind inherited turns.
+        fork_turns = json.loads(
+            claude.rewind_ls("turns", "--session", fork2["sessionId"], "--json").stdout
+        )["sessions"][0]["turns"]
+        assert [(t["number"], t["prompt"]) for t in fork_turns] == [
+            (1, "turn one: files"),
+            (2, "fork two prompt"),
+        ]
+        # No --session: the resumed fork is the current session, as for a person typing this.
+        plan1 = claude.rewind_ls("rewind", "1", "--dry-run", "--json", ok=False)
+        planned = json.loads(plan1.stdout)
+        assert planned["turnId"] == fork_turns[0]["id"]  # the fork's own copy of turn 1
+        paths = {f["path"] for f in planned["files"]}
+        assert {"a.txt", "c.txt", "nb.ipynb", "sub/x.txt", "pre.txt"} <= paths
+
+        # Problem 4: fork before turn 4 (after /compact) keeps what compaction preserved.
+        fork4 = json.loads(
+            claude.rewind_ls(
+                "rewind", "4", "--session", sid, "--scope", "conversation", "--json"
+            ).stdout
+        )["conversation"]
+        assert_fork_is_original_subsequence(claude, sid, fork4)
+        api.add([text("fork of four")])
+        resume_fork(claude, fork4, "fork four prompt", tmp_path)
+        assert_same_conversation(api, "turn four: after compact", "fork four prompt")
+
+        # Fork before turn 3 (the subagent's turn) resumes the same too.
+        fork3 = json.loads(
+            claude.rewind_ls(
+                "rewind", "3", "--session", sid, "--scope", "conversation", "--json"
+            ).stdout
+        )["conversation"]
+        api.add([text("fork of three")])
+        resume_fork(claude, fork3, "fork three prompt", tmp_path)
+        assert_same_conversation(api, "turn three: subagent", "fork three prompt")
+
+        # Doctor runs the installed hook command.
+        doctor = json.loads(claude.rewind_ls("doctor", "--json").stdout)
+        hooks = [c for c in doctor["checks"] if c["name"] == "claude code hooks"]
+        assert hooks and all(c["ok"] for c in hooks), hooks

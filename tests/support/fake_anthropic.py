@@ -1,0 +1,277 @@
+"""A scripted stand-in for the Anthropic Messages API, on loopback, for running the real `claude` binary
+offline (tests/agents/).
+
+The test scripts what "the model" answers: each reply is a list of content blocks (`text(...)`,
+`tool_use(...)`), streamed as SSE exactly as the API does (message_start, content_block_start /
+delta / stop, message_delta with the stop reason, message_stop). Every request body is logged, so a
+test can assert what conversation the binary sent to the model (`conversation_requests`).
+
+Which reply answers a request: a request that offers tools is the agent's main loop and takes the
+next scripted reply (or, when the test gave a `responder`, whatever it returns); other requests
+(title generation, summaries the binary asks for on its own) get `side_reply` unless the responder
+handles them. A main-loop request with nothing scripted left gets a plain "done." so the binary
+ends its turn instead of hanging; the test sees it in `unscripted`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Block = dict[str, Any]
+Reply = list[Block]
+Responder = Callable[[dict[str, Any]], "Reply | None"]
+
+
+def text(value: str) -> Block:
+    return {"type": "text", "text": value}
+
+
+def tool_use(name: str, input: dict[str, Any], id: str | None = None) -> Block:
+    return {
+        "type": "tool_use",
+        "id": id or f"toolu_{uuid.uuid4().hex[:20]}",
+        "name": name,
+        "input": input,
+    }
+
+
+def usage(input_tokens: int) -> Block:
+    """Not a content block: makes the reply report `input_tokens` used (e.g. near the context
+    window, so the binary compacts automatically before its next request)."""
+    return {"type": "usage", "input_tokens": input_tokens}
+
+
+def _sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def stream(reply: Reply, model: str) -> bytes:
+    """The SSE body of one streamed message holding `reply`'s blocks."""
+    msg_id = f"msg_{uuid.uuid4().hex[:24]}"
+    tokens = next((b["input_tokens"] for b in reply if b["type"] == "usage"), 10)
+    reply = [b for b in reply if b["type"] != "usage"]
+    out = [
+        _sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": msg_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": tokens,
+                        "output_tokens": 1,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 0,
+                    },
+                },
+            },
+        )
+    ]
+    for index, block in enumerate(reply):
+        if block["type"] == "text":
+            out.append(
+                _sse(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                )
+            )
+            out.append(
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "text_delta", "text": block["text"]},
+                    },
+                )
+            )
+        else:
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            out.append(
+                _sse(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": start},
+                )
+            )
+            out.append(
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {
+                            "type": "input_json_delta",
+                            "partial_json": json.dumps(block["input"]),
+                        },
+                    },
+                )
+            )
+        out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    stop = "tool_use" if any(b["type"] == "tool_use" for b in reply) else "end_turn"
+    out.append(
+        _sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 5},
+            },
+        )
+    )
+    out.append(_sse("message_stop", {"type": "message_stop"}))
+    return b"".join(out)
+
+
+def message_json(reply: Reply, model: str) -> dict[str, Any]:
+    """The same reply as a non-streamed response body."""
+    reply = [b for b in reply if b["type"] != "usage"]
+    stop = "tool_use" if any(b["type"] == "tool_use" for b in reply) else "end_turn"
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": reply,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
+
+
+def is_compaction(body: dict[str, Any]) -> bool:
+    """The binary's own request for a conversation summary (/compact): it offers tools too."""
+    messages = body.get("messages") or []
+    # Its last message ends with the summary instructions (a later prompt's merged user message
+    # may quote "<summary>", so match the instruction itself).
+    return bool(messages) and "Do NOT call any tools" in json.dumps(messages[-1])
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The text of the request's last user message (all its text blocks)."""
+    messages = body.get("messages") or []
+    if not messages:
+        return ""
+    content = messages[-1].get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+
+
+class FakeAnthropic:
+    """The server. Use as a context manager; `url` goes in ANTHROPIC_BASE_URL."""
+
+    def __init__(self, responder: Responder | None = None, side_reply: str = "ok") -> None:
+        self.script: list[Reply] = []
+        self.responder = responder
+        self.side_reply = side_reply
+        self.requests: list[dict[str, Any]] = []  # every body of POST /v1/messages, in order
+        self.other: list[str] = []  # every other path requested
+        self.unscripted = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> FakeAnthropic:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def add(self, *replies: Reply) -> None:
+        """Queue replies for the agent's main loop, in order."""
+        with self._lock:
+            self.script.extend(replies)
+
+    def _answer(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            if self.responder is not None:
+                reply = self.responder(body)
+                if reply is not None:
+                    return reply
+            if not body.get("tools") or is_compaction(body):
+                return [text(self.side_reply)]
+            if self.script:
+                return self.script.pop(0)
+            self.unscripted += 1
+            return [text("done.")]
+
+    def conversation_requests(self) -> list[dict[str, Any]]:
+        """The main-loop requests (those offering tools), in order."""
+        return [r for r in self.requests if r.get("tools") and not is_compaction(r)]
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _send(self, code: int, body: bytes, ctype: str) -> None:
+                self.send_response(code)
+                self.send_header("content-type", ctype)
+                self.send_header("content-length", str(len(body)))
+                self.send_header("request-id", f"req_{uuid.uuid4().hex[:12]}")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                fake.other.append("GET " + self.path)
+                self._send(
+                    404, b'{"type":"error","error":{"type":"not_found_error"}}', "application/json"
+                )
+
+            def do_HEAD(self) -> None:
+                fake.other.append("HEAD " + self.path)
+                self._send(200, b"", "text/plain")
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length)
+                path = self.path.split("?")[0]
+                if path.endswith("/count_tokens"):
+                    fake.other.append("POST " + path)
+                    self._send(200, b'{"input_tokens": 10}', "application/json")
+                    return
+                if not path.endswith("/v1/messages"):
+                    fake.other.append("POST " + path)
+                    self._send(
+                        404,
+                        b'{"type":"error","error":{"type":"not_found_error"}}',
+                        "application/json",
+                    )
+                    return
+                body = json.loads(raw)
+                reply = fake._answer(body)
+                model = str(body.get("model", "claude"))
+                if body.get("stream"):
+                    self._send(200, stream(reply, model), "text/event-stream")
+                else:
+                    self._send(
+                        200, json.dumps(message_json(reply, model)).encode(), "application/json"
+                    )
+
+        return Handler

@@ -1,0 +1,173 @@
+"""Hook and fork fixes of issue #10 that the real binary cannot be made to show on demand (automatic
+compaction inside a turn, a filesystem-root cwd, a broken hook command, damaged transcript lines),
+driven through the real hook process with the payload shapes Claude Code 2.1.197 sends."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rewind_ls.core import transcript
+from tests.conftest import Cli
+from tests.support.agent import FakeClaude, run_hook
+
+
+def test_compaction_inside_a_turn_stays_in_the_turn(agent: FakeClaude, cli: Cli, ws: Path) -> None:
+    """Problem 8: SessionStart source=compact inside an open turn keeps the turn's changes."""
+    agent.hook("SessionStart", source="startup")
+    agent.hook("UserPromptSubmit", prompt="long task", prompt_id="p1")
+    (ws / "made_by_shell.txt").write_text("x\n")  # a shell edit not yet scanned
+    agent.hook("SessionStart", source="compact")
+    agent.hook("Stop")
+    listing = cli.json("turns", "--all")
+    by_kind = {s["kind"]: s for s in listing["sessions"]}
+    assert [f["path"] for f in by_kind["agent"]["turns"][0]["files"]] == ["made_by_shell.txt"]
+    assert "external" not in by_kind or not any(
+        f["path"] == "made_by_shell.txt" for t in by_kind["external"]["turns"] for f in t["files"]
+    )
+
+
+def test_stop_prints_a_system_message(agent: FakeClaude, ws: Path) -> None:
+    """#16: after a turn that changed files the hook's stdout carries `systemMessage`."""
+    agent.hook("UserPromptSubmit", prompt="write", prompt_id="p1")
+    agent.hook("PreToolUse", tool_name="Write", tool_input={"file_path": str(ws / "a.txt")})
+    (ws / "a.txt").write_text("a\n")
+    agent.hook(
+        "PostToolUse",
+        tool_name="Write",
+        tool_input={"file_path": str(ws / "a.txt")},
+        agent_id="ag1",
+        agent_type="general-purpose",
+    )
+    out = json.loads(agent.hook("Stop").stdout)
+    assert out == {
+        "systemMessage": "rewind-ls: turn 1 (subagent: general-purpose) recorded, 1 file; "
+        "to go back: rewind-ls rewind 1"
+    }
+    text = subprocess.run(
+        [sys.executable, "-m", "rewind_ls", "turns"],
+        cwd=ws,
+        env={**os.environ, **agent.env},
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "(subagent: general-purpose)" in text
+    from rewind_ls.core.store import Store
+
+    with Store.open(str(ws), home=str(agent.home)) as store:
+        info = json.loads(store.turns(agent.session_id)[0]["info"])
+    assert info["agentIds"] == ["ag1"] and info["promptId"] == "p1"
+    agent.env["REWIND_LS_NOTIFY"] = "0"
+    agent.hook("UserPromptSubmit", prompt="again", prompt_id="p2")
+    (ws / "a.txt").write_text("b\n")
+    agent.hook("PostToolUse", tool_name="Bash", tool_input={"command": "x"})
+    assert agent.hook("Stop").stdout == b""
+
+
+def test_filesystem_root_is_refused(home: Path) -> None:
+    """`/` is never a workspace: the hook says what to do and records nothing."""
+    env = {"REWIND_LS_HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / "claude")}
+    payload = {
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": "s-root",
+        "cwd": "/",
+        "prompt": "hi",
+    }
+    env_no_project = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "rewind_ls", "hook", "claude-code"],
+        input=json.dumps(payload).encode(),
+        env={**env_no_project, **env},
+        capture_output=True,
+    )
+    assert proc.returncode == 0
+    assert b"filesystem root" in proc.stderr and b"project folder" in proc.stderr
+    assert not (home / "workspaces").exists()
+
+
+def test_cd_keeps_the_session_workspace_without_project_dir(
+    agent: FakeClaude, cli: Cli, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Problem 1 without CLAUDE_PROJECT_DIR: the session's first root is remembered."""
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    agent.hook("UserPromptSubmit", prompt="cd", prompt_id="p1")
+    (ws / "sub").mkdir()
+    sub = {"cwd": str(ws / "sub")}
+    proc = run_hook(
+        {
+            **agent._base("PreToolUse"),
+            **sub,
+            "tool_name": "Write",
+            "tool_input": {"file_path": str(ws / "top.txt")},
+        },
+        agent.env,
+    )
+    (ws / "top.txt").write_text("t\n")
+    run_hook(
+        {
+            **agent._base("PostToolUse"),
+            **sub,
+            "tool_name": "Write",
+            "tool_input": {"file_path": str(ws / "top.txt")},
+        },
+        agent.env,
+    )
+    run_hook({**agent._base("Stop"), **sub}, agent.env)
+    assert proc.stderr == b""
+    turns = cli.json("turns")["sessions"][0]["turns"]
+    assert [f["path"] for f in turns[0]["files"]] == ["top.txt"]
+    assert len(list((agent.home / "workspaces").iterdir())) == 1
+
+
+def test_doctor_runs_the_hook_command(cli: Cli, ws: Path) -> None:
+    """A hook command that cannot run (bare name not on PATH) fails doctor."""
+    cli("install", "claude-code", "--command", "/nonexistent/rewind-ls hook claude-code")
+    report = cli.json("doctor", ok=False)
+    hooks = [c for c in report["checks"] if c["name"] == "claude code hooks"]
+    assert not report["ok"] and not hooks[0]["ok"] and "exited 127" in hooks[0]["detail"]
+    cli("install", "claude-code")  # default: the absolute entry point
+    command = json.loads((ws / ".claude" / "settings.json").read_text())["hooks"]["Stop"][0][
+        "hooks"
+    ][0]["command"]
+    assert os.path.isabs(command.split()[0]) and command.endswith("hook claude-code")
+    report = cli.json("doctor")
+    assert all(c["ok"] for c in report["checks"] if c["name"] == "claude code hooks")
+
+
+def test_fork_survives_bad_lines_and_leaves_nothing_on_failure(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#11 item 6: a lone surrogate or a broken line is no crash; a failed fork leaves no file."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude"))
+    folder = home / "claude" / "projects" / "-ws"
+    folder.mkdir(parents=True)
+    lines = [
+        '{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","promptId":"p1",'
+        '"message":{"role":"user","content":"first \\ud800 half"},"cwd":"/ws"}',
+        "{not json",
+        '{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s",'
+        '"message":{"role":"assistant","content":[{"type":"text","text":"ok"}]}}',
+        '{"type":"user","uuid":"u2","parentUuid":"a1","sessionId":"s","promptId":"p2",'
+        '"message":{"role":"user","content":"second"}}',
+    ]
+    path = folder / "s.jsonl"
+    path.write_bytes(("\n".join(lines) + "\n").encode())
+    fork = transcript.fork(str(path), "second", 0.0, "p2")
+    written = Path(fork.path).read_text().splitlines()
+    assert [json.loads(x)["uuid"] for x in written] == ["u1", "a1"]
+    assert "\\ud800" in written[0]  # kept, escaped as in the original
+    assert fork.resume_command == f"cd /ws && claude --resume {fork.session_id}"
+
+    def boom(line: dict[str, object]) -> bytes:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(transcript, "_dump", boom)
+    before = sorted(p.name for p in folder.iterdir())
+    with pytest.raises(OSError):
+        transcript.fork(str(path), "second", 0.0, "p2")
+    assert sorted(p.name for p in folder.iterdir()) == before

@@ -525,3 +525,40 @@ async def test_server_killed_inside_its_own_writes(
     undone = cli(s.ws, s.home, "undo", "--yes")
     assert undone.returncode == 0, undone.stderr
     assert files_only(s.state()) == files_only(s.a), describe_diff(s.a, s.state())
+
+
+@pytest.mark.asyncio
+async def test_finishing_an_editor_restore_leaves_work_done_after_the_crash(
+    scenario: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The editor applied its part, the server died before writing e.bin, then the person wrote
+    e.bin: finishing the restore is a compare-and-swap, so their bytes stay and are reported."""
+    s = scenario
+    s.reset()
+    monkeypatch.setenv("REWIND_LS_FAULT", "before-server-writes:1")
+    client, _editor = await start(s.ws, s.home, init_options={"closedFiles": "edit"})
+    try:
+        request = asyncio.ensure_future(
+            client.protocol.send_request_async("rewind/restore", {"turnId": s.turn1})
+        )
+        await asyncio.wait_for(client._server.wait(), 30)
+        request.cancel()
+    finally:
+        try:
+            await asyncio.wait_for(client.stop(), 5)
+        except Exception:
+            pass
+    monkeypatch.delenv("REWIND_LS_FAULT")
+    assert client._server.returncode == 137
+    theirs = b"the person's bytes, written after the crash\n"
+    (s.ws / "e.bin").write_bytes(theirs)
+    proc = cli(s.ws, s.home, "turns")
+    assert proc.returncode == 0, proc.stderr
+    assert b"left as found" in proc.stderr and b"e.bin" in proc.stderr, proc.stderr
+    assert (s.ws / "e.bin").read_bytes() == theirs
+    assert _pending_points(s) == 0
+    # Everything else the restore planned was finished.
+    want = {k: v for k, v in s.b.items() if k != "e.bin"}
+    got = {k: v for k, v in s.state().items() if k != "e.bin"}
+    assert files_only(got) == files_only(want), describe_diff(want, got)
+    count("editor restore finished around work done after the crash")

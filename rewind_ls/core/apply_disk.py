@@ -540,8 +540,11 @@ def recover(store: Store, wait: bool = False) -> list[str]:
             if journal.get("applier") == "editor" and journal.get("editApplied"):
                 # The editor applied the text part, then the server died writing its own part:
                 # rolling back would leave the restore half done, so finish it instead.
-                _roll_forward(store, point, journal)
-                handled.append(f"restore {point}: finished (the editor had applied its part)")
+                left = _roll_forward(store, point, journal)
+                note = (
+                    f"; left as found (changed since the crash): {', '.join(left)}" if left else ""
+                )
+                handled.append(f"restore {point}: finished (the editor had applied its part){note}")
             elif journal.get("applier") == "recovery":
                 # A recovery killed midway: the interrupted restore it was rolling back is still
                 # pending and is handled again (its files say how far the recovery got).
@@ -655,11 +658,16 @@ def _recover_disk(store: Store, point: str, journal: dict[str, Any]) -> str:
     return line
 
 
-def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> None:
-    """Finish the file writes of an editor restore whose edit the client had applied. Every target
-    content is in the store (the restore point holds it), so no temporary file is trusted as is."""
+def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> list[str]:
+    """Finish the file writes of an editor restore whose edit the client had applied. A compare-
+    and-swap like every restore: a path is written only while it still holds what it held when the
+    restore began (its `before` in the restore point); a path that already holds the target is
+    done; a path that moved on since the crash is left as found and named. Every target content
+    is in the store (the restore point holds it), so no temporary file is trusted as is. Returns
+    the paths left alone."""
     targets = {row["path"]: row for row in store.changes(point)}
     failed = set(journal.get("failed", []))
+    left: list[str] = []
     reached: Reached = {}
     ops: list[dict[str, Any]] = list(journal.get("ops", []))
     for path in journal.get("serverPaths", []):
@@ -675,28 +683,15 @@ def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> None:
         row = targets.get(op["path"])
         if row is None:
             continue
-        full, tmp, backup = op["full"], op["tmp"], op["backup"]
         target = Version(row["after_kind"] or ABSENT, row["after_hash"], row["after_mode"])
+        before = Version(row["before_kind"] or ABSENT, row["before_hash"], row["before_mode"])
         try:
-            if target.kind == FILE:
-                assert target.hash is not None
-                if not current_matches(os.path.dirname(full), os.path.basename(full), target):
-                    _makedirs(os.path.dirname(full), [])
-                    if os.path.lexists(tmp):
-                        os.unlink(tmp)
-                    _write_tmp(tmp, store.get_blob(target.hash), target.mode)
-                    if os.path.lexists(full) and not os.path.lexists(backup):
-                        os.rename(full, backup)
-                    os.rename(tmp, full)
-                st: os.stat_result | None = os.lstat(full)
+            if _finish_one(store, op, before, target):
+                full = op["full"]
+                reached[op["path"]] = (target, os.lstat(full) if target.kind == FILE else None)
             else:
-                if os.path.lexists(full) and not os.path.lexists(backup):
-                    os.rename(full, backup)
-                st = None
-            if os.path.lexists(tmp):
-                os.unlink(tmp)
-            _fsync_dir(os.path.dirname(full))
-            reached[op["path"]] = (target, st)
+                failed.add(op["path"])
+                left.append(op["path"])
         except (OSError, RewindError):
             failed.add(op["path"])
     for path, row in targets.items():
@@ -708,6 +703,37 @@ def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> None:
             )
     finish_restore_point(store, point, reached, sorted(failed))
     discard_backups(ops)
+    return left
+
+
+def _finish_one(store: Store, op: dict[str, Any], before: Version, target: Version) -> bool:
+    """Bring one server-written path of an interrupted editor restore to `target`, only from the
+    content it held when the restore began. False when it holds something else (left alone)."""
+    full, tmp, backup = op["full"], op["tmp"], op["backup"]
+    held = _held(full)
+    if held == target:
+        _drop_if_ours(tmp, target, [])
+        return True
+    midway = not os.path.lexists(full) and os.path.lexists(backup) and _held(backup) == before
+    if held != before and not midway:
+        return False  # the agent or the person wrote here after the crash: theirs wins
+    if target.kind == FILE:
+        assert target.hash is not None
+        _makedirs(os.path.dirname(full), [])
+        if os.path.lexists(tmp):
+            _drop_if_ours(tmp, target, [])
+        if os.path.lexists(tmp):
+            return False  # a file we did not write sits at our temporary name: keep it
+        _write_tmp(tmp, store.get_blob(target.hash), target.mode)
+    if midway:
+        return target.kind != FILE or _place(tmp, full)
+    try:
+        _swap_one(op, before, target)
+    except ConflictError:
+        _drop_if_ours(tmp, target, [])
+        return False
+    _fsync_dir(os.path.dirname(full))
+    return True
 
 
 def current_matches(root: str, path: str, version: Version) -> bool:

@@ -222,11 +222,15 @@ def plan_rewind(
             # Any change by someone else after T began (another session, the person's save, an
             # external change) would be discarded, even one followed by this session's own edits
             # (sessions A, B, A on one file): a conflict, as the README states.
+            # A forked conversation inherits copies of its parent's changes (same `seq`): the
+            # same edit seen from two sessions, not someone else's work.
+            own = {h["seq"] for h in history if h["session_id"] == turn["session_id"]}
             later = [
                 h
                 for h in history
                 if h["session_id"] not in (turn["session_id"], REWIND_SESSION)
                 and h["turn_state"] not in ("rolled-back",)
+                and h["seq"] not in own
             ]
             if later:
                 pp.conflict = Conflict(

@@ -446,10 +446,13 @@ class Store:
                 return 0
             row = self.session(source)
             agent = None if row is None else row["agent"]
+            # No agent has worked in the fork yet: it must not become the "current" session
+            # (the latest activity) before the person resumes it; its first hook makes it so.
+            quiet = now if row is None else min(now, float(row["started_at"]))
             self.conn.execute(
                 "INSERT INTO sessions(id, kind, agent, transcript_path, started_at,"
                 " last_activity_at) VALUES (?, 'agent', ?, ?, ?, ?)",
-                (target, agent, transcript, now, now),
+                (target, agent, transcript, now, quiet),
             )
             turns = self.conn.execute(
                 "SELECT id FROM turns WHERE session_id = ? AND number < ? ORDER BY number",

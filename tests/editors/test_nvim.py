@@ -567,7 +567,16 @@ def test_checkhealth_broken_fallback_and_hook_command_not_on_path(
     PATH are a warning (not OK)."""
     ws, home = workspace
     subprocess.run(
-        [sys.executable, "-m", "rewind_ls", "install", "claude-code"],
+        [
+            sys.executable,
+            "-m",
+            "rewind_ls",
+            "install",
+            "claude-code",
+            # A bare command (as older versions installed it): found only through PATH.
+            "--command",
+            "rewind-ls hook claude-code",
+        ],
         cwd=ws,
         env={**os.environ, "REWIND_LS_HOME": str(home), "HOME": str(user_home(ws))},
         check=True,

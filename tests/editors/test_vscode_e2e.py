@@ -15,6 +15,7 @@ not a skip; only REWIND_SKIP_EDITORS (scripts/test.sh then passes `-m "not edito
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -378,9 +379,15 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
     conversation = _obs(result, "conversation")
     assert "claude --resume" in conversation["text"], f"{conversation}\n{ctx}"
     assert {"Copy", "Open in Terminal"} <= {b.strip() for b in conversation["buttons"]}
-    # Typed at the prompt, not run: the resume command is on the last line, nothing after it.
-    lines = [t.strip() for t in _obs(result, "terminal")["texts"] if t.strip()]
-    assert lines and "claude --resume" in lines[-1], lines
+    # Typed at the prompt, not run: the resume command (`cd <ws> && claude --resume <id>`, which
+    # the terminal may wrap over several rows) ends the terminal's text, and nothing ran it.
+    sid = re.search(
+        r"claude --resume ([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})", conversation["text"]
+    )
+    assert sid, conversation
+    rows = "".join(t.strip() for t in _obs(result, "terminal")["texts"] if t.strip())
+    assert rows.endswith(sid.group(1)), rows
+    assert "not found" not in rows, rows
     reverts = " ".join(_obs(result, "reverts")["texts"])
     assert "turn #4 changed no file" in reverts, reverts
     assert "c.txt (deleted)" in reverts, reverts

@@ -34,6 +34,19 @@ def check_rollout_path(path: str) -> str:
     return real
 
 
+# Payload fields that name the session: session_meta's `id` and `session_id`, the events' `thread_id`.
+# All must name the fork, or the resumed binary reports (and its hooks record) the original session.
+_SESSION_FIELDS = ("id", "session_id", "thread_id")
+
+
+def _renamed(line: dict[str, Any], old_id: str, new_id: str) -> dict[str, Any]:
+    payload = line.get("payload")
+    if not isinstance(payload, dict):
+        return line
+    fixed = {k: new_id if k in _SESSION_FIELDS and v == old_id else v for k, v in payload.items()}
+    return {**line, "payload": fixed}
+
+
 def turn_start(lines: list[dict[str, Any]], turn_id: str) -> int:
     """Index of the `task_started` line of Codex turn `turn_id`."""
     for index, line in enumerate(lines):
@@ -51,17 +64,14 @@ def turn_start(lines: list[dict[str, Any]], turn_id: str) -> int:
 def fork(path: str, turn_id: str, prompt: str) -> Fork:
     path = check_rollout_path(path)
     lines = read_lines(path)
-    if not lines or lines[0].get("type") != "session_meta":
+    meta = lines[0].get("payload") if lines else None
+    if not lines or lines[0].get("type") != "session_meta" or not isinstance(meta, dict):
         raise BadInput(f"{path}: first line is not Codex's session_meta")
-    keep = lines[: turn_start(lines, turn_id)]
+    old_id = meta.get("id")
+    if not isinstance(old_id, str) or not old_id:
+        raise BadInput(f"{path}: session_meta has no session id")
     new_id = str(uuid.uuid4())
-    meta = dict(lines[0])
-    payload = dict(meta["payload"])
-    old_id = payload.get("id")
-    payload["id"] = new_id
-    payload["forked_from_id"] = old_id
-    meta["payload"] = payload
-    keep[0] = meta
+    keep = [_renamed(line, old_id, new_id) for line in lines[: turn_start(lines, turn_id)]]
     from rewind_ls.core.agents import codex_home
 
     now = time.gmtime()
@@ -85,7 +95,7 @@ def fork(path: str, turn_id: str, prompt: str) -> Fork:
         except OSError:
             pass
         raise
-    cwd = payload.get("cwd")
+    cwd = meta.get("cwd")
     result = Fork(new_id, out, prompt, len(keep), None)
     resume = f"codex resume {new_id}"
     result.resume_command = f"cd {shlex.quote(cwd)} && {resume}" if isinstance(cwd, str) else resume

@@ -22,6 +22,8 @@ fi
 
 echo "==> installing the pinned Claude Code binary (real-agent tests, tests/agents/)"
 bash scripts/install-claude.sh >/dev/null
+echo "==> installing the pinned Codex CLI binary (real-agent tests, tests/agents/)"
+bash scripts/install-codex.sh >/dev/null
 
 export PATH="$PWD/.venv/bin:$PATH"
 echo "==> running the tests"

@@ -11,14 +11,14 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rewind_ls.core.errors import BadInput
 
 
-@dataclass(frozen=True)
-class Agent:
+class Agent(NamedTuple):
+    """(A NamedTuple, not a dataclass: the hook process must not pay for importing dataclasses.)"""
+
     name: str  # as in `rewind-ls hook NAME` and the store's sessions.agent
     title: str  # for people
     hook_module: str  # module with `handle_event(payload) -> Outcome`

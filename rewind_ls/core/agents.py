@@ -58,6 +58,14 @@ def _codex_hooks(workspace: str, user: bool) -> str:
     return os.path.join(codex_home() if user else os.path.join(workspace, ".codex"), "hooks.json")
 
 
+def _gemini_settings(workspace: str, user: bool) -> str:
+    from rewind_ls.core.gemini_hook import gemini_home
+
+    return os.path.join(
+        gemini_home() if user else os.path.join(workspace, ".gemini"), "settings.json"
+    )
+
+
 AGENTS: dict[str, Agent] = {
     a.name: a
     for a in (
@@ -93,6 +101,25 @@ AGENTS: dict[str, Agent] = {
                 "Codex runs new or changed hooks only once you trust them: start `codex` in this "
                 "project and approve the rewind-ls hooks when it asks (project hooks also need the "
                 "project to be trusted)."
+            ),
+        ),
+        Agent(
+            name="gemini",
+            title="Gemini CLI",
+            hook_module="rewind_ls.core.gemini_hook",
+            fork_module="rewind_ls.core.gemini_chat",
+            events={
+                "SessionStart": None,
+                "BeforeAgent": None,
+                "BeforeTool": "^(write_file|replace|run_shell_command)$",
+                "AfterTool": "^(write_file|replace|run_shell_command)$",
+                "AfterAgent": None,
+            },
+            settings_path=_gemini_settings,
+            after_install=(
+                "Gemini CLI reads a project's settings (and so its hooks) only in a trusted folder, "
+                "and asks you to trust new project hooks: trust this folder and approve the rewind-ls "
+                "hooks when it asks."
             ),
         ),
     )

@@ -6,7 +6,8 @@ the session (`sessionId`), then records: messages `{id, timestamp, type: user|ge
 `$rewindTo`). Gemini replays the lines in order, so a prefix of the file is the conversation as it
 stood at that point. The fork is every line before the user message of turn T's prompt (found by its
 text, the nearest in time to the turn's start when the same prompt was sent twice), with the header
-renamed, written beside the original; the original is never edited.
+renamed (every header and `$set` of the session id), written beside the original; the original is
+never edited.
 """
 
 from __future__ import annotations
@@ -33,6 +34,17 @@ def check_chat_path(path: str) -> str:
     if not real.endswith(".jsonl") or not os.path.isfile(real):
         raise BadInput(f"{path}: not a Gemini CLI chat file (.jsonl)")
     return real
+
+
+def _renamed(line: dict[str, Any], old_id: str, new_id: str) -> dict[str, Any]:
+    """The line naming the fork: a resumed session writes its header again and `$set` records of
+    its `sessionId`; any left naming the original would make Gemini load the fork as the original."""
+    if line.get("sessionId") == old_id:
+        line = {**line, "sessionId": new_id}
+    update = line.get("$set")
+    if isinstance(update, dict) and update.get("sessionId") == old_id:
+        line = {**line, "$set": {**update, "sessionId": new_id}}
+    return line
 
 
 def _text(line: dict[str, Any]) -> str | None:
@@ -70,9 +82,9 @@ def fork(path: str, prompt: str, started_at: float) -> Fork:
     lines = read_lines(path)
     if not lines or not isinstance(lines[0].get("sessionId"), str):
         raise BadInput(f"{path}: first line is not a Gemini CLI chat header (no sessionId)")
-    keep = lines[: prompt_index(lines, prompt, started_at)]
+    old_id = lines[0]["sessionId"]
     new_id = str(uuid.uuid4())
-    keep[0] = {**keep[0], "sessionId": new_id}
+    keep = [_renamed(ln, old_id, new_id) for ln in lines[: prompt_index(lines, prompt, started_at)]]
     folder = os.path.dirname(path)
     stamp = time.strftime("%Y-%m-%dT%H-%M", time.gmtime())
     out = os.path.join(folder, f"session-{stamp}-{new_id[:8]}.jsonl")

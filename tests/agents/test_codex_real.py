@@ -184,9 +184,11 @@ def test_codex_session_recorded_rewound_and_forked(tmp_path: Path) -> None:
         original = codex.requests_with("turn two: shell")[0]
         assert [i for i in original["input"] if i not in sent[0]["input"]], "nothing dropped"
         # The resumed fork continues the numbering after the inherited turn.
-        fork_turns = json.loads(
+        fork_session = json.loads(
             codex.rewind_ls("turns", "--session", fork["sessionId"], "--json").stdout
-        )["sessions"][0]["turns"]
+        )["sessions"][0]
+        assert fork_session["agent"] == "codex"
+        fork_turns = fork_session["turns"]
         assert [(t["number"], t["prompt"]) for t in fork_turns] == [
             (1, "turn one: patch"),
             (2, "fork prompt"),

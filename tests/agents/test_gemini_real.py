@@ -147,9 +147,11 @@ def test_gemini_session_recorded_rewound_and_forked(tmp_path: Path) -> None:
         texts = user_texts(sent[0])
         assert any("turn one: write and replace" in t for t in texts)
         assert not any("turn two" in t or "turn three" in t for t in texts), texts
-        fork_turns = json.loads(
+        fork_session = json.loads(
             gemini.rewind_ls("turns", "--session", fork["sessionId"], "--json").stdout
-        )["sessions"][0]["turns"]
+        )["sessions"][0]
+        assert fork_session["agent"] == "gemini"
+        fork_turns = fork_session["turns"]
         assert [(t["number"], t["prompt"]) for t in fork_turns] == [
             (1, "turn one: write and replace"),
             (2, "fork prompt"),

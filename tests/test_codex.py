@@ -125,6 +125,9 @@ def test_install_codex_keeps_foreign_hooks_and_says_how_to_trust(
     ours = [g for g in data["hooks"]["PreToolUse"] if g.get("matcher") == "apply_patch|Bash"]
     assert len(ours) == 1 and ours[0]["hooks"][0]["command"].endswith(" hook codex")
     assert "already installed" in cli("install", "codex").stdout
+    doctor = cli.json("doctor", ok=False)
+    codex_checks = [c for c in doctor["checks"] if c["name"] == "Codex CLI hooks"]
+    assert len(codex_checks) == 1 and codex_checks[0]["ok"], codex_checks
     cli("install", "codex", "--uninstall")
     assert json.loads(hooks.read_text()) == {"hooks": {"PreToolUse": [{"hooks": [foreign]}]}}
 

@@ -191,3 +191,34 @@ def test_a_bad_patch_never_blocks_codex(ws: Path, home: Path) -> None:
     codex.prompt("bad")
     proc = codex.hook("PreToolUse", tool_name="apply_patch", tool_input={"command": "garbage"})
     assert b"Begin Patch" in proc.stderr
+
+
+def test_a_rollout_without_the_turn_is_refused_and_nothing_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rewind_ls.core import codex_rollout
+    from rewind_ls.core.errors import RewindError
+
+    home = tmp_path / "codex"
+    rollout = home / "sessions" / "2026" / "11" / "23" / "rollout-x-abc.jsonl"
+    rollout.parent.mkdir(parents=True)
+    meta = {"type": "session_meta", "payload": {"id": "abc", "session_id": "abc", "cwd": "/p"}}
+    start = {"type": "event_msg", "payload": {"type": "task_started", "turn_id": "t1"}}
+    rollout.write_text(json.dumps(meta) + "\n" + json.dumps(start) + "\n")
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    with pytest.raises(RewindError, match="t2"):
+        codex_rollout.fork(str(rollout), "t2", "p")
+    assert [p.name for p in rollout.parent.iterdir()] == [rollout.name]
+    fork = codex_rollout.fork(str(rollout), "t1", "p")
+    lines = [json.loads(x) for x in Path(fork.path).read_text().splitlines()]
+    assert lines == [
+        {
+            "type": "session_meta",
+            "payload": {
+                **meta["payload"],
+                "id": fork.session_id,
+                "session_id": fork.session_id,
+            },
+        }
+    ]
+    assert fork.resume_command == f"cd /p && codex resume {fork.session_id}"

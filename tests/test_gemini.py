@@ -98,3 +98,29 @@ def test_gemini_and_claude_in_one_workspace(ws: Path, home: Path, cli: Cli, tmp_
     # No chat file was reported: the conversation cannot be forked, and says why.
     conv = cli("rewind", "1", "--session", gemini.session_id, "--scope", "conversation", ok=False)
     assert conv.returncode != 0 and "chat file" in conv.stderr, conv.stdout + conv.stderr
+
+
+def test_the_same_prompt_twice_forks_before_the_nearest_in_time() -> None:
+    from rewind_ls.core.gemini_chat import prompt_index
+
+    lines = [
+        {"sessionId": "s"},
+        {
+            "id": "1",
+            "type": "user",
+            "timestamp": "2026-11-23T10:00:00.000Z",
+            "content": [{"text": "go"}],
+        },
+        {"id": "2", "type": "gemini", "timestamp": "2026-11-23T10:00:01.000Z", "content": "ok"},
+        {
+            "id": "3",
+            "type": "user",
+            "timestamp": "2026-11-23T11:00:00.000Z",
+            "content": [{"text": "go"}],
+        },
+    ]
+    from datetime import datetime
+
+    later = datetime.fromisoformat("2026-11-23T11:00:00+00:00").timestamp()
+    assert prompt_index(lines, "go", later) == 3
+    assert prompt_index(lines, "go", later - 3600) == 1

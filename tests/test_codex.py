@@ -186,6 +186,17 @@ def test_a_tool_call_of_a_new_codex_turn_opens_a_new_turn(ws: Path, home: Path, 
     assert (ws / "one.txt").exists() and not (ws / "two.txt").exists()
 
 
+def test_compaction_inside_a_codex_turn_stays_in_the_turn(ws: Path, home: Path, cli: Cli) -> None:
+    codex = FakeCodex(ws, home)
+    codex.prompt("long task")
+    (ws / "by_shell.txt").write_text("x\n")  # a shell edit not yet scanned
+    codex.hook("SessionStart", source="compact")
+    codex.hook("Stop", stop_hook_active=False)
+    listing = cli.json("turns", "--all")
+    by_kind = {s["kind"]: s for s in listing["sessions"]}
+    assert [f["path"] for f in by_kind["agent"]["turns"][0]["files"]] == ["by_shell.txt"]
+
+
 def test_a_bad_patch_never_blocks_codex(ws: Path, home: Path) -> None:
     codex = FakeCodex(ws, home)
     codex.prompt("bad")

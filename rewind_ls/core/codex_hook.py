@@ -104,6 +104,11 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
         rec.progress = progress_printer()
         if event == "SessionStart":
             store.ensure_session(session_id, "agent", AGENT, transcript)
+            open_turn = rec.open_turn_id(session_id)
+            if payload.get("source") == "compact" and open_turn is not None:
+                # Compaction inside a turn (automatic, mid-task): the changes so far are the turn's.
+                rec.scan_into(open_turn, session_id)
+                return Outcome(f"SessionStart compact inside {open_turn}")
             rec.attribute_outside_changes()
             return Outcome(f"SessionStart {session_id}")
         if event == "UserPromptSubmit":

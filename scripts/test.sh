@@ -22,6 +22,10 @@ fi
 
 echo "==> installing the pinned Claude Code binary (real-agent tests, tests/agents/)"
 bash scripts/install-claude.sh >/dev/null
+echo "==> installing the pinned Codex CLI binary (real-agent tests, tests/agents/)"
+bash scripts/install-codex.sh >/dev/null
+echo "==> installing the pinned Gemini CLI (real-agent tests, tests/agents/; needs node >= 20)"
+bash scripts/install-gemini.sh >/dev/null
 
 export PATH="$PWD/.venv/bin:$PATH"
 echo "==> running the tests"

@@ -52,6 +52,14 @@ def test_hook_process_loads_only_stdlib_and_core(tmp_path: Path) -> None:
         "    ('Stop', {})]:\n"
         "    payload = {'session_id': 's', 'cwd': sys.argv[1], 'hook_event_name': event, **extra}\n"
         "    assert run('claude-code', stdin=io.BytesIO(json.dumps(payload).encode())) == 0\n"
+        "patch = {'command': '*** Begin Patch\\n*** Update File: a.txt\\n*** End Patch\\n'}\n"
+        "for event, extra in [('UserPromptSubmit', {'prompt': 'p'}),\n"
+        "    ('PreToolUse', {'tool_name': 'apply_patch', 'tool_input': patch}),\n"
+        "    ('PostToolUse', {'tool_name': 'apply_patch', 'tool_input': patch}),\n"
+        "    ('Stop', {})]:\n"
+        "    payload = {'session_id': 'c', 'turn_id': 't', 'cwd': sys.argv[1],\n"
+        "               'hook_event_name': event, **extra}\n"
+        "    assert run('codex', stdin=io.BytesIO(json.dumps(payload).encode())) == 0\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
     env = {**os.environ, "REWIND_LS_HOME": str(tmp_path / "home")}

@@ -12,6 +12,7 @@ from typing import Any
 
 from rewind_ls import __version__
 from rewind_ls.cli.style import safe as _safe
+from rewind_ls.core.agents import AGENTS
 from rewind_ls.core.errors import ConflictError, RewindError
 from rewind_ls.core.store import Store
 
@@ -299,7 +300,7 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
         fork = None
         if scope in ("conversation", "both") and mode == "rewind":
             from rewind_ls.core.apply_disk import select
-            from rewind_ls.core.transcript import fork_turn
+            from rewind_ls.core.conversation import fork_turn
 
             if code_scope:
                 select(plan, force, skip)  # conflicts refuse before the conversation is forked
@@ -442,17 +443,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from rewind_ls.core.claude_settings import default_command, install, settings_path
+    from rewind_ls.core.agents import agent
+    from rewind_ls.core.claude_settings import default_command, install
 
-    if args.agent != "claude-code":
-        raise RewindError(f"install: unknown agent {args.agent!r} (supported: claude-code)")
-    path = settings_path(_workspace(args), args.user)
-    command = args.command or default_command()
-    changed = install(path, command, uninstall=args.uninstall)
+    who = agent(args.agent)
+    path = who.settings_path(_workspace(args), args.user)
+    command = args.command or default_command(who.name)
+    changed = install(path, command, args.uninstall, who.name, who.events)
     if not changed:
         print(f"{path}: already {'clean' if args.uninstall else 'installed'}, nothing changed")
     else:
         print(f"{path}: " + ", ".join(changed))
+        if who.after_install and not args.uninstall:
+            print(who.after_install)
     return 0
 
 
@@ -658,16 +661,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help=json_help)
 
-    p = add("install", cmd_install, "Add rewind-ls' hooks to Claude Code's settings (idempotent).")
-    p.add_argument("agent", choices=["claude-code"], help="the agent whose hooks to set up")
+    p = add("install", cmd_install, "Add rewind-ls' hooks to an agent's settings (idempotent).")
+    p.add_argument("agent", choices=list(AGENTS), help="the agent whose hooks to set up")
     p.add_argument(
-        "--user", action="store_true", help="~/.claude/settings.json instead of the project's"
+        "--user",
+        action="store_true",
+        help="the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json) instead of the "
+        "project's",
     )
     p.add_argument("--uninstall", action="store_true", help="remove only rewind-ls' hooks")
     p.add_argument("--command", help="hook command (default: this rewind-ls by absolute path)")
 
     p = add("hook", cmd_hook, "Record one agent hook payload read from stdin (used by the agent).")
-    p.add_argument("agent", choices=["claude-code", "codex"], help="the agent sending the payload")
+    p.add_argument("agent", choices=list(AGENTS), help="the agent sending the payload")
 
     p = add("serve", cmd_serve, "Run the language server on stdio.")
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")

@@ -71,7 +71,7 @@ def _text(payload: dict[str, Any], key: str, required: bool = True) -> str | Non
 
 def parse(raw: bytes) -> dict[str, Any]:
     if not raw.strip():
-        raise BadInput("hook payload: stdin was empty (expected one JSON object from Claude Code)")
+        raise BadInput("hook payload: stdin was empty (expected one JSON object from the agent)")
     try:
         payload = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
@@ -113,6 +113,16 @@ def _inside_agent_folder(path: str, cwd: str) -> bool:
 def _optional_text(payload: dict[str, Any], key: str) -> str | None:
     value = payload.get(key)
     return value if isinstance(value, str) and value and "\x00" not in value else None
+
+
+# For the other agents' hook modules.
+optional_text = _optional_text
+
+
+def required_text(payload: dict[str, Any], key: str) -> str:
+    value = _text(payload, key)
+    assert value is not None
+    return value
 
 
 def handle(payload: dict[str, Any]) -> str:
@@ -248,18 +258,20 @@ def run(agent: str, stdin: Any = None) -> int:
     into the database and fsyncs it, and the interpreter tears every module down. Every transaction
     is already committed to the WAL, which the next process to open the store reads (or checkpoints).
     """
-    if agent not in (AGENT, "codex"):
+    from rewind_ls.core.agents import AGENTS
+
+    if agent not in AGENTS:
         sys.stderr.write(
-            f"rewind-ls hook: unknown agent {agent!r} (expected claude-code or codex)\n"
+            f"rewind-ls hook: unknown agent {agent!r} (expected one of {', '.join(AGENTS)})\n"
         )
         return 0
     raw = b""
     try:
         raw = (stdin or sys.stdin.buffer).read()
         payload = parse(raw)
-        outcome = handle_event(payload)
+        outcome = AGENTS[agent].handler()(payload)
         if outcome.message:
-            # Claude Code shows a hook's `systemMessage` to the person (stdout JSON, exit 0).
+            # Claude Code and Codex show a hook's `systemMessage` to the person (stdout JSON, exit 0).
             sys.stdout.write(json.dumps({"systemMessage": outcome.message}) + "\n")
         if os.environ.get("REWIND_LS_DEBUG"):
             log(f"hook {agent}: {outcome.done}")

@@ -1,4 +1,7 @@
-"""Installing rewind-ls' hooks into Claude Code's settings, idempotently, keeping every other hook."""
+"""Installing rewind-ls' hooks into an agent's hook settings, idempotently, keeping every other hook.
+
+Claude Code (`settings.json`) and Codex CLI (`hooks.json`) share the `{"hooks": {Event: [{matcher?,
+hooks: [{type, command}]}]}}` shape; the events and the file come from the agent registry."""
 
 from __future__ import annotations
 
@@ -18,12 +21,14 @@ EVENTS: dict[str, str | None] = {
     "PostToolUse": "Write|Edit|NotebookEdit|Bash",
     "Stop": None,
 }
-MARK = "rewind-ls hook claude-code"
-# The fallback form (`python -m rewind_ls hook claude-code`) is ours too.
-MODULE_MARK = "rewind_ls hook claude-code"
 
 
-def default_command() -> str:
+def _marks(agent: str) -> tuple[str, str]:
+    # The fallback form (`python -m rewind_ls hook AGENT`) is ours too.
+    return f"rewind-ls hook {agent}", f"rewind_ls hook {agent}"
+
+
+def default_command(agent: str = "claude-code") -> str:
     """The hook command, by absolute path: the agent runs hooks with its own PATH, which need not
     hold the virtualenv rewind-ls was installed in (a bare `rewind-ls` then fails with 127). The
     entry point beside the running interpreter is preferred (fast start, named `rewind-ls`)."""
@@ -31,11 +36,11 @@ def default_command() -> str:
     argv0 = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     for candidate in (argv0, script):
         if os.path.basename(candidate) == "rewind-ls" and os.access(candidate, os.X_OK):
-            return f"{shlex.quote(candidate)} hook claude-code"
-    return f"{shlex.quote(os.path.abspath(sys.executable))} -m rewind_ls hook claude-code"
+            return f"{shlex.quote(candidate)} hook {agent}"
+    return f"{shlex.quote(os.path.abspath(sys.executable))} -m rewind_ls hook {agent}"
 
 
-def hook_commands(path: str) -> list[str]:
+def hook_commands(path: str, agent: str = "claude-code") -> list[str]:
     """Our hook commands in the settings file at `path` (normally one, repeated per event)."""
     try:
         data = _load(path)
@@ -48,7 +53,7 @@ def hook_commands(path: str) -> list[str]:
     for groups in hooks.values():
         for g in groups if isinstance(groups, list) else []:
             for h in (g.get("hooks") or []) if isinstance(g, dict) else []:
-                if _ours(h) and h.get("command") not in found:
+                if _ours(h, agent) and h.get("command") not in found:
                     found.append(str(h.get("command")))
     return found
 
@@ -80,21 +85,29 @@ def _load(path: str) -> dict[str, Any]:
     return data
 
 
-def _ours(entry: Any) -> bool:
+def _ours(entry: Any, agent: str = "claude-code") -> bool:
     if not isinstance(entry, dict):
         return False
     command = str(entry.get("command", ""))
-    return MARK in command or MODULE_MARK in command
+    return any(mark in command for mark in _marks(agent))
 
 
-def install(path: str, command: str, uninstall: bool = False) -> list[str]:
+def install(
+    path: str,
+    command: str,
+    uninstall: bool = False,
+    agent: str = "claude-code",
+    events: dict[str, str | None] | None = None,
+) -> list[str]:
     """Add (or remove) our hooks. Returns a list of what changed (empty: nothing to do)."""
+    events = EVENTS if events is None else events
+
     data = _load(path)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise BadInput(f'{path}: "hooks" is not an object; nothing was changed')
     changed: list[str] = []
-    for event, matcher in EVENTS.items():
+    for event, matcher in events.items():
         groups = hooks.get(event, [])
         if not isinstance(groups, list):
             raise BadInput(f"{path}: hooks.{event} is not a list; nothing was changed")
@@ -105,7 +118,7 @@ def install(path: str, command: str, uninstall: bool = False) -> list[str]:
             if not isinstance(inner, list):
                 kept.append(group)
                 continue
-            mine = [h for h in inner if _ours(h)]
+            mine = [h for h in inner if _ours(h, agent)]
             if (
                 mine
                 and not uninstall
@@ -118,7 +131,7 @@ def install(path: str, command: str, uninstall: bool = False) -> list[str]:
                 continue
             if mine:
                 changed.append(f"removed {event}")
-                rest = [h for h in inner if not _ours(h)]
+                rest = [h for h in inner if not _ours(h, agent)]
                 if rest:
                     kept.append({**group, "hooks": rest})
                 continue
@@ -145,7 +158,7 @@ def install(path: str, command: str, uninstall: bool = False) -> list[str]:
     return changed
 
 
-def installed(path: str) -> bool:
+def installed(path: str, agent: str = "claude-code") -> bool:
     try:
         data = _load(path)
     except BadInput:
@@ -154,7 +167,7 @@ def installed(path: str) -> bool:
     if not isinstance(hooks, dict):
         return False
     return any(
-        _ours(h)
+        _ours(h, agent)
         for groups in hooks.values()
         if isinstance(groups, list)
         for g in groups

@@ -146,6 +146,23 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
             failure is None,
             f"installed, and `{command}` runs" if failure is None else failure,
         )
+    # The other agents' hooks, where installed, must run too (not installed is not a problem).
+    from rewind_ls.core.agents import AGENTS
+
+    for other in AGENTS.values():
+        if other.name == "claude-code":
+            continue
+        found: list[str] = []
+        for user_level in (False, True):
+            path = other.settings_path(root, user_level)
+            found += [c for c in hook_commands(path, other.name) if c not in found]
+        for command in found:
+            failure = run_hook_command(command, root)
+            check(
+                f"{other.title} hooks",
+                failure is None,
+                f"installed, and `{command}` runs" if failure is None else failure,
+            )
     # Hooks that are not installed are not a store problem; a hook command that fails is.
     ok = all(c["ok"] for c in checks if c["name"] != "claude code hooks" or commands)
     return {"ok": ok, "workspace": root, "storeDir": directory, "checks": checks}

@@ -277,6 +277,9 @@ def session_transcript(store: object, turn: Any) -> tuple[str | None, str | None
         return None, str(exc)
 
 
+conversation_source = session_transcript  # the agent registry's name for it
+
+
 def fork_turn(store: object, turn: Any) -> Fork:
     """Fork the conversation before `turn`; the fork session inherits the turns before it."""
     from rewind_ls.core.capture import turn_info

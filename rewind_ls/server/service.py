@@ -210,13 +210,13 @@ class Service:
         return [{**describe(pp), "uri": self.uri(pp.path)} for pp in plan.shown()]
 
     def conversation_preview(self, turn: sqlite3.Row) -> dict[str, Any]:
-        from rewind_ls.core.transcript import session_transcript
+        from rewind_ls.core.conversation import conversation_source
 
-        path, reason = session_transcript(self.store, turn)
+        path, reason = conversation_source(self.store, turn)
         return {"available": path is not None, "reason": reason, "prompt": turn["prompt"]}
 
     def fork_conversation(self, turn: sqlite3.Row) -> dict[str, Any]:
-        from rewind_ls.core.transcript import fork_turn
+        from rewind_ls.core.conversation import fork_turn
 
         fork = fork_turn(self.store, turn)
         return {

@@ -1,0 +1,151 @@
+"""Codex CLI hook payloads -> recorder calls.
+
+Codex sends Claude-shaped payloads plus a `turn_id` on every event of a turn. Its one edit tool is
+`apply_patch` (`tool_input.command` holds the patch): every path the patch names is captured before
+it applies (PreToolUse) and after (PostToolUse). Shell commands (`tool_name` "Bash") go through the
+workspace scan, like Claude Code's. A turn is opened by UserPromptSubmit and keyed by `turn_id`
+(kept in the turn's info): a tool call whose `turn_id` is not the open turn's opens a new turn, so a
+missed prompt hook never merges two Codex turns into one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from rewind_ls.core.claude_hook import (
+    Outcome,
+    notify_enabled,
+    optional_text,
+    progress_printer,
+    required_text,
+    turn_notice,
+)
+from rewind_ls.core.errors import BadInput
+
+AGENT = "codex"
+PATCH_TOOLS = {"apply_patch"}
+SHELL_TOOLS = {"Bash"}
+
+
+def _inside_codex_home(path: str) -> bool:
+    """Codex's own folder (sessions, config): the agent's business, not the project's."""
+    from rewind_ls.core.agents import codex_home
+
+    home = os.path.realpath(codex_home())
+    return os.path.realpath(path).startswith(home.rstrip(os.sep) + os.sep)
+
+
+def patch_paths(tool_input: Any, cwd: str) -> list[str]:
+    """The absolute paths an apply_patch call touches (relative headers are relative to `cwd`)."""
+    from rewind_ls.core.apply_patch import touched_paths
+
+    patch = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if not isinstance(patch, str):
+        raise BadInput("hook payload: apply_patch tool_input has no 'command' string (the patch)")
+    return [p if os.path.isabs(p) else os.path.join(cwd, p) for p in touched_paths(patch)]
+
+
+def _turn_for(rec: Any, session_id: str, turn_id: str | None) -> str:
+    """The recorder turn of Codex turn `turn_id`, opening one when it is not the open turn."""
+    from rewind_ls.core.capture import turn_info
+
+    open_turn = rec.open_turn_id(session_id)
+    if open_turn is not None:
+        known = turn_info(rec.store.turn(open_turn)).get("turnId")
+        if turn_id is None or known in (None, turn_id):
+            return str(open_turn)
+    return str(
+        rec.begin_turn(
+            session_id,
+            "(edits outside a recorded prompt)",
+            "agent",
+            AGENT,
+            info=json.dumps({"turnId": turn_id}) if turn_id else None,
+        )
+    )
+
+
+def handle_event(payload: dict[str, Any]) -> Outcome:
+    """Record one Codex hook event."""
+    from rewind_ls.core.capture import Recorder
+    from rewind_ls.core.paths import relative_path, session_workspace_root
+    from rewind_ls.core.store import Store
+
+    event = required_text(payload, "hook_event_name")
+    session_id = required_text(payload, "session_id")
+    cwd = required_text(payload, "cwd")
+    if not os.path.isabs(cwd) or not os.path.isdir(cwd):
+        raise BadInput(f"hook payload: cwd {cwd!r} is not an existing absolute folder")
+    transcript = optional_text(payload, "transcript_path")
+    turn_id = optional_text(payload, "turn_id")
+    tool = payload.get("tool_name")
+    tool_event = event in ("PreToolUse", "PostToolUse")
+    watched = event in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd") or (
+        tool_event and (tool in PATCH_TOOLS or tool in SHELL_TOOLS)
+    )
+    if not watched:
+        return Outcome(f"{event}: ignored")
+    files: list[str] = []
+    if tool_event and tool in PATCH_TOOLS:
+        files = [
+            p for p in patch_paths(payload.get("tool_input"), cwd) if not _inside_codex_home(p)
+        ]
+    root = session_workspace_root(session_id, cwd, None)
+
+    with Store.open(root) as store:
+        if store.turns_in_state("rewind", "pending"):
+            # A restore is running or was killed: finish or roll it back before recording.
+            from rewind_ls.core.apply_disk import recover
+
+            recover(store, wait=True)
+        rec = Recorder(store)
+        rec.progress = progress_printer()
+        if event == "SessionStart":
+            store.ensure_session(session_id, "agent", AGENT, transcript)
+            open_turn = rec.open_turn_id(session_id)
+            if payload.get("source") == "compact" and open_turn is not None:
+                # Compaction inside a turn (automatic, mid-task): the changes so far are the turn's.
+                rec.scan_into(open_turn, session_id)
+                return Outcome(f"SessionStart compact inside {open_turn}")
+            rec.attribute_outside_changes()
+            return Outcome(f"SessionStart {session_id}")
+        if event == "UserPromptSubmit":
+            prompt = payload.get("prompt")
+            prompt = prompt if isinstance(prompt, str) else ""
+            turn = rec.begin_turn(
+                session_id,
+                prompt.replace("\x00", "").encode("utf-8", "replace").decode("utf-8"),
+                "agent",
+                AGENT,
+                transcript,
+                info=json.dumps({"turnId": turn_id}) if turn_id else None,
+            )
+            return Outcome(f"turn {turn} opened (codex turn {turn_id})")
+        if event in ("Stop", "SessionEnd"):
+            ended = rec.end_turn(session_id)
+            message = None
+            if ended is not None and event == "Stop" and notify_enabled():
+                message = turn_notice(store, ended)
+            return Outcome(f"turn {ended} closed", message)
+        store.ensure_session(session_id, "agent", AGENT, transcript)
+        turn = _turn_for(rec, session_id, turn_id)
+        if tool in SHELL_TOOLS:
+            from rewind_ls.core.scan import shell_finished, shell_started
+
+            tool_use_id = optional_text(payload, "tool_use_id") or "-"
+            if event == "PostToolUse":
+                changed = rec.scan_into(turn, session_id)
+                shell_finished(store, session_id, tool_use_id)
+                return Outcome(f"{tool}: {len(changed)} changed file(s)")
+            shell_started(store, session_id, tool_use_id)
+            return Outcome(f"{tool}: command registered")
+        rels = [relative_path(root, f, cwd) for f in files]
+        for rel in rels:
+            if event == "PreToolUse":
+                rec.before(session_id, rel, "tool", AGENT)
+            else:
+                rec.after(session_id, rel, "tool", AGENT)
+        when = "before" if event == "PreToolUse" else "after"
+        return Outcome(f"apply_patch {', '.join(rels)}: {when} recorded in {turn}")

@@ -1,0 +1,37 @@
+"""Conversation rewinds for any agent: the turn's session names its agent, the agent registry names
+the module that forks that agent's conversation (`conversation_source`, `fork_turn`)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from rewind_ls.core.agents import AGENTS
+from rewind_ls.core.errors import RewindError
+
+
+def _module(store: Any, turn: Any) -> tuple[Any, str | None]:
+    session = store.session(turn["session_id"])
+    if session is None or session["kind"] != "agent":
+        return None, "only agent sessions have a conversation"
+    agent = AGENTS.get(session["agent"])
+    if agent is None or agent.fork_module is None:
+        return None, f"conversation rewind is not supported for {session['agent']}"
+    return importlib.import_module(agent.fork_module), None
+
+
+def conversation_source(store: Any, turn: Any) -> tuple[str | None, str | None]:
+    """(the conversation file of the turn's session, reason it cannot be forked)."""
+    module, reason = _module(store, turn)
+    if module is None:
+        return None, reason
+    source: tuple[str | None, str | None] = module.conversation_source(store, turn)
+    return source
+
+
+def fork_turn(store: Any, turn: Any) -> Any:
+    """Fork the turn's conversation before it (a `transcript.Fork`)."""
+    module, reason = _module(store, turn)
+    if module is None:
+        raise RewindError(f"conversation: {reason}")
+    return module.fork_turn(store, turn)

@@ -1,0 +1,112 @@
+"""Runs the real, unmodified Gemini CLI (installed by scripts/install-gemini.sh, run with node) offline
+against the scripted Gemini API stand-in (`fake_gemini.FakeGemini`, reached through the SDK's
+GOOGLE_GEMINI_BASE_URL), in a throwaway HOME.
+
+The project is a trusted folder (`~/.gemini/trustedFolders.json`): Gemini CLI reads a project's
+settings, and so its hooks, only there. The hooks are the ones `rewind-ls install gemini` writes.
+The binary runs with a PATH that does NOT hold the virtualenv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.support.fake_gemini import FakeGemini
+from tests.support.real_claude import rewind_ls_command
+
+ROOT = Path(__file__).resolve().parents[2]
+VERSION = "0.61.0"
+
+
+def gemini_entry() -> Path:
+    out = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "install-gemini.sh")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "GEMINI_CLI_VERSION": VERSION},
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"scripts/install-gemini.sh failed:\n{out.stdout}\n{out.stderr}")
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+class RealGemini:
+    def __init__(self, entry: Path, api: FakeGemini, base: Path, project: Path) -> None:
+        self.entry = entry
+        self.api = api
+        self.home = base / "home"
+        self.gemini_home = self.home / ".gemini"
+        self.rewind_home = base / "rewind-home"
+        self.project = project
+        self.gemini_home.mkdir(parents=True, exist_ok=True)
+        (self.gemini_home / "settings.json").write_text(
+            json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}})
+        )
+        (self.gemini_home / "trustedFolders.json").write_text(
+            json.dumps({str(project): "TRUST_FOLDER"})
+        )
+        node = shutil.which("node") or "node"
+        self.node = node
+        self.env = {
+            "PATH": f"{os.path.dirname(node)}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(self.home),
+            "REWIND_LS_HOME": str(self.rewind_home),
+            "REWIND_LS_DEBUG": "1",
+            "GEMINI_API_KEY": "offline-test-key",
+            "GOOGLE_GEMINI_BASE_URL": api.base_url,
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+            "LANG": "C.UTF-8",
+        }
+
+    def rewind_ls(
+        self, *args: str, cwd: Path | None = None, ok: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [*rewind_ls_command(), *args],
+            cwd=cwd or self.project,
+            env={
+                **os.environ,
+                "REWIND_LS_HOME": self.env["REWIND_LS_HOME"],
+                "HOME": str(self.home),
+            },
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if ok and proc.returncode != 0:
+            raise AssertionError(
+                f"rewind-ls {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+            )
+        return proc
+
+    def run(self, prompt: str, *, resume: str | None = None, cwd: Path | None = None) -> str:
+        """One `gemini -p` turn (resuming session `resume`); returns the session id."""
+        args = [self.node, str(self.entry), "-p", prompt, "--yolo", "--output-format", "json"]
+        if resume:
+            args += ["--resume", resume]
+        proc = subprocess.run(
+            args,
+            cwd=cwd or self.project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+        try:
+            out: dict[str, Any] = json.loads(proc.stdout[proc.stdout.index("{") :])
+        except ValueError:
+            out = {}
+        if proc.returncode != 0 or "error" in out or "session_id" not in out:
+            raise AssertionError(f"gemini exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+        return str(out["session_id"])
+
+    def hook_log(self) -> str:
+        log = self.rewind_home / "rewind-ls.log"
+        return log.read_text() if log.exists() else ""

@@ -94,7 +94,9 @@ def _block_text(block: Any) -> str:
     if kind == "text":
         return str(block.get("text", ""))
     if kind == "tool_use":
-        return f"[tool call {block.get('name')}: {json.dumps(block.get('input'), ensure_ascii=False)}]"
+        return (
+            f"[tool call {block.get('name')}: {json.dumps(block.get('input'), ensure_ascii=False)}]"
+        )
     if kind == "tool_result":
         content = block.get("content")
         if isinstance(content, list):
@@ -321,7 +323,9 @@ def summarize(
         part = before
     text = conversation_text(part)
     if not text.strip():
-        raise RewindError(f"{path}: nothing to summarize {'from' if direction == 'from' else 'before'} this turn")
+        raise RewindError(
+            f"{path}: nothing to summarize {'from' if direction == 'from' else 'before'} this turn"
+        )
     summary = run_summarizer(text, instructions, progress)
     build = build_from if direction == "from" else build_up_to
     new_lines = build(lines, target, summary)

@@ -95,7 +95,103 @@ def test_summarize_from_and_up_to(tmp_path: Path) -> None:
         assert "MARK1" in sent and "ONE-A" in sent and "MARK2" not in sent
         api.add([text("after up-to reply")])
         resume_fork(claude, conv, "after up-to prompt", tmp_path)
-        messages, k = prompt_request(api, "after up-to prompt")
-        dumped = json.dumps(messages[:k])
-        print(json.dumps(messages, indent=1))
-        assert claude.transcript(sid).read_bytes() == original
+        orig, k3 = prompt_request(api, "turn three prompt MARK3")
+        k2 = next(i for i, m in enumerate(orig) if "turn two prompt MARK2" in json.dumps(m))
+        new, k = prompt_request(api, "after up-to prompt")
+        # The summary, then turn 2 onward exactly as the original sent it (tool result included),
+        # nothing of turn 1.
+        assert SUMMARY_UP_TO in json.dumps(new[0]) and "turn two prompt MARK2" in json.dumps(new[0])
+        k3_new = next(i for i, m in enumerate(new) if "turn three prompt MARK3" in json.dumps(m))
+        assert new[1:k3_new] == orig[k2 + 1 : k3]
+        assert "BASH-RESULT-MARK2" in json.dumps(new[1:k3_new])
+        assert "turn three reply MARK3" in json.dumps(new[k3_new + 1 : k])
+        for mark in ("MARK1", "ONE-A", "one-a.txt", "writing one-a"):
+            assert mark not in json.dumps(new[:k]), mark
+
+        # From turn 2, the person's shell command as the summarizer.
+        seen = tmp_path / "seen.txt"
+        command = f"cat > {seen}; printf 'SUMMARY-FROM-TWO: %s' \"$REWIND_LS_SUMMARY_INSTRUCTIONS\""
+        out = json.loads(
+            summarize(
+                claude,
+                "2",
+                "--from",
+                "--session",
+                sid,
+                "--instructions",
+                "focus on bash",
+                "--json",
+                REWIND_LS_SUMMARIZER=command,
+            ).stdout
+        )
+        fr = out["conversation"]
+        assert out["direction"] == "from" and fr["prompt"] == "turn two prompt MARK2"
+        given = seen.read_text()
+        assert "BASH-RESULT-MARK2" in given and "MARK3" in given and "MARK1" not in given
+        api.add([text("after from reply")])
+        resume_fork(claude, fr, "after from prompt", tmp_path)
+        new, k = prompt_request(api, "after from prompt")
+        # Turn 1 exactly as the original sent it before turn 2, then the summary.
+        assert new[:k2] == orig[:k2]
+        assert "SUMMARY-FROM-TWO: focus on bash" in json.dumps(new[k2:])
+        for mark in ("MARK2", "MARK3"):
+            assert mark not in json.dumps(new[:k]), mark
+        assert "ONE-A" in json.dumps(new[:k2])  # turn 1's parallel tool results
+
+        # The resumed sessions carry their turns: up-to all three, from only turn 1.
+        turns = json.loads(claude.rewind_ls("turns", "--all", "--json").stdout)["sessions"]
+        numbers = {s["id"]: [t["prompt"] for t in s["turns"]] for s in turns}
+        assert numbers[conv["sessionId"]][:3] == [
+            "turn one prompt MARK1",
+            "turn two prompt MARK2",
+            "turn three prompt MARK3",
+        ]
+        assert numbers[fr["sessionId"]] == ["turn one prompt MARK1", "after from prompt"]
+
+        # Failing, silent and slow summarizers: a clear error naming the command, nothing left.
+        files = session_files(claude)
+        sessions = len(turns)
+        for command, env, said in (
+            ("echo broken >&2; exit 3", {}, "failed (exit 3): broken"),
+            ("cat > /dev/null", {}, "printed nothing"),
+            ("sleep 30", {"REWIND_LS_SUMMARIZER_TIMEOUT": "1"}, "timed out after 1s"),
+        ):
+            proc = summarize(
+                claude,
+                "2",
+                "--up-to",
+                "--session",
+                sid,
+                ok=False,
+                REWIND_LS_SUMMARIZER=command,
+                **env,
+            )
+            assert proc.returncode == 2, proc.stdout + proc.stderr
+            assert f"summarizer {command!r}" in proc.stderr and said in proc.stderr, proc.stderr
+            assert session_files(claude) == files
+        listing = json.loads(claude.rewind_ls("turns", "--all", "--json").stdout)["sessions"]
+        assert len(listing) == sessions
+
+        # The compaction lines have the binary's own shape: /compact the original and compare.
+        ours = [json.loads(x) for x in Path(conv["transcriptPath"]).read_text().splitlines()]
+        claude.run("/compact", resume=sid)
+        theirs = [json.loads(x) for x in claude.transcript(sid).read_text().splitlines()]
+        boundary = next(x for x in theirs if x.get("subtype") == "compact_boundary")
+        summary = next(x for x in theirs if x.get("isCompactSummary"))
+        assert ours[0]["parentUuid"] is None and boundary["parentUuid"] is None
+        assert (
+            ours[1]["parentUuid"] == ours[0]["uuid"] and summary["parentUuid"] == boundary["uuid"]
+        )
+        for mine, binary_line in ((ours[0], boundary), (ours[1], summary)):
+            missing = set(binary_line) - set(mine) - {"promptId", "slug"}
+            assert not missing, missing
+            for key in (
+                "type",
+                "subtype",
+                "content",
+                "level",
+                "isMeta",
+                "isVisibleInTranscriptOnly",
+            ):
+                if key in binary_line and not (key == "content" and binary_line is summary):
+                    assert mine[key] == binary_line[key], key

@@ -153,7 +153,7 @@ def summarizer_command(instructions: str | None) -> tuple[list[str] | str, str]:
         "--settings",
         '{"disableAllHooks": true}',
     ]
-    return argv, shlex.join(argv[:2] + ["<summarizing prompt>"] + argv[3:])
+    return argv, shlex.join([*argv[:2], "<summarizing prompt>", *argv[3:]])
 
 
 def run_summarizer(

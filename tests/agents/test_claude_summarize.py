@@ -5,7 +5,6 @@ session is resumed with the real binary and the conversation it sends to the mod
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +170,7 @@ def test_summarize_from_and_up_to(tmp_path: Path) -> None:
             assert session_files(claude) == files
         listing = json.loads(claude.rewind_ls("turns", "--all", "--json").stdout)["sessions"]
         assert len(listing) == sessions
+        assert claude.transcript(sid).read_bytes() == original  # never edited
 
         # The compaction lines have the binary's own shape: /compact the original and compare.
         ours = [json.loads(x) for x in Path(conv["transcriptPath"]).read_text().splitlines()]

@@ -580,6 +580,25 @@ async def apply_pending(ls: RewindServer, pending: PendingRestore, apply: bool) 
     return outcome
 
 
+@guarded("rewind/summarize")
+async def summarize(ls: RewindServer, params: Any) -> dict[str, Any]:
+    p = parse(proto.SummarizeParams, params, "rewind/summarize")
+    svc = ls.svc()
+    turn = await ls.call(svc.turn, p.turn_id)
+    # Runs the summarizer (up to REWIND_LS_SUMMARIZER_TIMEOUT) on the store's worker.
+    conversation = await ls.call(svc.summarize_conversation, turn, p.direction, p.instructions)
+    what = "from" if p.direction == "from" else "up to"
+    result = {
+        "status": "applied",
+        "message": f"conversation summarized {what} turn {turn['number']}: "
+        f"{conversation['resumeCommand']}",
+        "direction": p.direction,
+        "conversation": conversation,
+        "prompt": turn["prompt"],
+    }
+    return dump(proto.SummarizeResult.model_validate(result))
+
+
 @guarded("rewind/fileAt")
 async def file_at(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.FileAtParams, params, "rewind/fileAt")

@@ -226,6 +226,19 @@ class Service:
             "prompt": fork.prompt,
         }
 
+    def summarize_conversation(
+        self, turn: sqlite3.Row, direction: str, instructions: str | None
+    ) -> dict[str, Any]:
+        from rewind_ls.core.summarize import summarize_turn
+
+        result = summarize_turn(self.store, turn, direction, instructions)
+        return {
+            "sessionId": result.session_id,
+            "transcriptPath": result.path,
+            "resumeCommand": result.resume_command,
+            "prompt": result.prompt,
+        }
+
     def drop_fork(self, fork: dict[str, Any]) -> None:
         """Remove a conversation fork whose code part failed (`--scope both`: both or neither)."""
         try:

@@ -4,6 +4,7 @@ session is resumed with the real binary and the conversation it sends to the mod
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,41 @@ def summarize(claude: RealClaude, *args: str, ok: bool = True, **env: str) -> An
     if ok:
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
+
+
+async def server_summarize(claude: RealClaude, sid: str) -> Any:
+    """rewind/summarize (up to turn 3, a shell summarizer) through a real server process; a bad
+    direction is refused."""
+    from tests.support.lsp_client import start
+    from tests.test_server import as_dict
+
+    client, _ = await start(
+        claude.project,
+        claude.rewind_home,
+        env={
+            "CLAUDE_CONFIG_DIR": str(claude.config),
+            "REWIND_LS_SUMMARIZER": "cat > /dev/null; echo SERVER-SUMMARY",
+        },
+    )
+    try:
+        listing = as_dict(
+            await client.protocol.send_request_async("rewind/listTurns", {"sessionId": sid})
+        )
+        turn = next(t for s in listing["sessions"] for t in s["turns"] if t["number"] == 3)
+        bad = None
+        try:
+            await client.protocol.send_request_async(
+                "rewind/summarize", {"turnId": turn["id"], "direction": "sideways"}
+            )
+        except Exception as exc:  # the JSON-RPC error the server answers with
+            bad = str(exc)
+        assert bad is not None and "direction" in bad, bad
+        result = await client.protocol.send_request_async(
+            "rewind/summarize", {"turnId": turn["id"], "direction": "upTo"}
+        )
+        return as_dict(result)
+    finally:
+        await client.shutdown_session()
 
 
 def test_summarize_from_and_up_to(tmp_path: Path) -> None:
@@ -146,6 +182,19 @@ def test_summarize_from_and_up_to(tmp_path: Path) -> None:
             "turn three prompt MARK3",
         ]
         assert numbers[fr["sessionId"]] == ["turn one prompt MARK1", "after from prompt"]
+
+        # The language server's rewind/summarize, through a real server process.
+        served = asyncio.run(server_summarize(claude, sid))
+        assert served["direction"] == "upTo" and served["status"] == "applied"
+        assert served["prompt"] == "turn three prompt MARK3"
+        assert served["conversation"]["resumeCommand"] in served["message"]
+        api.add([text("after server reply")])
+        resume_fork(claude, served["conversation"], "after server prompt", tmp_path)
+        new, k = prompt_request(api, "after server prompt")
+        assert "SERVER-SUMMARY" in json.dumps(new[0]) and "MARK3" in json.dumps(new[0])
+        for mark in ("MARK1", "MARK2", "ONE-A"):
+            assert mark not in json.dumps(new[:k]), mark
+        turns = json.loads(claude.rewind_ls("turns", "--all", "--json").stdout)["sessions"]
 
         # Failing, silent and slow summarizers: a clear error naming the command, nothing left.
         files = session_files(claude)

@@ -100,6 +100,8 @@ def test_picker_lists_previews_filters_and_rewinds(
         "code and conversation",
         "code",
         "conversation",
+        "summarize from here",
+        "summarize up to here",
         "revert this turn",
         "show diff",
         "cancel",

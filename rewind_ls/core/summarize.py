@@ -336,6 +336,54 @@ def summarize(
     )
 
 
+class Source:
+    """What `summarize` needs of a turn, read from the store (so the summarizer itself can run
+    away from the store's thread)."""
+
+    __slots__ = ("number", "path", "prompt", "prompt_id", "session_id", "started_at")
+
+    def __init__(self, store: object, turn: Any) -> None:
+        from rewind_ls.core.capture import turn_info
+        from rewind_ls.core.store import Store
+
+        assert isinstance(store, Store)
+        path, reason = transcript.session_transcript(store, turn)
+        if path is None:
+            raise RewindError(f"summarize: {reason}")
+        prompt_id = turn_info(turn).get("promptId")
+        self.path = path
+        self.prompt: str = turn["prompt"]
+        self.started_at: float = turn["started_at"]
+        self.prompt_id = prompt_id if isinstance(prompt_id, str) else None
+        self.session_id: str = turn["session_id"]
+        self.number: int = turn["number"]
+
+    def run(
+        self,
+        direction: str,
+        instructions: str | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> Summary:
+        return summarize(
+            self.path,
+            self.prompt,
+            self.started_at,
+            direction,
+            self.prompt_id,
+            instructions,
+            progress,
+        )
+
+    def adopt(self, store: object, result: Summary) -> None:
+        """The new session inherits the turns it still holds (before the turn for `from`, all of
+        them for `upTo`), so rewinds keep working in it."""
+        from rewind_ls.core.store import Store
+
+        assert isinstance(store, Store)
+        below = self.number if result.direction == "from" else 1 << 30
+        store.inherit_turns(self.session_id, result.session_id, below, result.path)
+
+
 def summarize_turn(
     store: object,
     turn: Any,
@@ -343,25 +391,8 @@ def summarize_turn(
     instructions: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Summary:
-    """Summarize `turn`'s session from / up to it; the new session inherits the turns it still
-    holds (before the turn for `from`, all of them for `upTo`), so rewinds keep working in it."""
-    from rewind_ls.core.capture import turn_info
-    from rewind_ls.core.store import Store
-
-    assert isinstance(store, Store)
-    path, reason = transcript.session_transcript(store, turn)
-    if path is None:
-        raise RewindError(f"summarize: {reason}")
-    prompt_id = turn_info(turn).get("promptId")
-    result = summarize(
-        path,
-        turn["prompt"],
-        turn["started_at"],
-        direction,
-        prompt_id if isinstance(prompt_id, str) else None,
-        instructions,
-        progress,
-    )
-    below = turn["number"] if direction == "from" else 1 << 30
-    store.inherit_turns(turn["session_id"], result.session_id, below, result.path)
+    """Summarize `turn`'s session from / up to it, in one go (the CLI)."""
+    source = Source(store, turn)
+    result = source.run(direction, instructions, progress)
+    source.adopt(store, result)
     return result

@@ -585,8 +585,11 @@ async def summarize(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.SummarizeParams, params, "rewind/summarize")
     svc = ls.svc()
     turn = await ls.call(svc.turn, p.turn_id)
-    # Runs the summarizer (up to REWIND_LS_SUMMARIZER_TIMEOUT) on the store's worker.
-    conversation = await ls.call(svc.summarize_conversation, turn, p.direction, p.instructions)
+    source = await ls.call(svc.summarize_source, turn)
+    # The summarizer may run for minutes (REWIND_LS_SUMMARIZER_TIMEOUT): on its own thread, not
+    # the store's worker, so saves and other requests go on meanwhile.
+    summary = await asyncio.to_thread(source.run, p.direction, p.instructions)
+    conversation = await ls.call(svc.adopt_summary, source, summary)
     what = "from" if p.direction == "from" else "up to"
     result = {
         "status": "applied",

@@ -226,12 +226,13 @@ class Service:
             "prompt": fork.prompt,
         }
 
-    def summarize_conversation(
-        self, turn: sqlite3.Row, direction: str, instructions: str | None
-    ) -> dict[str, Any]:
-        from rewind_ls.core.summarize import summarize_turn
+    def summarize_source(self, turn: sqlite3.Row) -> Any:
+        from rewind_ls.core.summarize import Source
 
-        result = summarize_turn(self.store, turn, direction, instructions)
+        return Source(self.store, turn)
+
+    def adopt_summary(self, source: Any, result: Any) -> dict[str, Any]:
+        source.adopt(self.store, result)
         return {
             "sessionId": result.session_id,
             "transcriptPath": result.path,

@@ -68,7 +68,7 @@ async def server_summarize(claude: RealClaude, sid: str) -> Any:
         claude.rewind_home,
         env={
             "CLAUDE_CONFIG_DIR": str(claude.config),
-            "REWIND_LS_SUMMARIZER": "cat > /dev/null; echo SERVER-SUMMARY",
+            "REWIND_LS_SUMMARIZER": "cat > /dev/null; sleep 2; echo SERVER-SUMMARY",
         },
     )
     try:
@@ -84,10 +84,16 @@ async def server_summarize(claude: RealClaude, sid: str) -> Any:
         except Exception as exc:  # the JSON-RPC error the server answers with
             bad = str(exc)
         assert bad is not None and "direction" in bad, bad
-        result = await client.protocol.send_request_async(
-            "rewind/summarize", {"turnId": turn["id"], "direction": "upTo"}
+        running = asyncio.ensure_future(
+            client.protocol.send_request_async(
+                "rewind/summarize", {"turnId": turn["id"], "direction": "upTo"}
+            )
         )
-        return as_dict(result)
+        await asyncio.sleep(0.5)
+        # While the summarizer runs, the server answers other requests.
+        await client.protocol.send_request_async("rewind/listTurns", {"sessionId": sid})
+        assert not running.done(), "the summarizer was not running yet, or already done"
+        return as_dict(await running)
     finally:
         await client.shutdown_session()
 

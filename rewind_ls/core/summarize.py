@@ -269,7 +269,7 @@ def build_up_to(
     """The summary of what came before `target` (the binary's compaction lines), then `target`
     onward verbatim."""
     before = {id(ln) for ln in transcript.lines_before(lines, target)}
-    everything = transcript.lines_through(lines, transcript.leaf_uuid(lines))
+    everything = transcript.lines_through(lines, transcript.leaf_under(lines, target["uuid"]))
     kept = [ln for ln in everything if id(ln) not in before]
     kept_uuids = {ln["uuid"] for ln in kept if isinstance(ln.get("uuid"), str)}
     boundary = {
@@ -316,7 +316,7 @@ def summarize(
         ids = {id(ln) for ln in before}
         part = [
             ln
-            for ln in transcript.lines_through(lines, transcript.leaf_uuid(lines))
+            for ln in transcript.lines_through(lines, transcript.leaf_under(lines, target["uuid"]))
             if id(ln) not in ids
         ]
     else:

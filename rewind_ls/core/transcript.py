@@ -173,6 +173,35 @@ def leaf_uuid(lines: list[dict[str, Any]]) -> str | None:
     return None
 
 
+def leaf_under(lines: list[dict[str, Any]], start: str) -> str:
+    """The uuid of the latest message that descends from the line `start` (itself when none does):
+    the end of the conversation that continued from it, even when the agent's own /rewind left
+    it on a branch the session's latest leaf is not on. The binary's `last-prompt` leaf wins when
+    it descends from `start`."""
+    children: dict[str, list[str]] = {}
+    order: dict[str, int] = {}
+    for i, ln in enumerate(lines):
+        uid, parent = ln.get("uuid"), ln.get("parentUuid")
+        if isinstance(uid, str) and not ln.get("isSidechain"):
+            order[uid] = i
+            if not isinstance(parent, str) and ln.get("subtype") == "compact_boundary":
+                parent = ln.get("logicalParentUuid")  # the conversation went on after a /compact
+            if isinstance(parent, str):
+                children.setdefault(parent, []).append(uid)
+    below: set[str] = set()
+    todo = [start]
+    while todo:
+        cur = todo.pop()
+        if cur in below:
+            continue
+        below.add(cur)
+        todo.extend(children.get(cur, ()))
+    preferred = leaf_uuid(lines)
+    if preferred in below:
+        return str(preferred)
+    return max(below, key=lambda u: order.get(u, -1))
+
+
 def lines_through(lines: list[dict[str, Any]], last: Any) -> list[dict[str, Any]]:
     """Every line the loader needs for the conversation ending at the line `last` (a uuid),
     that line included, in file order."""

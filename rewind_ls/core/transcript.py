@@ -180,14 +180,23 @@ def leaf_under(lines: list[dict[str, Any]], start: str) -> str:
     it descends from `start`."""
     children: dict[str, list[str]] = {}
     order: dict[str, int] = {}
+    known = {ln["uuid"] for ln in lines if isinstance(ln.get("uuid"), str)}
+    latest: str | None = None  # the conversation's leaf so far, in file order
     for i, ln in enumerate(lines):
         uid, parent = ln.get("uuid"), ln.get("parentUuid")
-        if isinstance(uid, str) and not ln.get("isSidechain"):
-            order[uid] = i
-            if not isinstance(parent, str) and ln.get("subtype") == "compact_boundary":
-                parent = ln.get("logicalParentUuid")  # the conversation went on after a /compact
-            if isinstance(parent, str):
-                children.setdefault(parent, []).append(uid)
+        if ln.get("type") == "last-prompt" and ln.get("leafUuid") in known:
+            latest = ln["leafUuid"]
+        if not isinstance(uid, str) or ln.get("isSidechain"):
+            continue
+        order[uid] = i
+        if parent is None and ln.get("subtype") == "compact_boundary":
+            # The conversation went on after a /compact: its logical parent (2.1.197 may name a
+            # line it never wrote; then the leaf the conversation had reached).
+            logical = ln.get("logicalParentUuid")
+            parent = logical if logical in known else latest
+        if isinstance(parent, str):
+            children.setdefault(parent, []).append(uid)
+        latest = uid
     below: set[str] = set()
     todo = [start]
     while todo:

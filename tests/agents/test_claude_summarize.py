@@ -250,3 +250,17 @@ def test_summarize_from_and_up_to(tmp_path: Path) -> None:
             ):
                 if key in binary_line and not (key == "content" and binary_line is summary):
                     assert mine[key] == binary_line[key], key
+
+        # After that /compact, a new turn: summarizing from turn 2 still reaches it (the
+        # conversation goes on past the compaction's boundary).
+        api.add([text("turn four reply MARK4")])
+        claude.run("turn four prompt MARK4", resume=sid)
+        summarize(
+            claude,
+            "2",
+            "--from",
+            "--session",
+            sid,
+            REWIND_LS_SUMMARIZER=f"cat > {seen}; echo AFTER-COMPACT",
+        )
+        assert "turn four prompt MARK4" in seen.read_text()

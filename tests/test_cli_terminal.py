@@ -100,6 +100,8 @@ def test_picker_lists_previews_filters_and_rewinds(
         "code and conversation",
         "code",
         "conversation",
+        "summarize from here",
+        "summarize up to here",
         "revert this turn",
         "show diff",
         "cancel",
@@ -145,8 +147,8 @@ def test_menu_show_diff_runs_the_diff_command(
     t = term("-C", str(ws), cwd=ws.parent)
     t.wait_for("preview of turn 3")
     t.send("enter")
-    t.wait_for("5. show diff")
-    t.send("5")
+    t.wait_for("7. show diff")
+    t.send("7")
     assert t.wait_exit() == 0
     screen = t.text()
     assert "diff rewind-ls config.toml" in screen and "+++ /dev/null" in screen

@@ -621,6 +621,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("undo", cmd_undo, "Undo the last rewind, revert or undo.")
     restore_flags(p)
 
+    from rewind_ls.cli.summarize_cmd import register as register_summarize
+
+    register_summarize(add, session_help, json_help, turn_help)
+
     p = add("gc", cmd_gc, "Drop old checkpoints (retention, size cap) and unused content.")
     p.add_argument(
         "--retention-days",

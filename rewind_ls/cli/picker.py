@@ -76,8 +76,7 @@ class Action:
     available: Callable[[Entry], bool]
 
 
-# Table-driven so a new feature is one row (issue #15 will add "summarize from here" and
-# "summarize up to here"). Rows for features that do not exist are not listed.
+# Table-driven so a new feature is one row. Rows for features that do not exist are not listed.
 ACTIONS: tuple[Action, ...] = (
     Action(
         "code and conversation",
@@ -88,6 +87,16 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         "conversation",
         lambda e: ["rewind", e.turn_id, "--scope", "conversation"],
+        lambda e: e.can_fork,
+    ),
+    Action(
+        "summarize from here",
+        lambda e: ["summarize", e.turn_id, "--from"],
+        lambda e: e.can_fork,
+    ),
+    Action(
+        "summarize up to here",
+        lambda e: ["summarize", e.turn_id, "--up-to"],
         lambda e: e.can_fork,
     ),
     Action(

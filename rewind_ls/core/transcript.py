@@ -157,6 +157,63 @@ def _tool_result_ids(line: dict[str, Any]) -> set[str]:
 def lines_before(lines: list[dict[str, Any]], target: dict[str, Any]) -> list[dict[str, Any]]:
     """Every line the loader needs for the conversation as it stood before `target`, in file
     order (see the module docstring)."""
+    return lines_through(lines, target.get("parentUuid"))
+
+
+def leaf_uuid(lines: list[dict[str, Any]]) -> str | None:
+    """The uuid of the conversation's latest message: the binary's last `last-prompt` leaf when
+    it names a line of the file, else the last main-chain line."""
+    uuids = {ln["uuid"] for ln in lines if isinstance(ln.get("uuid"), str)}
+    for ln in reversed(lines):
+        if ln.get("type") == "last-prompt" and ln.get("leafUuid") in uuids:
+            return str(ln["leafUuid"])
+    for ln in reversed(lines):
+        if isinstance(ln.get("uuid"), str) and not ln.get("isSidechain"):
+            return str(ln["uuid"])
+    return None
+
+
+def leaf_under(lines: list[dict[str, Any]], start: str) -> str:
+    """The uuid of the latest message that descends from the line `start` (itself when none does):
+    the end of the conversation that continued from it, even when the agent's own /rewind left
+    it on a branch the session's latest leaf is not on. The binary's `last-prompt` leaf wins when
+    it descends from `start`."""
+    children: dict[str, list[str]] = {}
+    order: dict[str, int] = {}
+    known = {ln["uuid"] for ln in lines if isinstance(ln.get("uuid"), str)}
+    latest: str | None = None  # the conversation's leaf so far, in file order
+    for i, ln in enumerate(lines):
+        uid, parent = ln.get("uuid"), ln.get("parentUuid")
+        if ln.get("type") == "last-prompt" and ln.get("leafUuid") in known:
+            latest = ln["leafUuid"]
+        if not isinstance(uid, str) or ln.get("isSidechain"):
+            continue
+        order[uid] = i
+        if parent is None and ln.get("subtype") == "compact_boundary":
+            # The conversation went on after a /compact: its logical parent (2.1.197 may name a
+            # line it never wrote; then the leaf the conversation had reached).
+            logical = ln.get("logicalParentUuid")
+            parent = logical if logical in known else latest
+        if isinstance(parent, str):
+            children.setdefault(parent, []).append(uid)
+        latest = uid
+    below: set[str] = set()
+    todo = [start]
+    while todo:
+        cur = todo.pop()
+        if cur in below:
+            continue
+        below.add(cur)
+        todo.extend(children.get(cur, ()))
+    preferred = leaf_uuid(lines)
+    if preferred in below:
+        return str(preferred)
+    return max(below, key=lambda u: order.get(u, -1))
+
+
+def lines_through(lines: list[dict[str, Any]], last: Any) -> list[dict[str, Any]]:
+    """Every line the loader needs for the conversation ending at the line `last` (a uuid),
+    that line included, in file order."""
     by_uuid = {ln["uuid"]: ln for ln in lines if isinstance(ln.get("uuid"), str)}
     keep: dict[int, dict[str, Any]] = {}
 
@@ -181,7 +238,7 @@ def lines_before(lines: list[dict[str, Any]], target: dict[str, Any]) -> list[di
         if isinstance(segment, dict):
             walk(segment.get("tailUuid"), segment.get("headUuid"))
 
-    walk(target.get("parentUuid"))
+    walk(last)
     # Parallel tool calls: each result hangs under its own assistant line, off the main chain.
     while True:
         kept_uuids = {ln["uuid"] for ln in keep.values() if isinstance(ln.get("uuid"), str)}
@@ -226,22 +283,16 @@ def start_folder(lines: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def fork(
-    transcript_path: str, prompt: str, started_at: float, prompt_id: str | None = None
-) -> Fork:
-    path = check_transcript_path(transcript_path)
-    lines = read_lines(path)
-    target = find_prompt(lines, prompt, started_at, prompt_id)
-    chain = lines_before(lines, target)
-    new_id = str(uuid.uuid4())
-    out = os.path.join(os.path.dirname(path), f"{new_id}.jsonl")
-    # Written under a temporary name and renamed at the end: a failed fork leaves no session
-    # file that `claude --resume` would offer half-written.
-    tmp = os.path.join(os.path.dirname(path), f".{new_id}.jsonl.rewind-ls-tmp")
+def write_session(folder: str, new_id: str, lines: list[dict[str, Any]]) -> str:
+    """Write `lines` as the new session `new_id` in `folder` (each line's `sessionId` rewritten);
+    returns its path. Written under a temporary name and renamed at the end: a failure leaves no
+    session file that `claude --resume` would offer half-written."""
+    out = os.path.join(folder, f"{new_id}.jsonl")
+    tmp = os.path.join(folder, f".{new_id}.jsonl.rewind-ls-tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as f:
-            for line in chain:
+            for line in lines:
                 copy = dict(line)
                 if "sessionId" in copy:
                     copy["sessionId"] = new_id
@@ -255,6 +306,18 @@ def fork(
         except OSError:
             pass
         raise
+    return out
+
+
+def fork(
+    transcript_path: str, prompt: str, started_at: float, prompt_id: str | None = None
+) -> Fork:
+    path = check_transcript_path(transcript_path)
+    lines = read_lines(path)
+    target = find_prompt(lines, prompt, started_at, prompt_id)
+    chain = lines_before(lines, target)
+    new_id = str(uuid.uuid4())
+    out = write_session(os.path.dirname(path), new_id, chain)
     return Fork(new_id, out, prompt, len(chain), start_folder(lines))
 
 

@@ -580,6 +580,28 @@ async def apply_pending(ls: RewindServer, pending: PendingRestore, apply: bool) 
     return outcome
 
 
+@guarded("rewind/summarize")
+async def summarize(ls: RewindServer, params: Any) -> dict[str, Any]:
+    p = parse(proto.SummarizeParams, params, "rewind/summarize")
+    svc = ls.svc()
+    turn = await ls.call(svc.turn, p.turn_id)
+    source = await ls.call(svc.summarize_source, turn)
+    # The summarizer may run for minutes (REWIND_LS_SUMMARIZER_TIMEOUT): on its own thread, not
+    # the store's worker, so saves and other requests go on meanwhile.
+    summary = await asyncio.to_thread(source.run, p.direction, p.instructions)
+    conversation = await ls.call(svc.adopt_summary, source, summary)
+    what = "from" if p.direction == "from" else "up to"
+    result = {
+        "status": "applied",
+        "message": f"conversation summarized {what} turn {turn['number']}: "
+        f"{conversation['resumeCommand']}",
+        "direction": p.direction,
+        "conversation": conversation,
+        "prompt": turn["prompt"],
+    }
+    return dump(proto.SummarizeResult.model_validate(result))
+
+
 @guarded("rewind/fileAt")
 async def file_at(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.FileAtParams, params, "rewind/fileAt")

@@ -181,6 +181,23 @@ class RestoreResult(Result):
     prompt: str | None = Field(default=None, description="The turn's prompt, to edit and resend.")
 
 
+class SummarizeParams(Params):
+    turn_id: str
+    direction: Literal["from", "upTo"] = Field(
+        description="from: keep before the turn, summarize it and after; upTo: summarize "
+        "everything before the turn, keep it and after."
+    )
+    instructions: str | None = Field(default=None, description="What the summary should focus on.")
+
+
+class SummarizeResult(Result):
+    status: Literal["applied"]
+    message: str
+    direction: Literal["from", "upTo"]
+    conversation: ConversationFork
+    prompt: str = Field(description="The turn's prompt (to edit and resend after `from`).")
+
+
 # --- contents and timeline -----------------------------------------------------------------------
 
 
@@ -249,6 +266,7 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     "rewind/preview": (PreviewParams, PreviewResult),
     "rewind/restore": (RestoreParams, RestoreResult),
     "rewind/undo": (UndoParams, RestoreResult),
+    "rewind/summarize": (SummarizeParams, SummarizeResult),
     "rewind/fileAt": (FileAtParams, FileAtResult),
     "rewind/timeline": (TimelineParams, TimelineResult),
     "rewind/beginTurn": (BeginTurnParams, TurnInfo),

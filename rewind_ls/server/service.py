@@ -226,6 +226,20 @@ class Service:
             "prompt": fork.prompt,
         }
 
+    def summarize_source(self, turn: sqlite3.Row) -> Any:
+        from rewind_ls.core.summarize import Source
+
+        return Source(self.store, turn)
+
+    def adopt_summary(self, source: Any, result: Any) -> dict[str, Any]:
+        source.adopt(self.store, result)
+        return {
+            "sessionId": result.session_id,
+            "transcriptPath": result.path,
+            "resumeCommand": result.resume_command,
+            "prompt": result.prompt,
+        }
+
     def drop_fork(self, fork: dict[str, Any]) -> None:
         """Remove a conversation fork whose code part failed (`--scope both`: both or neither)."""
         try:

@@ -262,6 +262,42 @@ def test_revert_keeps_later_edit(workspace: tuple[Path, Path], editor: Any) -> N
     assert read(ws, "g.txt") is None
 
 
+def test_picker_summarize_up_to_and_from(workspace: tuple[Path, Path], editor: Any) -> None:
+    """The :Rewind menu's summarize choices: a new session with the summary (the `summarizer`
+    option, a shell command, reaches the server as REWIND_LS_SUMMARIZER); files untouched."""
+    ws, home = workspace
+    two_turns(ws, home)
+    seen = ws.parent / "seen.txt"
+    ed = editor()
+    ed.nv.lua(
+        "require('rewind').setup(vim.tbl_extend('force', require('rewind.config').options,"
+        " { summarizer = ... }))",
+        f"cat > {seen}; echo NVIM-SUMMARY",
+    )
+    ed.open("a.txt")
+
+    def new_session(last: dict[str, Any]) -> list[dict[str, Any]]:
+        assert last["status"] == "applied", last
+        path = Path(last["result"]["conversation"]["transcriptPath"])
+        return [json.loads(x) for x in path.read_text().splitlines()]
+
+    up = new_session(ed.run("Rewind", answers=["#2 ", "Summarize up to here"]))
+    assert up[0]["subtype"] == "compact_boundary" and up[1]["isCompactSummary"]
+    assert "NVIM-SUMMARY" in up[1]["message"]["content"]
+    given = seen.read_text()
+    assert "first prompt: make c" in given and "second prompt" not in given, given
+    assert "second prompt: touch b" in json.dumps(up[2:])
+
+    down = new_session(ed.run("Rewind", answers=["#2 ", "Summarize from here"]))
+    assert down[-1]["isCompactSummary"] and "NVIM-SUMMARY" in down[-1]["message"]["content"]
+    assert "second prompt" in seen.read_text()
+    assert "second prompt" not in json.dumps(down[:-1])
+    assert read(ws, "a.txt") == b"a2\n" and read(ws, "b.txt") == b"b2\n"  # files stay
+    notes = [n["msg"] for n in ed.notes()]
+    assert any(n.startswith("Conversation summarized up to #2") for n in notes), notes
+    assert any(n.startswith("Conversation summarized from #2") for n in notes), notes
+
+
 def test_picker_code_and_conversation(workspace: tuple[Path, Path], editor: Any) -> None:
     ws, home = workspace
     two_turns(ws, home)

@@ -15,6 +15,7 @@ not a skip; only REWIND_SKIP_EDITORS (scripts/test.sh then passes `-m "not edito
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -320,7 +321,14 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
         {"do": "wait-for", "selector": MESSAGE, "text": "could not start the language server"},
         {"do": "observe-texts", "label": "start-error", "selector": MESSAGE, "settleMs": 1500},
         {"do": "screenshot", "name": "vscode-start-error.png"},
-        {"do": "edit-user-settings", "settings": {**base_profile_settings(), **found}},
+        {
+            "do": "edit-user-settings",
+            "settings": {
+                **base_profile_settings(),
+                **found,
+                "rewind.summarizer": "cat > /dev/null; echo VSCODE-SUMMARY",
+            },
+        },
         {"do": "wait-status", "text": "2 turns"},
         {"do": "observe-texts", "label": "after-fix", "selector": MESSAGE, "visible": True},
         {
@@ -347,6 +355,13 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
             "settleMs": 2000,
         },
         {"do": "screenshot", "name": "vscode-terminal.png"},
+        # Summarize up to turn 2 (the rewind.summarizer setting): no instructions, the resume dialog.
+        {"do": "command", "title": "Rewind: Rewind to Turn..."},
+        {"do": "pick", "row": "#2", "filter": "second prompt"},
+        {"do": "pick", "row": "Summarize up to here"},
+        {"do": "wait-for", "selector": ".quick-input-widget", "text": "summary should focus"},
+        {"do": "press", "key": "Enter"},
+        {"do": "dialog", "label": "summarized", "button": "Copy"},
         # Revert of a turn that changed no file: said plainly, nothing written.
         {"do": "command", "title": "undo an agent turn"},
         {"do": "pick", "row": "#4", "filter": "fourth prompt"},
@@ -388,6 +403,18 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
     rows = "".join(t.strip() for t in _obs(result, "terminal")["texts"] if t.strip())
     assert rows.endswith(sid.group(1)), rows
     assert "not found" not in rows, rows
+    summarized = _obs(result, "summarized")
+    assert "summarized up to turn #2" in summarized["text"], f"{summarized}\n{ctx}"
+    assert "claude --resume" in summarized["text"], summarized
+    session = re.search(r"claude --resume ([0-9a-f-]{36})", summarized["text"])
+    assert session, summarized
+    written = [
+        json.loads(x)
+        for x in (agent.transcript.parent / f"{session.group(1)}.jsonl").read_text().splitlines()
+    ]
+    assert written[0]["subtype"] == "compact_boundary"
+    assert "VSCODE-SUMMARY" in written[1]["message"]["content"]
+    assert "second prompt: bump alpha again" in json.dumps(written[2:])
     reverts = " ".join(_obs(result, "reverts")["texts"])
     assert "turn #4 changed no file" in reverts, reverts
     assert "c.txt (deleted)" in reverts, reverts

@@ -178,6 +178,7 @@ async def start(
     home: Path,
     caps: str = "visual_studio_code",
     init_options: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[LanguageClient, Editor]:
     client = make_test_lsp_client()
     editor = Editor(client)
@@ -212,8 +213,13 @@ async def start(
     def _refresh(params: Any) -> None:
         return None
 
-    env = {**os.environ, "REWIND_LS_HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / "claude")}
-    await client.start_io(*server_command(), env=env)
+    server_env = {
+        **os.environ,
+        "REWIND_LS_HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / "claude"),
+        **(env or {}),
+    }
+    await client.start_io(*server_command(), env=server_env)
     capabilities = client_capabilities(caps)
     result = await client.initialize_session(
         types.InitializeParams(

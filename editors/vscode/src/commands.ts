@@ -9,6 +9,7 @@ import {
   restoredEntries,
   resultReport,
   scopeItems,
+  type ScopeItem,
   type Severity,
 } from './format';
 import {
@@ -20,6 +21,8 @@ import {
   type RestoreOptions,
   type RestoreResult,
   type Scope,
+  type SummarizeDirection,
+  type SummarizeResult,
   type TurnInfo,
 } from './protocol';
 import { rewindUri, TIMELINE_URI, timelineChanged } from './contentProvider';
@@ -86,12 +89,11 @@ export class Commands {
     }
   }
 
-  async pickScope(turn: TurnInfo): Promise<Scope | undefined> {
-    const choice = await vscode.window.showQuickPick(scopeItems(turn), {
+  async pickScope(turn: TurnInfo): Promise<ScopeItem | undefined> {
+    return vscode.window.showQuickPick(scopeItems(turn), {
       title: `Rewind to before turn #${turn.number}`,
       placeHolder: 'What to rewind',
     });
-    return choice?.scope;
   }
 
   // --- palette commands ------------------------------------------------------------------------
@@ -104,9 +106,50 @@ export class Commands {
       turn = await this.pickTurn('Rewind to Turn');
     }
     if (!turn) return;
-    scope = scope ?? (await this.pickScope(turn));
+    if (!scope) {
+      const choice = await this.pickScope(turn);
+      if (choice?.summarize) return this.summarize(turn, choice.summarize);
+      scope = choice?.scope;
+    }
     if (!scope) return;
     await this.restore(turn, scope, 'rewind');
+  }
+
+  /**
+   * A new session of the agent's conversation with turn `turn` and after (`from`) or everything before it (`upTo`)
+   * replaced by a summary; the files stay. The summarizer is the `rewind.summarizer` setting, else `claude -p`.
+   */
+  async summarize(turn: TurnInfo, direction: SummarizeDirection, instructions?: string): Promise<void> {
+    if (instructions === undefined) {
+      instructions = await vscode.window.showInputBox({
+        title: direction === 'from' ? `Summarize from turn #${turn.number}` : `Summarize up to turn #${turn.number}`,
+        prompt: 'What the summary should focus on (optional; Enter for a general summary)',
+      });
+      if (instructions === undefined) return;
+    }
+    let result: SummarizeResult;
+    try {
+      result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Rewind: summarizing the conversation…' },
+        () =>
+          this.server.request<SummarizeResult>(Methods.summarize, {
+            turnId: turn.id,
+            direction,
+            ...(instructions ? { instructions } : {}),
+          }),
+      );
+    } catch (e) {
+      void this.say('error', `Rewind: summarize failed: ${errorText(e)}`, 'Show Output').then(
+        (c) => c && this.server.output.show(),
+      );
+      return;
+    }
+    const what = direction === 'from' ? `from turn #${turn.number}` : `up to turn #${turn.number}`;
+    await this.showConversation(
+      { conversation: result.conversation, prompt: direction === 'from' ? result.prompt : null },
+      undefined,
+      `Rewind: conversation summarized ${what}.`,
+    );
   }
 
   async revertTurn(turnId?: string): Promise<void> {
@@ -316,10 +359,15 @@ export class Commands {
    * The forked conversation: a dialog (it stays until dismissed: the resume command is what comes next), with
    * Copy and Open in Terminal (which types the command without running it).
    */
-  private async showConversation(result: RestoreResult, filesText?: string): Promise<void> {
+  private async showConversation(
+    result: Pick<RestoreResult, 'conversation' | 'prompt'>,
+    filesText?: string,
+    message = 'Rewind: conversation forked before the prompt.',
+  ): Promise<void> {
     const fork = result.conversation;
     if (!fork) return;
-    const prompt = result.prompt ?? fork.prompt;
+    // A summary up to a turn keeps the turn's prompt: null says there is none to resend.
+    const prompt = result.prompt === null ? undefined : (result.prompt ?? fork.prompt);
     let copied = false;
     if (prompt) {
       try {
@@ -329,7 +377,6 @@ export class Commands {
         this.server.output.appendLine(`could not put the prompt on the clipboard: ${errorText(e)}`);
       }
     }
-    const message = 'Rewind: conversation forked before the prompt.';
     const detail = [
       `Resume it with: ${fork.resumeCommand}`,
       copied ? 'The prompt is on the clipboard, to edit and send again.' : '',

@@ -1,5 +1,13 @@
 // What the person sees: quick pick items, messages. Pure (no vscode import): unit-tested.
-import type { FilePreview, ListTurnsResult, RestoreResult, Scope, SessionInfo, TurnInfo } from './protocol';
+import type {
+  FilePreview,
+  ListTurnsResult,
+  RestoreResult,
+  Scope,
+  SessionInfo,
+  SummarizeDirection,
+  TurnInfo,
+} from './protocol';
 
 export interface TurnItem {
   kind: 'turn';
@@ -123,6 +131,8 @@ export interface ScopeItem {
   label: string;
   description: string;
   scope: Scope | undefined;
+  /** Set for the two summarize choices (a new session with part of the conversation summarized). */
+  summarize?: SummarizeDirection;
 }
 
 export function scopeItems(turn: TurnInfo): ScopeItem[] {
@@ -131,6 +141,18 @@ export function scopeItems(turn: TurnInfo): ScopeItem[] {
     { label: 'Code and conversation', description: `files and the conversation as they were before ${n}`, scope: 'both' },
     { label: 'Code only', description: `files as they were before ${n}; the conversation stays`, scope: 'code' },
     { label: 'Conversation only', description: `fork the conversation before ${n}; files stay`, scope: 'conversation' },
+    {
+      label: 'Summarize from here',
+      description: `keep the conversation before ${n}, summarize ${n} and after; files stay`,
+      scope: undefined,
+      summarize: 'from',
+    },
+    {
+      label: 'Summarize up to here',
+      description: `summarize the conversation before ${n}, keep ${n} and after; files stay`,
+      scope: undefined,
+      summarize: 'upTo',
+    },
     { label: 'Cancel', description: '', scope: undefined },
   ];
 }

@@ -79,6 +79,22 @@ export interface ConversationFork {
   prompt: string;
 }
 
+export type SummarizeDirection = "from" | "upTo";
+
+export interface SummarizeParams {
+  turnId: string;
+  direction: SummarizeDirection;
+  instructions?: string | null;
+}
+
+export interface SummarizeResult {
+  status: "applied";
+  message: string;
+  direction: SummarizeDirection;
+  conversation: ConversationFork;
+  prompt: string;
+}
+
 export interface RestoreOptions {
   force?: boolean;
   skipConflicts?: boolean;
@@ -118,6 +134,7 @@ export const Methods = {
   preview: 'rewind/preview',
   restore: 'rewind/restore',
   undo: 'rewind/undo',
+  summarize: 'rewind/summarize',
   fileAt: 'rewind/fileAt',
   timeline: 'rewind/timeline',
   didChangeTurns: 'rewind/didChangeTurns',

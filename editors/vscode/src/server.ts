@@ -70,8 +70,8 @@ export class RewindServer implements vscode.Disposable {
     this.disposables.push(
       this.turnsChanged,
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('rewind.server')) {
-          this.output.appendLine('rewind.server.* changed: restarting the language server');
+        if (e.affectsConfiguration('rewind.server') || e.affectsConfiguration('rewind.summarizer')) {
+          this.output.appendLine('rewind.server.* or rewind.summarizer changed: restarting the language server');
           void this.restart();
         }
       }),
@@ -138,7 +138,9 @@ export class RewindServer implements vscode.Disposable {
       return false;
     }
     const cmd = found;
-    const env = vscode.workspace.getConfiguration('rewind').get<Record<string, string>>('server.env') ?? {};
+    const env = { ...(vscode.workspace.getConfiguration('rewind').get<Record<string, string>>('server.env') ?? {}) };
+    const summarizer = vscode.workspace.getConfiguration('rewind').get<string>('summarizer', '');
+    if (summarizer) env.REWIND_LS_SUMMARIZER = summarizer;
     if (findOnPath(cmd.command, process.env.PATH) === undefined) {
       // Reached only for a command from the setting: discovery returns commands that exist.
       this.showStartError(startFailureMessage(cmd, `"${cmd.command}" was not found`));

@@ -113,7 +113,7 @@ function M.lsp_config()
   return {
     name = M.name,
     cmd = cmd,
-    cmd_env = config.options.cmd_env,
+    cmd_env = config.server_env(),
     init_options = config.options.init_options,
     -- Send every change at once: the server verifies applied edits and compares buffers before it
     -- overwrites anything, so it must never look at a text that is 150 ms old.

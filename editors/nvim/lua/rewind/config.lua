@@ -16,6 +16,7 @@ local M = {}
 ---@field diff_side? '"before"'|'"after"'                 Side of the turn shown by :Rewind diff.
 ---@field log_open? string                                Ex command that opens the timeline (e.g. "edit", "split").
 ---@field request_timeout? integer                        ms for synchronous requests (completion).
+---@field summarizer? string                              Shell command for "Summarize" (REWIND_LS_SUMMARIZER).
 
 M.defaults = {
   cmd = nil, -- resolved lazily: { "rewind-ls", "serve" } or { "python3", "-m", "rewind_ls", "serve" }
@@ -33,6 +34,7 @@ M.defaults = {
   diff_side = 'before',
   log_open = 'edit',
   request_timeout = 2000,
+  summarizer = nil, -- nil: the agent's own `claude -p`
 }
 
 M.options = vim.deepcopy(M.defaults)
@@ -45,6 +47,15 @@ function M.set(opts)
     M.options.cmd = opts.cmd
   end
   return M.options
+end
+
+--- The server's extra environment: `cmd_env`, with `summarizer` as REWIND_LS_SUMMARIZER.
+function M.server_env()
+  local env = M.options.cmd_env
+  if M.options.summarizer and M.options.summarizer ~= '' then
+    env = vim.tbl_extend('force', env or {}, { REWIND_LS_SUMMARIZER = M.options.summarizer })
+  end
+  return env
 end
 
 --- The server command: the configured one, else `rewind-ls serve`, else `python3 -m rewind_ls serve`.

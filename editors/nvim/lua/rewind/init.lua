@@ -162,6 +162,8 @@ function M.pick()
       { label = 'Code and conversation', scope = 'both', mode = 'rewind' },
       { label = string.format('Conversation only: fork the chat before prompt #%d', n), scope = 'conversation', mode = 'rewind' },
       { label = string.format('Revert only turn #%d (keep later work)', n), scope = 'code', mode = 'revert' },
+      { label = string.format('Summarize from here: keep the chat before #%d, summarize the rest', n), summarize = 'from' },
+      { label = string.format('Summarize up to here: summarize the chat before #%d, keep the rest', n), summarize = 'upTo' },
     }
     -- The configured default scope first.
     for i, c in ipairs(scopes) do
@@ -179,6 +181,9 @@ function M.pick()
     })
     if not choice then
       return { status = 'cancelled', message = 'cancelled' }
+    end
+    if choice.summarize then
+      return require('rewind.restore').summarize(client, turn, choice.summarize)
     end
     return require('rewind.restore').run(client, turn, choice.scope, choice.mode)
   end)

@@ -218,7 +218,7 @@ local function show_result(title, result, kept, write_errors, scope, skipped_con
       where[#where + 1] = 'the clipboard'
     end
     if scope == 'conversation' then
-      summary = { 'Conversation forked' }
+      summary = { result.direction and title or 'Conversation forked' }
     end
     summary[#summary + 1] = #where > 0 and ('resume command in ' .. table.concat(where, ' and '))
       or ('resume: ' .. (conv.resumeCommand or ''))
@@ -323,6 +323,33 @@ function M.run(client, turn, scope, mode, confirm)
     end
   end
   return send(client, 'rewind/restore', vim.tbl_extend('force', params, opts), title, scope)
+end
+
+--- A new session of the agent's conversation with `turn` and after (direction "from") or everything
+--- before it ("upTo") replaced by a summary; the files stay (in a coroutine). The summarizer is the
+--- `summarizer` option (REWIND_LS_SUMMARIZER for the server), else the agent's own `claude -p`.
+function M.summarize(client, turn, direction, instructions)
+  local title = string.format('Conversation summarized %s #%d', direction == 'from' and 'from' or 'up to', turn.number)
+  notify(string.format('rewind: summarizing the conversation %s #%d…', direction == 'from' and 'from' or 'up to', turn.number))
+  local params = { turnId = turn.id, direction = direction }
+  if instructions and instructions ~= '' then
+    params.instructions = instructions
+  end
+  local err, result = rpc.request(client, 'rewind/summarize', params)
+  if err then
+    notify('Summarize: ' .. err_message(err), levels.ERROR)
+    return { status = 'error', message = err_message(err), error = err }
+  end
+  if direction == 'upTo' then
+    -- The turn's prompt is kept in the new session: nothing to resend.
+    result = vim.tbl_extend('force', result, {
+      prompt = vim.NIL,
+      conversation = vim.tbl_extend('force', result.conversation, { prompt = vim.NIL }),
+    })
+  end
+  show_result(title, result, {}, {}, 'conversation', false)
+  require('rewind.turns').invalidate(client.id)
+  return { status = result.status, message = result.message, result = result }
 end
 
 --- Undo the latest rewind (in a coroutine).

@@ -122,10 +122,18 @@ describe('turnLabel and scopeItems', () => {
     assert.equal(labels.filter((l) => l.startsWith('#1')).length, 1, labels.join(' | '));
     assert.ok(labels.some((l) => l.startsWith('your saves in the editor')), labels.join(' | '));
   });
-  it('offers the four scope choices in order, Cancel last with no scope', () => {
+  it('offers the scope and summarize choices in order, Cancel last with neither', () => {
     const items = scopeItems(turn(1, 'x'));
-    assert.deepEqual(items.map((i) => i.label), ['Code and conversation', 'Code only', 'Conversation only', 'Cancel']);
-    assert.deepEqual(items.map((i) => i.scope), ['both', 'code', 'conversation', undefined]);
+    assert.deepEqual(items.map((i) => i.label), [
+      'Code and conversation',
+      'Code only',
+      'Conversation only',
+      'Summarize from here',
+      'Summarize up to here',
+      'Cancel',
+    ]);
+    assert.deepEqual(items.map((i) => i.scope), ['both', 'code', 'conversation', undefined, undefined, undefined]);
+    assert.deepEqual(items.map((i) => i.summarize), [undefined, undefined, undefined, 'from', 'upTo', undefined]);
   });
 });
 

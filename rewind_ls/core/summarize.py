@@ -1,0 +1,398 @@
+"""Summarize a Claude Code conversation from a turn, or up to a turn, into a new session.
+
+- from T: the conversation before T is kept verbatim; T and everything after it is replaced by a
+  summary (a user line in the binary's compact-summary form, after the kept messages).
+- up to T: everything before T is replaced by a summary; T onward is kept verbatim. Written
+  exactly as the binary's own /compact writes it (2.1.197): a `compact_boundary` system line
+  (no parent; `logicalParentUuid` = the last summarized message), the summary user line
+  (`isCompactSummary`, `isVisibleInTranscriptOnly`, the binary's preamble), then the kept lines,
+  the first of them re-parented onto the summary.
+
+The original transcript is never edited. The summarizer is a command the person chose:
+`REWIND_LS_SUMMARIZER` (a shell command; the conversation as text on stdin, the summary on
+stdout; the person's extra instructions in `REWIND_LS_SUMMARY_INSTRUCTIONS`), else the agent's
+own CLI in print mode with no tools (`claude -p --tools ""`). `REWIND_LS_SUMMARIZER_TIMEOUT`
+(seconds, default 300) bounds it. The new session is written only once the summary is in hand,
+under a temporary name renamed at the end: a failure leaves no session behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from rewind_ls.core import transcript
+from rewind_ls.core.errors import RewindError
+
+DIRECTIONS = ("from", "upTo")
+DEFAULT_TIMEOUT = 300
+PROGRESS_EVERY = 5.0  # seconds between "still summarizing" lines on stderr
+
+PROMPT = (
+    "Summarize the conversation between a user and an AI coding assistant given on stdin, so the "
+    "assistant can continue the work from the summary alone. Keep: the user's requests and "
+    "intent, decisions taken, files and code touched (paths, names), errors met and how they "
+    "were fixed, and what is still pending. Answer with the summary only."
+)
+# The binary's own preamble for a compact summary (2.1.197), so the agent reads it as one.
+UP_TO_PREAMBLE = (
+    "This session is being continued from a previous conversation that ran out of context. "
+    "The summary below covers the earlier portion of the conversation.\n\nSummary:\n"
+)
+FROM_PREAMBLE = (
+    "The conversation continued after the messages above; that later portion was compacted. "
+    "The summary below covers it.\n\nSummary:\n"
+)
+UP_TO_TAIL = (
+    "\n\nContinue the conversation from where it left off without asking the user any further "
+    "questions."
+)
+
+
+class Summary:
+    __slots__ = ("direction", "lines", "path", "prompt", "resume_command", "session_id", "summary")
+
+    def __init__(
+        self,
+        session_id: str,
+        path: str,
+        prompt: str,
+        direction: str,
+        summary: str,
+        lines: int,
+        start_dir: str | None,
+    ) -> None:
+        self.session_id = session_id
+        self.path = path
+        self.prompt = prompt
+        self.direction = direction
+        self.summary = summary
+        self.lines = lines
+        resume = f"claude --resume {session_id}"
+        self.resume_command = f"cd {shlex.quote(start_dir)} && {resume}" if start_dir else resume
+
+
+# --- the conversation as text -----------------------------------------------------------------
+
+
+def _block_text(block: Any) -> str:
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return ""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "tool_use":
+        return (
+            f"[tool call {block.get('name')}: {json.dumps(block.get('input'), ensure_ascii=False)}]"
+        )
+    if kind == "tool_result":
+        content = block.get("content")
+        if isinstance(content, list):
+            content = "\n".join(_block_text(b) for b in content)
+        return f"[tool result: {content}]"
+    return ""  # thinking, images: not carried into the summary text
+
+
+def conversation_text(lines: list[dict[str, Any]]) -> str:
+    """The user and assistant messages of `lines` as plain text, one paragraph each."""
+    out: list[str] = []
+    for ln in lines:
+        if ln.get("type") not in ("user", "assistant") or ln.get("isMeta"):
+            continue
+        message = ln.get("message")
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [content]
+        body = "\n".join(t for t in (_block_text(b) for b in blocks) if t)
+        if body.strip():
+            who = "User" if ln["type"] == "user" else "Assistant"
+            out.append(f"{who}: {body}")
+    return "\n\n".join(out) + "\n"
+
+
+# --- the summarizer ---------------------------------------------------------------------------
+
+
+def timeout_seconds() -> float:
+    raw = os.environ.get("REWIND_LS_SUMMARIZER_TIMEOUT", "")
+    try:
+        value = float(raw)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return value if value > 0 else DEFAULT_TIMEOUT
+
+
+def summarizer_command(instructions: str | None) -> tuple[list[str] | str, str]:
+    """(what to run, its name for errors): the person's shell command, else `claude -p`."""
+    custom = os.environ.get("REWIND_LS_SUMMARIZER", "").strip()
+    if custom:
+        return custom, custom
+    prompt = PROMPT + (f"\n\nAlso: {instructions}" if instructions else "")
+    # No tools, no hooks (the project's rewind-ls hooks would record the summary run as a turn),
+    # no session file of its own.
+    argv = [
+        os.environ.get("REWIND_LS_CLAUDE", "claude"),
+        "-p",
+        prompt,
+        "--tools",
+        "",
+        "--no-session-persistence",
+        "--settings",
+        '{"disableAllHooks": true}',
+    ]
+    return argv, shlex.join([*argv[:2], "<summarizing prompt>", *argv[3:]])
+
+
+def run_summarizer(
+    text: str,
+    instructions: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> str:
+    """The summary of `text`; RewindError naming the command when it fails, times out or prints
+    nothing."""
+    command, name = summarizer_command(instructions)
+    limit = timeout_seconds()
+    env = dict(os.environ)
+    if instructions:
+        env["REWIND_LS_SUMMARY_INSTRUCTIONS"] = instructions
+    say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    with tempfile.TemporaryDirectory(prefix="rewind-ls-summarize-") as cwd:
+        try:
+            proc = subprocess.Popen(
+                command,
+                shell=isinstance(command, str),
+                cwd=cwd,  # not the project: its settings and hooks stay out of the summary run
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise RewindError(f"summarizer {name!r} could not start: {exc}") from exc
+        done = threading.Event()
+        started = time.monotonic()
+
+        def report() -> None:
+            while not done.wait(PROGRESS_EVERY):
+                say(f"summarizing with {name}: {time.monotonic() - started:.0f}s ...")
+
+        ticker = threading.Thread(target=report, daemon=True)
+        ticker.start()
+        try:
+            out, err = proc.communicate(text.encode("utf-8"), timeout=limit)
+        except subprocess.TimeoutExpired as exc:
+            _kill(proc)
+            raise RewindError(
+                f"summarizer {name!r} timed out after {limit:g}s "
+                "(REWIND_LS_SUMMARIZER_TIMEOUT); no session written"
+            ) from exc
+        finally:
+            done.set()
+    stderr = err.decode("utf-8", "replace").strip()
+    if proc.returncode != 0:
+        raise RewindError(
+            f"summarizer {name!r} failed (exit {proc.returncode}): {stderr[-500:] or 'no output'}"
+            "; no session written"
+        )
+    summary = out.decode("utf-8", "replace").strip()
+    if not summary:
+        raise RewindError(f"summarizer {name!r} printed nothing; no session written")
+    return summary
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """The summarizer and anything it started (its own process group)."""
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
+    proc.communicate()
+
+
+# --- the new session --------------------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _envelope(reference: dict[str, Any]) -> dict[str, Any]:
+    """The fields every message line of the binary carries, taken from a line of the session."""
+    keys = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch")
+    return {k: reference[k] for k in keys if k in reference}
+
+
+def _summary_line(
+    parent: str | None, text: str, reference: dict[str, Any], preamble: str, tail: str
+) -> dict[str, Any]:
+    return {
+        "parentUuid": parent,
+        "isSidechain": False,
+        "type": "user",
+        "message": {"role": "user", "content": preamble + text + tail},
+        "isVisibleInTranscriptOnly": True,
+        "isCompactSummary": True,
+        "uuid": str(uuid.uuid4()),
+        "timestamp": _now(),
+        **_envelope(reference),
+    }
+
+
+def build_from(
+    lines: list[dict[str, Any]], target: dict[str, Any], summary: str
+) -> list[dict[str, Any]]:
+    """Before `target` verbatim, then the summary of `target` onward."""
+    kept = transcript.lines_before(lines, target)
+    line = _summary_line(target.get("parentUuid"), summary, target, FROM_PREAMBLE, "")
+    return [*kept, line]
+
+
+def build_up_to(
+    lines: list[dict[str, Any]], target: dict[str, Any], summary: str
+) -> list[dict[str, Any]]:
+    """The summary of what came before `target` (the binary's compaction lines), then `target`
+    onward verbatim."""
+    before = {id(ln) for ln in transcript.lines_before(lines, target)}
+    everything = transcript.lines_through(lines, transcript.leaf_under(lines, target["uuid"]))
+    kept = [ln for ln in everything if id(ln) not in before]
+    kept_uuids = {ln["uuid"] for ln in kept if isinstance(ln.get("uuid"), str)}
+    boundary = {
+        "parentUuid": None,
+        "logicalParentUuid": target.get("parentUuid"),
+        "isSidechain": False,
+        "type": "system",
+        "subtype": "compact_boundary",
+        "content": "Conversation compacted",
+        "isMeta": False,
+        "timestamp": _now(),
+        "uuid": str(uuid.uuid4()),
+        "level": "info",
+        "compactMetadata": {"trigger": "manual", "preTokens": 0},
+        **_envelope(target),
+    }
+    head = _summary_line(boundary["uuid"], summary, target, UP_TO_PREAMBLE, UP_TO_TAIL)
+    out: list[dict[str, Any]] = [boundary, head]
+    for ln in kept:
+        parent = ln.get("parentUuid")
+        if isinstance(parent, str) and parent not in kept_uuids:
+            # Its parent was summarized: it now follows the summary (the binary's own relink).
+            ln = {**ln, "parentUuid": head["uuid"], "logicalParentUuid": parent}
+        out.append(ln)
+    return out
+
+
+def summarize(
+    transcript_path: str,
+    prompt: str,
+    started_at: float,
+    direction: str,
+    prompt_id: str | None = None,
+    instructions: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Summary:
+    if direction not in DIRECTIONS:
+        raise RewindError(f"summarize: direction must be 'from' or 'upTo', not {direction!r}")
+    path = transcript.check_transcript_path(transcript_path)
+    lines = transcript.read_lines(path)
+    target = transcript.find_prompt(lines, prompt, started_at, prompt_id)
+    before = transcript.lines_before(lines, target)
+    if direction == "from":
+        ids = {id(ln) for ln in before}
+        part = [
+            ln
+            for ln in transcript.lines_through(lines, transcript.leaf_under(lines, target["uuid"]))
+            if id(ln) not in ids
+        ]
+    else:
+        part = before
+    text = conversation_text(part)
+    if not text.strip():
+        raise RewindError(
+            f"{path}: nothing to summarize {'from' if direction == 'from' else 'before'} this turn"
+        )
+    summary = run_summarizer(text, instructions, progress)
+    build = build_from if direction == "from" else build_up_to
+    new_lines = build(lines, target, summary)
+    new_id = str(uuid.uuid4())
+    out = transcript.write_session(os.path.dirname(path), new_id, new_lines)
+    return Summary(
+        new_id, out, prompt, direction, summary, len(new_lines), transcript.start_folder(lines)
+    )
+
+
+class Source:
+    """What `summarize` needs of a turn, read from the store (so the summarizer itself can run
+    away from the store's thread)."""
+
+    __slots__ = ("number", "path", "prompt", "prompt_id", "session_id", "started_at")
+
+    def __init__(self, store: object, turn: Any) -> None:
+        from rewind_ls.core.capture import turn_info
+        from rewind_ls.core.store import Store
+
+        assert isinstance(store, Store)
+        path, reason = transcript.session_transcript(store, turn)
+        if path is None:
+            raise RewindError(f"summarize: {reason}")
+        prompt_id = turn_info(turn).get("promptId")
+        self.path = path
+        self.prompt: str = turn["prompt"]
+        self.started_at: float = turn["started_at"]
+        self.prompt_id = prompt_id if isinstance(prompt_id, str) else None
+        self.session_id: str = turn["session_id"]
+        self.number: int = turn["number"]
+
+    def run(
+        self,
+        direction: str,
+        instructions: str | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> Summary:
+        return summarize(
+            self.path,
+            self.prompt,
+            self.started_at,
+            direction,
+            self.prompt_id,
+            instructions,
+            progress,
+        )
+
+    def adopt(self, store: object, result: Summary) -> None:
+        """The new session inherits the turns it still holds (before the turn for `from`, all of
+        them for `upTo`), so rewinds keep working in it."""
+        from rewind_ls.core.store import Store
+
+        assert isinstance(store, Store)
+        below = self.number if result.direction == "from" else 1 << 30
+        store.inherit_turns(self.session_id, result.session_id, below, result.path)
+
+
+def summarize_turn(
+    store: object,
+    turn: Any,
+    direction: str,
+    instructions: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Summary:
+    """Summarize `turn`'s session from / up to it, in one go (the CLI)."""
+    source = Source(store, turn)
+    result = source.run(direction, instructions, progress)
+    source.adopt(store, result)
+    return result

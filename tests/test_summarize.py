@@ -1,0 +1,71 @@
+"""The summarizer runner's small parts (the whole flow runs against the real binary in
+tests/agents/test_claude_summarize.py): progress while it runs, the time limit stopping everything
+it started, the conversation as text."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from rewind_ls.core import summarize
+from rewind_ls.core.errors import RewindError
+
+
+def test_progress_is_reported_while_the_summarizer_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(summarize, "PROGRESS_EVERY", 0.2)
+    monkeypatch.setenv("REWIND_LS_SUMMARIZER", "cat > /dev/null; sleep 1; echo the summary")
+    said: list[str] = []
+    assert summarize.run_summarizer("text", progress=said.append) == "the summary"
+    assert said and all(s.startswith("summarizing with cat > /dev/null; sleep 1") for s in said)
+
+
+def test_time_limit_stops_the_summarizer_and_what_it_started(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The background sleep keeps stdout open: only killing the whole process group ends the wait.
+    monkeypatch.setenv("REWIND_LS_SUMMARIZER", "sleep 30 & wait")
+    monkeypatch.setenv("REWIND_LS_SUMMARIZER_TIMEOUT", "0.5")
+    started = time.monotonic()
+    with pytest.raises(RewindError, match=r"summarizer 'sleep 30 & wait' timed out after 0.5s"):
+        summarize.run_summarizer("text", progress=lambda _: None)
+    assert time.monotonic() - started < 5
+
+
+def test_default_summarizer_is_claude_print_mode_without_tools(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("REWIND_LS_SUMMARIZER", raising=False)
+    argv, name = summarize.summarizer_command("mind the tests")
+    assert isinstance(argv, list) and argv[:2] == ["claude", "-p"]
+    assert argv[argv.index("--tools") + 1] == ""
+    assert "--no-session-persistence" in argv and "mind the tests" in argv[2]
+    assert "<summarizing prompt>" in name
+
+
+def test_conversation_text_carries_tool_calls_and_results() -> None:
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "do it"}},
+        {
+            "type": "assistant",
+            "message": {
+                "content": [
+                    {"type": "thinking", "thinking": "hidden"},
+                    {"type": "tool_use", "name": "Bash", "input": {"command": "ls"}},
+                ]
+            },
+        },
+        {
+            "type": "user",
+            "message": {
+                "content": [{"type": "tool_result", "content": [{"type": "text", "text": "a.txt"}]}]
+            },
+        },
+        {"type": "user", "isMeta": True, "message": {"content": "meta"}},
+        {"type": "attachment", "attachment": {}},
+    ]
+    text = summarize.conversation_text(lines)
+    assert text == (
+        'User: do it\n\nAssistant: [tool call Bash: {"command": "ls"}]\n\n'
+        "User: [tool result: a.txt]\n"
+    )

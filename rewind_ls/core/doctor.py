@@ -11,9 +11,9 @@ from rewind_ls.core import config
 from rewind_ls.core.errors import CorruptBlob, RewindError
 
 
-def run_hook_command(command: str, root: str) -> str | None:
-    """Run the installed hook command the way Claude Code does (`sh -c`, a JSON payload on
-    stdin) with an event rewind-ls ignores. None when it ran; else what went wrong."""
+def run_hook_command(command: str, root: str, agent: str = "claude-code") -> str | None:
+    """Run the installed hook command the way the agent does (`sh -c`, a JSON payload on stdin)
+    with an event rewind-ls ignores. None when it ran; else what went wrong."""
     import json
     import subprocess
 
@@ -31,7 +31,7 @@ def run_hook_command(command: str, root: str) -> str | None:
     err = proc.stderr.decode("utf-8", "replace").strip()
     if proc.returncode != 0:
         hint = (
-            " (not found: reinstall with `rewind-ls install claude-code`)"
+            f" (not found: reinstall with `rewind-ls install {agent}`)"
             if proc.returncode == 127
             else ""
         )
@@ -157,7 +157,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
             path = other.settings_path(root, user_level)
             found += [c for c in hook_commands(path, other.name) if c not in found]
         for command in found:
-            failure = run_hook_command(command, root)
+            failure = run_hook_command(command, root, other.name)
             check(
                 f"{other.title} hooks",
                 failure is None,

@@ -271,6 +271,7 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
         lines: list[str] = []
         if code_scope:
             result["files"] = _plan_json(plan)
+            result["notes"] = plan.notes
             result["unrecorded"] = _unrecorded(store)
             if not args.json:
                 _print_unrecorded(result["unrecorded"])
@@ -280,6 +281,8 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
                     else f"{mode} turn {turn['number']}: {_safe(turn['prompt'][:60])}"
                 )
                 print(f"{header}")
+                for note in plan.notes:
+                    print(f"  note: {note}")
                 _render_plan(plan, print)
                 if not plan.changes() and not plan.conflicts:
                     print("  nothing to restore: every path already matches")
@@ -702,6 +705,10 @@ def build_parser() -> argparse.ArgumentParser:
                 default="before",
                 help="before or after the agent's change (default: before)",
             )
+
+    from rewind_ls.cli.import_cmd import register as register_import
+
+    register_import(add, json_help)
 
     p = add(
         "demo", cmd_demo, "Record a scripted agent session in a temporary workspace and rewind it."

@@ -318,9 +318,12 @@ def reconstructed_note(turn: Any) -> str | None:
 
 
 class TranscriptRecorder:
-    """Records transcript events in one workspace store. `live`: the events are happening now
-    (the workspace is scanned at prompt boundaries, like the hooks do); otherwise they are past
-    (no scan: today's disk says nothing of that time)."""
+    """Records transcript events in one workspace store. `live`: the events are happening now,
+    and the workspace is scanned once the batch is recorded (`finish`), into the batch's latest
+    reconstructed turn, as the hooks scan at turn boundaries. The edits are recorded first, from
+    the transcript's exact contents: a scan run at each boundary would find the later turns'
+    files already written (the follower reads after the fact) and misattribute them. Not live:
+    past events, no scan (today's disk says nothing of that time)."""
 
     def __init__(self, store: Store, live: bool) -> None:
         self.store = store
@@ -330,9 +333,25 @@ class TranscriptRecorder:
         self.changes = 0
         self.filled = 0
         self.skipped: list[str] = []
+        self.tools_of: dict[tuple[str, str], list[str]] = {}
+        self.scan_turns: dict[str, str] = {}
+
+    def finish(self) -> None:
+        """Live: shell side effects, found by a workspace scan, go to the batch's latest turn."""
+        if not self.live:
+            return
+        for sid, turn in self.scan_turns.items():
+            self.changes += len(self.rec.scan_into(turn, sid))
+        self.scan_turns = {}
 
     def record(self, events: Iterable[Event]) -> None:
-        for ev in sorted(events, key=lambda e: e.at):
+        ordered = sorted(events, key=lambda e: e.at)
+        self.tools_of = {}
+        for ev in ordered:
+            if isinstance(ev, Edit):
+                key = (ev.session_id, ev.prompt_id)
+                self.tools_of.setdefault(key, []).append(ev.tool_use_id)
+        for ev in ordered:
             if isinstance(ev, Prompt):
                 self._prompt(ev)
             elif isinstance(ev, Edit):
@@ -354,38 +373,51 @@ class TranscriptRecorder:
         if not self.store.claim_event(sid, "prompt", ev.prompt_id, SOURCE):
             return  # the hook recorded it
         info = {"promptId": ev.prompt_id, "reconstructed": SOURCE, "scanned": self.live}
-        open_turn = self._open_turn(sid)
-        row = self.store.turn(open_turn) if open_turn else None
-        if (
-            row is not None
-            and row["prompt"] == PLACEHOLDER_PROMPT
-            and not turn_info(row).get("promptId")
-        ):
+        row = self._hook_placeholder(sid, ev.prompt_id)
+        if row is not None:
             # A hook saw this prompt's edits but not the prompt itself: that turn is this one.
             merged = {**turn_info(row), "promptId": ev.prompt_id, "promptFrom": SOURCE}
             self.store.set_turn_prompt(row["id"], ev.text, json.dumps(merged))
             self.store.set_event_turn(sid, "prompt", ev.prompt_id, row["id"])
             return
-        if self.live:
-            turn = self.rec.begin_turn(
-                sid, ev.text, "agent", AGENT, ev.transcript, json.dumps(info)
-            )
-        else:
-            if open_turn is not None:
-                self.store.end_turn(open_turn, ended_at=ev.at)
-            turn = self.store.begin_turn(sid, ev.text, info=json.dumps(info), started_at=ev.at)
+        open_turn = self._open_turn(sid)
+        if open_turn is not None:
+            self.store.end_turn(open_turn, ended_at=ev.at)
+        turn = self.store.begin_turn(sid, ev.text, info=json.dumps(info), started_at=ev.at)
+        self.scan_turns[sid] = turn
         self.store.set_event_turn(sid, "prompt", ev.prompt_id, turn)
         self.turns += 1
+
+    def _hook_placeholder(self, session_id: str, prompt_id: str) -> Any:
+        """The turn a hook opened for this prompt's tool calls without seeing the prompt itself
+        (no UserPromptSubmit): the session's open unlabelled turn, or the turn a hook recorded
+        one of the prompt's tool calls in. None when there is none."""
+        candidates = []
+        open_turn = self._open_turn(session_id)
+        if open_turn:
+            candidates.append(open_turn)
+        for tool_use_id in self.tools_of.get((session_id, prompt_id), []):
+            row = self.store.event(session_id, "tool", tool_use_id)
+            if row is not None and row["source"] == "hook" and row["turn_id"]:
+                candidates.append(row["turn_id"])
+        for turn_id in reversed(candidates):
+            row = self.store.turn(turn_id)
+            if (
+                row is not None
+                and row["prompt"] == PLACEHOLDER_PROMPT
+                and not turn_info(row).get("promptId")
+            ):
+                return row
+        return None
 
     def _end(self, session_id: str, at: float | None) -> None:
         open_turn = self._open_turn(session_id)
         row = self.store.turn(open_turn) if open_turn else None
         if row is None or not is_reconstructed(row):
             return  # the hooks' turn: their Stop (or the next prompt) closes it
+        self.store.end_turn(row["id"], ended_at=at)
         if self.live:
-            self.rec.end_turn(session_id)
-        else:
-            self.store.end_turn(row["id"], ended_at=at)
+            self.scan_turns[session_id] = row["id"]
 
     def _version(self, rel: str, text: Any, known: Version | None) -> Version | None:
         """The Version of content `text` (None: absent; MISSING: what rewind-ls last knew)."""
@@ -599,6 +631,7 @@ class TranscriptFollower:
             return 0
         rec = TranscriptRecorder(self.store, live=True)
         rec.record(events)
+        rec.finish()
         done = rec.turns + rec.changes + rec.filled
         self.recorded += done
         return done
@@ -621,3 +654,29 @@ def hooks_not_firing(store: Store) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+def transcript_check(store: Store) -> dict[str, Any]:
+    """Doctor's check: sessions whose hooks are not firing (turns seen only in the transcript)."""
+    missed = hooks_not_firing(store)
+    if not missed:
+        return {
+            "name": "claude code transcripts",
+            "ok": True,
+            "detail": "every prompt and tool call seen in a transcript was reported by a hook",
+        }
+    parts = [
+        f"session {m['sessionId']}: {m['promptsFromTranscript']} prompt(s) and "
+        f"{m['toolCallsFromTranscript']} tool call(s) that no hook reported"
+        for m in missed[:5]
+    ]
+    return {
+        "name": "claude code transcripts",
+        "ok": False,
+        "detail": "; ".join(parts)
+        + ". Its hooks are not firing (not installed, turned off, timed out, or not run by the "
+        "agent's UI); the transcript is being followed instead: the language server records "
+        "such turns while it runs, `rewind-ls import claude-code` otherwise. Shell side effects "
+        "are found only by a workspace scan at the turn boundaries the transcript shows.",
+        "sessions": missed,
+    }

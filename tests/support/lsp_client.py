@@ -178,6 +178,7 @@ async def start(
     home: Path,
     caps: str = "visual_studio_code",
     init_options: dict[str, Any] | None = None,
+    claude_config: Path | None = None,
 ) -> tuple[LanguageClient, Editor]:
     client = make_test_lsp_client()
     editor = Editor(client)
@@ -212,7 +213,11 @@ async def start(
     def _refresh(params: Any) -> None:
         return None
 
-    env = {**os.environ, "REWIND_LS_HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / "claude")}
+    env = {
+        **os.environ,
+        "REWIND_LS_HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(claude_config or home / "claude"),
+    }
     await client.start_io(*server_command(), env=env)
     capabilities = client_capabilities(caps)
     result = await client.initialize_session(

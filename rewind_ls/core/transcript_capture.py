@@ -437,6 +437,26 @@ class TranscriptRecorder:
                 mode = known.mode
         return Version(FILE, h, mode, len(data))
 
+    def _fill_gap(self, ev: Edit, rel: str) -> None:
+        """A hook recorded this call, maybe without its before (no PreToolUse): then it kept the
+        before as unknown, or, when a scan had already seen the new content, dropped the change
+        as no change at all. The transcript knows both sides: fill them in."""
+        row = self.store.event(ev.session_id, "tool", ev.tool_use_id)
+        if row is None or not row["turn_id"] or ev.before is MISSING:
+            return
+        turn = row["turn_id"]
+        before = self._version(rel, ev.before, None)
+        assert before is not None
+        change = self.store.change(turn, rel)
+        if change is not None:
+            if self.store.set_before(turn, rel, before):
+                self.filled += 1
+            return
+        after = self._version(rel, ev.after, None)
+        if after is not None and after != before:
+            self.rec.record_known_change(turn, rel, before, after, SOURCE)
+            self.filled += 1
+
     def _edit(self, ev: Edit) -> None:
         from rewind_ls.core.claude_hook import _inside_agent_folder
         from rewind_ls.core.paths import relative_path
@@ -451,16 +471,7 @@ class TranscriptRecorder:
         known_row = self.store.known(rel)
         known = None if known_row is None else known_row[0]
         if not self.store.claim_event(sid, "tool", ev.tool_use_id, SOURCE):
-            # The hook recorded this call; it may have missed the before (no PreToolUse).
-            row = self.store.event(sid, "tool", ev.tool_use_id)
-            before = self._version(rel, ev.before, None) if ev.before is not MISSING else None
-            if (
-                row is not None
-                and row["turn_id"]
-                and before is not None
-                and self.store.set_before(row["turn_id"], rel, before)
-            ):
-                self.filled += 1
+            self._fill_gap(ev, rel)
             return
         self.store.ensure_session(sid, "agent", AGENT)
         prompt = self.store.event(sid, "prompt", ev.prompt_id) if ev.prompt_id else None

@@ -16,8 +16,8 @@ import pytest
 
 from tests.support.fake_anthropic import FakeAnthropic, text, tool_use
 from tests.support.lsp_client import start
-from tests.test_server import as_dict, request
 from tests.support.real_claude import RealClaude, claude_binary
+from tests.test_server import as_dict, request
 
 pytestmark = pytest.mark.agent
 

@@ -120,6 +120,7 @@ class Service:
 
         # When the agent's hooks do not fire, its transcript still says what it did.
         self.follower = TranscriptFollower(self.store)
+        self._warned: set[str] = set()
 
     def close(self) -> None:
         self.store.close()
@@ -489,6 +490,26 @@ class Service:
         except Exception:
             log.exception("following the transcripts failed")
             return 0
+
+    def hook_warnings(self) -> list[str]:
+        """Once per session, when the transcript showed turns no hook reported: a line for the
+        client's log (VS Code shows it in the output channel)."""
+        from rewind_ls.core.transcript_capture import hooks_not_firing
+
+        if not self.follower.recorded:
+            return []
+        out = []
+        for m in hooks_not_firing(self.store):
+            if m["sessionId"] in self._warned:
+                continue
+            self._warned.add(m["sessionId"])
+            out.append(
+                f"rewind-ls: Claude Code session {m['sessionId']}: its hooks are not firing "
+                f"({m['promptsFromTranscript']} prompt(s), {m['toolCallsFromTranscript']} tool "
+                "call(s) no hook reported); the transcript is being followed instead (run "
+                "`rewind-ls doctor` for details)"
+            )
+        return out
 
     def changed_sessions(self) -> list[str] | None:
         """Sessions whose turns changed (new turn, new or settled change, turn ended) since the last

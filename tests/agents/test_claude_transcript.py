@@ -185,6 +185,12 @@ async def test_no_hooks_server_follows_transcript(binary: Path, tmp_path: Path) 
             assert [{f["path"]: f["change"] for f in t["files"]} for t in turns] == EXPECTED
             assert all(t["reconstructed"] for t in turns)
             assert "shell side effects" not in turns[1]["reconstructed"]  # scanned live
+            # The client's log (VS Code's output channel) says the hooks are not firing.
+            for _ in range(50):
+                if any("hooks are not firing" in m.message for m in client.log_messages):
+                    break
+                await asyncio.sleep(0.1)
+            assert any("transcript is being followed" in m.message for m in client.log_messages)
 
             preview = as_dict(await request(client, "rewind/preview", {"turnId": turns[0]["id"]}))
             assert "reconstructed" in json.dumps(preview), preview
@@ -217,6 +223,7 @@ async def test_hooks_and_server_no_duplicates(binary: Path, tmp_path: Path) -> N
             assert len(turns) == 2, turns
             assert [{f["path"]: f["change"] for f in t["files"]} for t in turns] == EXPECTED
             assert not any(t["reconstructed"] for t in turns)  # the hooks recorded them
+            assert not any("not firing" in m.message for m in client.log_messages)
         finally:
             await client.shutdown_session()
         assert "nothing new" in claude.rewind_ls("import", "claude-code").stdout

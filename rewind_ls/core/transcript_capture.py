@@ -470,7 +470,7 @@ class TranscriptRecorder:
             return
         known_row = self.store.known(rel)
         known = None if known_row is None else known_row[0]
-        if not self.store.claim_event(sid, "tool", ev.tool_use_id, SOURCE):
+        if self.store.event(sid, "tool", ev.tool_use_id) is not None:
             self._fill_gap(ev, rel)
             return
         self.store.ensure_session(sid, "agent", AGENT)
@@ -478,6 +478,16 @@ class TranscriptRecorder:
         turn = prompt["turn_id"] if prompt is not None and prompt["turn_id"] else None
         if turn is None:
             turn = self._open_turn(sid)
+        hook_change = self.store.change(turn, rel) if turn is not None else None
+        if hook_change is not None and hook_change["source"] == "tool":
+            # An edit-tool hook recorded this path in this turn (a store from before tool ids
+            # were kept): its record stands; it is the hook's call.
+            self.store.claim_event(sid, "tool", ev.tool_use_id, "hook", turn)
+            self._fill_gap(ev, rel)
+            return
+        if not self.store.claim_event(sid, "tool", ev.tool_use_id, SOURCE):
+            self._fill_gap(ev, rel)
+            return
         if turn is None:
             turn = self.store.begin_turn(
                 sid,
@@ -528,8 +538,10 @@ def session_events(transcript: str) -> tuple[list[Event], str | None]:
     return events, sid
 
 
-def workspace_transcripts(root: str) -> list[str]:
-    """The transcripts of sessions started in `root` or a folder below it."""
+def workspace_transcripts(root: str, seen: dict[str, bool] | None = None) -> list[str]:
+    """The transcripts of sessions started in `root` or a folder below it. `seen` remembers which
+    files were already looked at (the follower lists the folder every poll; a file's first line
+    is read once)."""
     projects = os.path.join(config.claude_dir(), "projects")
     slug = project_slug(os.path.realpath(root))
     try:
@@ -547,13 +559,21 @@ def workspace_transcripts(root: str) -> list[str]:
             continue
         for f in files:
             full = os.path.join(folder, f)
-            if f.endswith(".jsonl") and os.path.isfile(full) and _belongs(full, root):
+            if not f.endswith(".jsonl"):
+                continue
+            belongs = None if seen is None else seen.get(full)
+            if belongs is None:
+                belongs = _belongs(full, root) if os.path.isfile(full) else False
+                if seen is not None and belongs is not None:
+                    seen[full] = belongs  # no `cwd` yet (a new file): asked again next time
+            if belongs:
                 out.append(full)
     return out
 
 
-def _belongs(transcript: str, root: str) -> bool:
-    """Whether the session started inside `root` (its first line with a `cwd`)."""
+def _belongs(transcript: str, root: str) -> bool | None:
+    """Whether the session started inside `root` (its first line with a `cwd`); None when no
+    line has one yet."""
     real_root = os.path.realpath(root)
     try:
         with open(transcript, "rb") as f:
@@ -567,7 +587,7 @@ def _belongs(transcript: str, root: str) -> bool:
                     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
     except OSError:
         return False
-    return False
+    return None
 
 
 def import_transcripts(store: Store, transcripts: list[str]) -> dict[str, Any]:
@@ -606,12 +626,13 @@ class TranscriptFollower:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.offsets: dict[str, int] = {}
+        self.seen: dict[str, bool] = {}
         self.parsers: dict[str, TranscriptParser] = {}
         self.recorded = 0
 
     def _files(self) -> list[tuple[str, str | None]]:
         out: list[tuple[str, str | None]] = []
-        for transcript in workspace_transcripts(self.store.root):
+        for transcript in workspace_transcripts(self.store.root, self.seen):
             out.append((transcript, None))
             out.extend(subagent_files(transcript))
         return out

@@ -272,6 +272,7 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
         lines: list[str] = []
         if code_scope:
             result["files"] = _plan_json(plan)
+            result["notes"] = plan.notes
             result["unrecorded"] = _unrecorded(store)
             if not args.json:
                 _print_unrecorded(result["unrecorded"])
@@ -281,6 +282,8 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
                     else f"{mode} turn {turn['number']}: {_safe(turn['prompt'][:60])}"
                 )
                 print(f"{header}")
+                for note in plan.notes:
+                    print(f"  note: {note}")
                 _render_plan(plan, print)
                 if not plan.changes() and not plan.conflicts:
                     print("  nothing to restore: every path already matches")
@@ -712,6 +715,10 @@ def build_parser() -> argparse.ArgumentParser:
                 default="before",
                 help="before or after the agent's change (default: before)",
             )
+
+    from rewind_ls.cli.import_cmd import register as register_import
+
+    register_import(add, json_help)
 
     p = add(
         "demo", cmd_demo, "Record a scripted agent session in a temporary workspace and rewind it."

@@ -45,4 +45,7 @@ def session_lines(session: dict[str, Any], cols: int | None) -> list[str]:
         if agents:  # edits made by a subagent inside this turn
             line += f"  (subagent: {', '.join(agents)})"
         lines.append(clip(line, cols) if cols else line)
+        if turn.get("reconstructed"):
+            note = f"       {turn['reconstructed']}"
+            lines.append(clip(note, cols) if cols else note)
     return lines

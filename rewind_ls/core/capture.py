@@ -212,16 +212,31 @@ class Recorder:
         self, session_id: str, rel: str, source: str = "tool", agent: str | None = None
     ) -> str:
         """`rel` was just changed in the session's turn: keep what it holds now."""
+        self.last_scan = None
         turn = self.ensure_turn(session_id, agent=agent)
         known = self.store.known(rel)
         previous = None if known is None else known[0]
         if self.store.change(turn, rel) is None:
-            # No before was seen (hook installed mid-edit): the last known content is the best
-            # truth.
-            self.store.record_before(turn, rel, previous or Version(UNKNOWN), source)
+            # No before was seen (hook installed mid-edit, or no PreToolUse): the last known
+            # content is the best truth, unless the scan that just opened this turn found this
+            # very change: then it is this edit's, not someone else's, and its old side is the
+            # before.
+            taken = self._take_from_opening_scan(turn, rel)
+            before = taken if taken is not None else previous or Version(UNKNOWN)
+            self.store.record_before(turn, rel, before, source)
         version = self.snapshot(rel, previous)
         self._settle(turn, rel, version)
         return turn
+
+    def _take_from_opening_scan(self, turn: str, rel: str) -> Version | None:
+        scan = self.last_scan
+        if scan is None or scan.turn is None or scan.turn == turn:
+            return None
+        for path, old, _new in scan.changes:
+            if path == rel:
+                self.store.drop_change(scan.turn, rel)
+                return old
+        return None
 
     def _settle(self, turn: str, rel: str, after: Version) -> None:
         row = self.store.change(turn, rel)

@@ -184,6 +184,9 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
             prompt = payload.get("prompt")
             prompt = prompt if isinstance(prompt, str) else ""
             prompt_id = _optional_text(payload, "prompt_id")
+            if prompt_id and not store.claim_event(session_id, "prompt", prompt_id, "hook"):
+                # The transcript follower recorded this prompt first (the hook came late).
+                return Outcome(f"prompt {prompt_id}: already recorded from the transcript")
             turn = rec.begin_turn(
                 session_id,
                 # A lone surrogate (valid JSON, not UTF-8) could not be stored: replace it.
@@ -193,6 +196,8 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
                 transcript,
                 info=json.dumps({"promptId": prompt_id}) if prompt_id else None,
             )
+            if prompt_id:
+                store.set_event_turn(session_id, "prompt", prompt_id, turn)
             return Outcome(f"turn {turn} opened")
         if event in ("Stop", "SessionEnd"):
             ended = rec.end_turn(session_id)
@@ -227,6 +232,10 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
         else:
             turn = rec.after(session_id, rel, "tool", AGENT)
             done = f"{tool} {rel}: after recorded in {turn}"
+        tool_use_id = _optional_text(payload, "tool_use_id")
+        if tool_use_id:
+            # So the transcript follower does not record this tool call again.
+            store.claim_event(session_id, "tool", tool_use_id, "hook", turn)
         if agent_type:
             # Subagent tool calls carry agent_id/agent_type; the turn shows who did the work.
             rec.note_subagent(turn, agent_type, agent_id)

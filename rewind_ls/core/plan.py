@@ -116,6 +116,7 @@ class Plan:
         self.turn = turn
         self.label = label
         self.paths: list[PathPlan] = []
+        self.notes: list[str] = []  # said with every preview (turns rebuilt from a transcript)
 
     @property
     def conflicts(self) -> list[PathPlan]:
@@ -197,6 +198,7 @@ def plan_rewind(
     plan = Plan(REWIND if turn["session_id"] != REWIND_SESSION else UNDO, turn, label)
     session_turns = [t["id"] for t in store.turns(turn["session_id"]) if t["seq"] >= turn["seq"]]
     candidates = sorted({c["path"] for c in store.changes_of_turns(session_turns)})
+    _note_reconstructed(plan, [store.turn(t) for t in session_turns])
     if paths is not None:
         wanted = set(paths)
         candidates = [p for p in candidates if p in wanted]
@@ -241,8 +243,19 @@ def plan_rewind(
     return plan
 
 
+def _note_reconstructed(plan: Plan, turns: list[sqlite3.Row | None]) -> None:
+    """A preview says when a turn it restores was rebuilt from the agent's transcript."""
+    from rewind_ls.core.transcript_capture import reconstructed_note
+
+    notes = {n for n in (reconstructed_note(t) for t in turns if t is not None) if n}
+    for note in sorted(notes):
+        plan.notes.append(note)
+        plan.label = f"{plan.label} [{note}]" if plan.label else note
+
+
 def plan_revert(store: Store, turn: sqlite3.Row, reader: Reader, label: str = "") -> Plan:
     plan = Plan(REVERT, turn, label)
+    _note_reconstructed(plan, [turn])
     for change in store.changes(turn["id"]):
         path = change["path"]
         theirs = _version(change, "before")

@@ -21,7 +21,7 @@ from typing import Any
 from rewind_ls.core import config
 from rewind_ls.core.errors import CorruptBlob, StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Test hook for crash-safety tests, like apply_disk's: `REWIND_LS_FAULT=before-commit:3` kills the
 # process (os._exit) just before the third write transaction of the process commits,
@@ -71,6 +71,22 @@ CREATE TABLE IF NOT EXISTS known(
   mtime_ns INTEGER, ino INTEGER, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS counter(id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
 INSERT OR IGNORE INTO counter VALUES (1, 0);
+CREATE TABLE IF NOT EXISTS agent_events(
+  session_id TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, turn_id TEXT,
+  source TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY(session_id, kind, key));
+"""
+
+# Schema 2 adds `agent_events`: the agent's prompt ids and tool_use ids already recorded, and by
+# whom (a hook or the transcript), so the two recorders never record the same one twice. A
+# version-1 store gets the table, and the prompt ids its hooks kept in `turns.info`.
+_MIGRATE_1_TO_2 = """
+CREATE TABLE IF NOT EXISTS agent_events(
+  session_id TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, turn_id TEXT,
+  source TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY(session_id, kind, key));
+INSERT OR IGNORE INTO agent_events(session_id, kind, key, turn_id, source, at)
+  SELECT session_id, 'prompt', json_extract(info, '$.promptId'), id, 'hook', started_at
+  FROM turns WHERE json_valid(info) AND json_type(info, '$.promptId') = 'text';
+UPDATE meta SET value = '2' WHERE key = 'schema_version'
 """
 
 
@@ -207,6 +223,8 @@ class Store:
                     f"{self.path}: this store was written by a newer rewind-ls (schema {version}, "
                     f"this version reads {SCHEMA_VERSION}); upgrade rewind-ls"
                 )
+            if version < SCHEMA_VERSION:
+                self._migrate(version)
             return
         with self.transaction():
             for statement in _SCHEMA.strip().split(";"):
@@ -222,6 +240,18 @@ class Store:
                 os.chmod(os.path.join(self.path, "store.sqlite3" + suffix), 0o600)
             except OSError:
                 pass
+
+    def _migrate(self, version: int) -> None:
+        """Bring an older store up to SCHEMA_VERSION, in one transaction (several processes may
+        open it at once: the version is re-read inside the transaction)."""
+        with self.transaction():
+            row = self.conn.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'"
+            ).fetchone()
+            if row is not None and int(row[0]) == 1:
+                for statement in _MIGRATE_1_TO_2.strip().split(";"):
+                    if statement.strip():
+                        self.conn.execute(statement)
 
     def close(self) -> None:
         self.conn.close()
@@ -394,11 +424,17 @@ class Store:
         return list(cur.fetchall())
 
     def begin_turn(
-        self, session_id: str, prompt: str, state: str = "open", info: str | None = None
+        self,
+        session_id: str,
+        prompt: str,
+        state: str = "open",
+        info: str | None = None,
+        started_at: float | None = None,
     ) -> str:
-        """Open a new turn in `session_id` (which must exist) and make it the session's open turn."""
+        """Open a new turn in `session_id` (which must exist) and make it the session's open turn.
+        `started_at`: when it really started (a turn reconstructed from a transcript)."""
         turn_id = "t" + os.urandom(6).hex()
-        now = time.time()
+        now = time.time() if started_at is None else started_at
         with self.transaction():
             number = self.conn.execute(
                 "SELECT coalesce(max(number), 0) + 1 FROM turns WHERE session_id = ?", (session_id,)
@@ -414,11 +450,11 @@ class Store:
             )
         return turn_id
 
-    def end_turn(self, turn_id: str, state: str = "closed") -> None:
+    def end_turn(self, turn_id: str, state: str = "closed", ended_at: float | None = None) -> None:
         with self.transaction():
             self.conn.execute(
                 "UPDATE turns SET ended_at = ?, state = ? WHERE id = ?",
-                (time.time(), state, turn_id),
+                (time.time() if ended_at is None else ended_at, state, turn_id),
             )
             self.conn.execute(
                 "UPDATE sessions SET open_turn = NULL WHERE open_turn = ?", (turn_id,)
@@ -557,6 +593,65 @@ class Store:
         with self.transaction():
             self.conn.execute("DELETE FROM changes WHERE turn_id = ? AND path = ?", (turn_id, path))
 
+    def set_before(self, turn_id: str, path: str, before: Version) -> bool:
+        """Replace a change's `before` when it was recorded as unknown (a hook saw only the
+        after; the transcript knows what the file held). Returns True when replaced."""
+        with self.transaction():
+            cur = self.conn.execute(
+                "UPDATE changes SET before_kind = ?, before_hash = ?, before_mode = ?"
+                " WHERE turn_id = ? AND path = ? AND before_kind = ?",
+                (before.kind, before.hash, before.mode, turn_id, path, UNKNOWN),
+            )
+        return cur.rowcount > 0
+
+    # --- the agent's own ids (prompt ids, tool_use ids): recorded once, by a hook or a transcript
+
+    def claim_event(
+        self, session_id: str, kind: str, key: str, source: str, turn_id: str | None = None
+    ) -> bool:
+        """Claim the agent's `kind` ('prompt' or 'tool') id `key`: True when nobody recorded it
+        before (the caller records it now), False when a hook or a transcript already did."""
+        with self.transaction():
+            cur = self.conn.execute(
+                "INSERT OR IGNORE INTO agent_events(session_id, kind, key, turn_id, source, at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, kind, key, turn_id, source, time.time()),
+            )
+        return cur.rowcount > 0
+
+    def set_event_turn(self, session_id: str, kind: str, key: str, turn_id: str) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "UPDATE agent_events SET turn_id = ? WHERE session_id = ? AND kind = ? AND key = ?",
+                (turn_id, session_id, kind, key),
+            )
+
+    def event(self, session_id: str, kind: str, key: str) -> sqlite3.Row | None:
+        cur = self.conn.execute(
+            "SELECT * FROM agent_events WHERE session_id = ? AND kind = ? AND key = ?",
+            (session_id, kind, key),
+        )
+        cur.row_factory = sqlite3.Row
+        row: sqlite3.Row | None = cur.fetchone()
+        return row
+
+    def event_counts(self) -> dict[str, dict[str, int]]:
+        """Per agent session: how many prompts and tool calls each recorder (`hook`,
+        `transcript`) recorded first."""
+        out: dict[str, dict[str, int]] = {}
+        for session_id, kind, source, n in self.conn.execute(
+            "SELECT session_id, kind, source, count(*) FROM agent_events"
+            " GROUP BY session_id, kind, source"
+        ):
+            out.setdefault(session_id, {})[f"{kind}:{source}"] = n
+        return out
+
+    def set_turn_prompt(self, turn_id: str, prompt: str, info: str | None) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "UPDATE turns SET prompt = ?, info = ? WHERE id = ?", (prompt, info, turn_id)
+            )
+
     # --- last known content of each path (compare-and-swap, cheap re-checks) --------------------
 
     def known(self, path: str) -> tuple[Version, int | None, int | None] | None:
@@ -628,7 +723,7 @@ class Store:
 
 # --- damaged and moved stores -------------------------------------------------------------------
 
-_TABLES = ("meta", "counter", "sessions", "turns", "changes", "known", "blobs")
+_TABLES = ("meta", "counter", "sessions", "turns", "changes", "known", "blobs", "agent_events")
 DB_NAME = "store.sqlite3"
 
 

@@ -13,6 +13,7 @@ from rewind_ls.core.capture import REWIND_SESSION, turn_info
 from rewind_ls.core.paths import to_uri
 from rewind_ls.core.plan import current_session
 from rewind_ls.core.store import ABSENT, Store
+from rewind_ls.core.transcript_capture import reconstructed_note
 
 
 def iso(ts: float | None) -> str | None:
@@ -58,6 +59,8 @@ def turn_dict(
         "endedAt": iso(turn["ended_at"]),
         "files": files,
         "subagents": turn_info(turn).get("subagents") or [],
+        # Set when the turn was rebuilt from the agent's transcript (its hooks did not fire).
+        "reconstructed": reconstructed_note(turn),
     }
 
 
@@ -139,6 +142,8 @@ def timeline_text(store: Store, session_id: str | None = None) -> str:
             else:
                 head = f"{_when(turn)} · {prompt or kind}"
             lines.append(f"  {head}  [{turn['id']}]")
+            if turn.get("reconstructed"):
+                lines.append(f"      ({turn['reconstructed']})")
             for f in turn["files"]:
                 lines.append(f"      {f['change']:<9} {f['path']}")
             if not turn["files"]:

@@ -299,6 +299,10 @@ async def poll(ls: RewindServer) -> None:
             continue
         if changed:
             ls.notify_turns(changed, "recorded")
+            for line in await ls.call(ls.svc().hook_warnings):
+                ls.window_log_message(
+                    types.LogMessageParams(type=types.MessageType.Warning, message=line)
+                )
 
 
 @server.feature(types.SHUTDOWN)

@@ -58,6 +58,11 @@ class TurnInfo(Result):
     started_at: str = Field(description="ISO 8601, UTC.")
     ended_at: str | None = None
     files: list[FileChange]
+    reconstructed: str | None = Field(
+        default=None,
+        description="Set when the turn was rebuilt from the agent's transcript because its hooks "
+        "did not fire: what that means (e.g. shell side effects may be missing).",
+    )
 
 
 class SessionInfo(Result):

@@ -9,6 +9,7 @@ and the disk with the plan -> files a text edit cannot carry are written by the 
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 from typing import Any
@@ -57,6 +58,9 @@ def _write_private(path: str, text: str) -> None:
 
 # The timeline's buffer name: inside the workspace (so a client keeps it with this server), never on disk.
 TIMELINE_NAME = ".rewind-timeline"
+
+
+log = logging.getLogger("rewind_ls.server")
 
 
 class ClientEditSupport:
@@ -112,6 +116,11 @@ class Service:
         # Baseline now, so a turn recorded right after start-up is reported by the first poll.
         self._data_version = self.store.conn.execute("PRAGMA data_version").fetchone()[0]
         self._turn_mark = self._mark()
+        from rewind_ls.core.transcript_capture import TranscriptFollower
+
+        # When the agent's hooks do not fire, its transcript still says what it did.
+        self.follower = TranscriptFollower(self.store)
+        self._warned: set[str] = set()
 
     def close(self) -> None:
         self.store.close()
@@ -488,12 +497,41 @@ class Service:
         ).fetchone()
         return int(row[0]), int(row[1]), int(row[2])
 
+    def follow_transcripts(self) -> int:
+        """Record what the agents' transcripts show and no hook recorded; never fails the poll."""
+        try:
+            return self.follower.poll()
+        except Exception:
+            log.exception("following the transcripts failed")
+            return 0
+
+    def hook_warnings(self) -> list[str]:
+        """Once per session, when the transcript showed turns no hook reported: a line for the
+        client's log (VS Code shows it in the output channel)."""
+        from rewind_ls.core.transcript_capture import hooks_not_firing
+
+        if not self.follower.recorded:
+            return []
+        out = []
+        for m in hooks_not_firing(self.store):
+            if m["sessionId"] in self._warned:
+                continue
+            self._warned.add(m["sessionId"])
+            out.append(
+                f"rewind-ls: Claude Code session {m['sessionId']}: its hooks are not firing "
+                f"({m['promptsFromTranscript']} prompt(s), {m['toolCallsFromTranscript']} tool "
+                "call(s) no hook reported); the transcript is being followed instead (run "
+                "`rewind-ls doctor` for details)"
+            )
+        return out
+
     def changed_sessions(self) -> list[str] | None:
         """Sessions whose turns changed (new turn, new or settled change, turn ended) since the last
         call, or since the service opened: None when nothing did. Cheap when nothing was committed:
         `PRAGMA data_version` only moves when another connection commits."""
+        followed = self.follow_transcripts()
         version = self.store.conn.execute("PRAGMA data_version").fetchone()[0]
-        if version == self._data_version:
+        if version == self._data_version and not followed:
             return None
         self._data_version = version
         mark = self._mark()

@@ -179,6 +179,7 @@ async def start(
     caps: str = "visual_studio_code",
     init_options: dict[str, Any] | None = None,
     env: dict[str, str] | None = None,
+    claude_config: Path | None = None,
 ) -> tuple[LanguageClient, Editor]:
     client = make_test_lsp_client()
     editor = Editor(client)
@@ -216,7 +217,7 @@ async def start(
     server_env = {
         **os.environ,
         "REWIND_LS_HOME": str(home),
-        "CLAUDE_CONFIG_DIR": str(home / "claude"),
+        "CLAUDE_CONFIG_DIR": str(claude_config or home / "claude"),
         **(env or {}),
     }
     await client.start_io(*server_command(), env=server_env)

@@ -1,0 +1,84 @@
+"""Schema 2 (the agent's prompt and tool_use ids, claimed once by a hook or a transcript): a
+version-1 store written before it is migrated in place, and small parts of the reconstruction."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from rewind_ls.core import store as store_mod
+from rewind_ls.core.store import SCHEMA_VERSION, Store, store_dir_for
+from rewind_ls.core.transcript_capture import apply_edit, apply_patch
+
+V1_SCHEMA = store_mod._SCHEMA.split("CREATE TABLE IF NOT EXISTS agent_events")[0]
+
+
+def write_v1_store(root: Path, home: Path) -> Path:
+    """A store exactly as rewind-ls with schema 1 wrote it: no agent_events table, the hook's
+    prompt id kept in the turn's info."""
+    directory = Path(store_dir_for(str(root), str(home)))
+    directory.mkdir(parents=True)
+    db = directory / "store.sqlite3"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.executescript(V1_SCHEMA)
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '1'), ('root', ?)", (str(root),))
+    conn.execute("INSERT INTO sessions VALUES ('s1', 'agent', 'claude-code', NULL, 1.0, 2.0, NULL)")
+    conn.execute(
+        "INSERT INTO turns VALUES ('t1', 's1', 1, 1, 'hello', 1.0, 2.0, 'closed', ?)",
+        (json.dumps({"promptId": "p-1"}),),
+    )
+    conn.execute("INSERT INTO turns VALUES ('t2', 's1', 2, 2, 'no id', 3.0, 4.0, 'closed', NULL)")
+    conn.close()
+    return db
+
+
+def test_version_1_store_is_migrated(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    home = tmp_path / "home"
+    write_v1_store(root, home)
+    assert SCHEMA_VERSION == 2
+    with Store.open(str(root), home=str(home), create=False) as store:
+        assert store.meta("schema_version") == "2"
+        event = store.event("s1", "prompt", "p-1")
+        assert event is not None and event["turn_id"] == "t1" and event["source"] == "hook"
+        # The prompt the hook recorded under schema 1 is not recorded again from the transcript.
+        assert not store.claim_event("s1", "prompt", "p-1", "transcript")
+        assert store.claim_event("s1", "tool", "toolu_1", "transcript", "t2")
+        assert not store.claim_event("s1", "tool", "toolu_1", "hook", "t2")
+        assert [t["id"] for t in store.turns("s1")] == ["t1", "t2"]
+    # Opening it again (already version 2) changes nothing.
+    with Store.open(str(root), home=str(home), create=False) as store:
+        assert store.event_counts() == {"s1": {"prompt:hook": 1, "tool:transcript": 1}}
+
+
+def test_newer_store_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    home = tmp_path / "home"
+    db = write_v1_store(root, home)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    conn.close()
+    with pytest.raises(Exception, match="newer rewind-ls"):
+        Store.open(str(root), home=str(home), create=False)
+
+
+def test_edit_reconstruction() -> None:
+    assert apply_edit("a two two\n", "two", "2", False) == "a 2 two\n"
+    assert apply_edit("a two two\n", "two", "2", True) == "a 2 2\n"
+    assert apply_edit("abc", "zzz", "y", False) is None
+    patch = [
+        {
+            "oldStart": 1,
+            "oldLines": 2,
+            "newStart": 1,
+            "newLines": 2,
+            "lines": [" one", "-two", "+TWO"],
+        }
+    ]
+    assert apply_patch("one\ntwo\nthree\n", patch) == "one\nTWO\nthree\n"
+    assert apply_patch("one\nsomething else\n", patch) is None

@@ -64,7 +64,8 @@ def resume_fork(claude: RealClaude, fork: dict[str, Any], prompt: str, cwd: Path
 def normalized(messages: list[Any]) -> list[Any]:
     """The binary lists the files it re-read after a compaction ("Called the Read tool ...") in
     an order that varies from run to run (seen: the same transcript loaded twice gave two orders),
-    so that one message is compared as a set of its parts; everything else as sent."""
+    with the files' contents at load time, so that one message is compared as the set of files it
+    re-read; everything else as sent."""
     out: list[Any] = []
     for m in messages:
         content = m.get("content")
@@ -73,8 +74,11 @@ def normalized(messages: list[Any]) -> list[Any]:
             and isinstance(content, str)
             and content.startswith("Called the Read tool")
         ):
-            parts = content.split("\n\nCalled the Read tool")
-            out.append({"role": "system", "reads": sorted(p.strip() for p in parts)})
+            # The binary builds this message when it loads the session, from the files on disk
+            # at that moment (their contents may have moved on since the original run): the
+            # same files must be re-read, in any order, whatever they hold now.
+            files = re.findall(r'"file_path":\s*"([^"]+)"', content)
+            out.append({"role": "system", "reads": sorted(set(files)) or content})
         else:
             out.append(m)
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -91,3 +92,92 @@ def test_hook_process_loads_only_stdlib_and_core(tmp_path: Path) -> None:
         )
     ]
     assert not heavy, heavy
+
+
+# Statement shapes, upper case as the store writes them: prose ("select a turn", "the
+# transaction is rolled back", "UPDATE" alone in a sentence) matches none of them.
+_SQL = re.compile(
+    r"\bSELECT\b.+\bFROM\b"
+    r"|\bINSERT\s+(OR\s+[A-Z]+\s+)?INTO\b"
+    r"|\bUPDATE\s+\w+\s+SET\b"
+    r"|\bDELETE\s+FROM\b"
+    r"|\bPRAGMA\s+\w+"
+    r"|\b(CREATE|DROP|ALTER)\s+(TABLE|INDEX|VIEW|TRIGGER)\b"
+    r"|^\s*(BEGIN(\s+(IMMEDIATE|EXCLUSIVE|DEFERRED))?|COMMIT|ROLLBACK|VACUUM)\s*;?\s*$",
+    re.DOTALL,
+)
+_SQL_CALLS = {"execute", "executemany", "executescript"}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the docstring constants (prose, never run)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                out.add(id(body[0].value))
+    return out
+
+
+def _sql_uses(source: str, name: str) -> list[str]:
+    tree = ast.parse(source)
+    skip = _docstrings(tree)
+    found: list[str] = []
+    for node in ast.walk(tree):
+        where = f"{name}:{getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.Attribute) and node.attr == "conn":
+            found.append(f"{where}: .conn")
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _SQL_CALLS
+        ):
+            found.append(f"{where}: {node.func.attr}(")
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in skip
+            and _SQL.search(node.value)
+        ):
+            found.append(f"{where}: SQL {node.value[:50]!r}")
+    return found
+
+
+def test_only_the_store_knows_sql() -> None:
+    """The store is the only module that knows the schema: every other one asks it a question
+    (a Store method), never the database."""
+    store = ROOT / "rewind_ls" / "core" / "store.py"
+    bad = [
+        use
+        for path in sorted((ROOT / "rewind_ls").rglob("*.py"))
+        if path != store
+        for use in _sql_uses(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    ]
+    assert not bad, "SQL outside core/store.py (add a Store method):\n" + "\n".join(bad)
+
+
+def test_sql_check_sees_sql_and_spares_prose() -> None:
+    """The rule above can fail: it finds each kind of use, and leaves prose alone."""
+    code = (
+        '"""A docstring may say SELECT id FROM turns."""\n'
+        "def f(store, conn):\n"
+        "    store.conn\n"
+        "    conn.execute('x')\n"
+        "    q = ('SELECT id FROM turns'\n"
+        "         ' WHERE seq > ?')\n"
+        "    u = f'UPDATE turns SET info = {q}'\n"
+        "    p = 'PRAGMA data_version'\n"
+        "    c = 'COMMIT'\n"
+        "    prose = 'select a turn, then update the file; the insert point; deleted from disk'\n"
+        "    msg = 'nothing to undo: no rewind, revert or undo has been applied here'\n"
+    )
+    uses = sorted(_sql_uses(code, "sample"))
+    assert uses == [
+        "sample:3: .conn",
+        "sample:4: execute(",
+        "sample:5: SQL 'SELECT id FROM turns WHERE seq > ?'",
+        "sample:7: SQL 'UPDATE turns SET info = '",
+        "sample:8: SQL 'PRAGMA data_version'",
+        "sample:9: SQL 'COMMIT'",
+    ], uses

@@ -267,13 +267,7 @@ class Recorder:
         Only paths whose metadata changed are read. Paths an open turn of any session is editing
         right now (before recorded, after not yet) are left to that turn.
         """
-        busy = {
-            r[0]
-            for r in self.store.conn.execute(
-                "SELECT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
-                " WHERE c.after_kind IS NULL AND t.state = 'open'"
-            )
-        }
+        busy = self.store.paths_in_flight()
         found: list[tuple[str, Version, Version]] = []
         entries = self.store.known_paths()
         wanted = None if paths is None else set(paths)

@@ -67,7 +67,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
                 check(
                     "interrupted restores", True, f"rolled back {len(rolled)}" if rolled else "none"
                 )
-                integrity = store.conn.execute("PRAGMA quick_check").fetchone()[0]
+                integrity = store.quick_check()
                 damaged = integrity != "ok"
                 check(
                     "database integrity",
@@ -75,7 +75,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
                     str(integrity) + (" (--repair salvages what can be read)" if damaged else ""),
                 )
                 bad = []
-                for (h,) in store.conn.execute("SELECT hash FROM blobs").fetchall():
+                for h in store.blob_hashes():
                     try:
                         store.get_blob(h)
                     except CorruptBlob as exc:
@@ -87,11 +87,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
                     if bad
                     else "every blob matches its hash",
                 )
-                missing = store.conn.execute(
-                    "SELECT count(*) FROM (SELECT before_hash AS h FROM changes WHERE before_kind = 'file'"
-                    " UNION SELECT after_hash FROM changes WHERE after_kind = 'file') x"
-                    " WHERE h NOT IN (SELECT hash FROM blobs)"
-                ).fetchone()[0]
+                missing = store.missing_file_contents()
                 check(
                     "checkpoints complete",
                     missing == 0,
@@ -193,7 +189,7 @@ def repair_damaged_store(root: str) -> list[dict[str, Any]]:
         )
     try:
         with Store.open(root, create=False) as store:
-            ok = store.conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+            ok = store.quick_check() == "ok"
     except (RewindError, sqlite3.Error) as exc:
         return [{"name": "repair", "ok": False, "detail": f"{detail}; new store unusable: {exc}"}]
     return [{"name": "repair", "ok": ok, "detail": detail}]

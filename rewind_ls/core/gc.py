@@ -13,22 +13,9 @@ from rewind_ls.core.errors import StoreError
 from rewind_ls.core.store import Store
 
 
-def _store_bytes(store: Store) -> int:
-    row = store.conn.execute("SELECT coalesce(sum(length(data)), 0) FROM blobs").fetchone()
-    return int(row[0])
-
-
 def _live_blobs(store: Store) -> set[str]:
-    live: set[str] = set()
-    for (h,) in store.conn.execute(
-        "SELECT before_hash FROM changes WHERE before_hash IS NOT NULL"
-        " UNION SELECT after_hash FROM changes WHERE after_hash IS NOT NULL"
-        " UNION SELECT hash FROM known WHERE hash IS NOT NULL"
-    ):
-        live.add(h)
-    bases = dict(
-        store.conn.execute("SELECT hash, base FROM blobs WHERE base IS NOT NULL").fetchall()
-    )
+    live = store.referenced_blobs()
+    bases = store.delta_bases()
     frontier = list(live)
     while frontier:
         base = bases.get(frontier.pop())
@@ -47,32 +34,23 @@ def collect(
     days = retention_days if retention_days is not None else config.retention_days()
     cap = max_bytes if max_bytes is not None else config.max_store_bytes()
     cutoff = time.time() - days * 86400
-    before_bytes = _store_bytes(store)
+    before_bytes = store.stored_bytes()
     with store.transaction():
-        doomed = [
-            r[0]
-            for r in store.conn.execute(
-                "SELECT id FROM turns WHERE coalesce(ended_at, started_at) < ? AND state != 'open'"
-                " AND state != 'pending' ORDER BY seq",
-                (cutoff,),
-            )
-        ]
-        _drop_turns(store, doomed)
+        doomed = store.droppable_turns(ended_before=cutoff)
+        store.drop_turns(doomed)
         dropped_blobs = 0
         # Size cap: oldest closed turns first, until the blobs they alone need are gone.
-        while _store_bytes(store) > cap:
-            row = store.conn.execute(
-                "SELECT id FROM turns WHERE state NOT IN ('open', 'pending') ORDER BY seq LIMIT 1"
-            ).fetchone()
-            if row is None:
+        while store.stored_bytes() > cap:
+            oldest = store.oldest_droppable_turn()
+            if oldest is None:
                 break
-            doomed.append(row[0])
-            _drop_turns(store, [row[0]])
+            doomed.append(oldest)
+            store.drop_turns([oldest])
             dropped_blobs += _drop_dead_blobs(store)
         dropped_blobs += _drop_dead_blobs(store)
-        after_bytes = _store_bytes(store)
+        after_bytes = store.stored_bytes()
         if dry_run:
-            store.conn.execute("SELECT 1")  # the transaction is rolled back below
+            # Raised inside the transaction: it is rolled back, nothing was dropped.
             raise _DryRun(
                 {
                     "turnsDropped": len(doomed),
@@ -83,7 +61,7 @@ def collect(
             )
     if not dry_run:
         try:
-            store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            store.checkpoint()
         except Exception:
             pass
     return {
@@ -108,21 +86,10 @@ def run(store: Store, dry_run: bool = False, **kw: Any) -> dict[str, Any]:
         return {**done.result, "dryRun": True}
 
 
-def _drop_turns(store: Store, turn_ids: list[str]) -> None:
-    for tid in turn_ids:
-        store.conn.execute("DELETE FROM changes WHERE turn_id = ?", (tid,))
-        store.conn.execute("DELETE FROM turns WHERE id = ?", (tid,))
-    store.conn.execute(
-        "DELETE FROM sessions WHERE open_turn IS NULL AND id NOT IN (SELECT session_id FROM turns)"
-        " AND kind != 'agent'"
-    )
-
-
 def _drop_dead_blobs(store: Store) -> int:
     live = _live_blobs(store)
-    dead = [h for (h,) in store.conn.execute("SELECT hash FROM blobs") if h not in live]
-    for h in dead:
-        store.conn.execute("DELETE FROM blobs WHERE hash = ?", (h,))
+    dead = [h for h in store.blob_hashes() if h not in live]
+    store.drop_blobs(dead)
     return len(dead)
 
 

@@ -320,14 +320,10 @@ def plan_revert(store: Store, turn: sqlite3.Row, reader: Reader, label: str = ""
 
 
 def latest_restore_point(store: Store) -> sqlite3.Row:
-    rows = store.conn.execute(
-        "SELECT id FROM turns WHERE session_id = ? AND state IN ('applied', 'partial')"
-        " ORDER BY seq DESC LIMIT 1",
-        (REWIND_SESSION,),
-    ).fetchone()
-    if rows is None:
+    point = store.latest_applied_turn(REWIND_SESSION)
+    if point is None:
         raise RewindError("nothing to undo: no rewind, revert or undo has been applied here")
-    turn = store.turn(rows[0])
+    turn = store.turn(point)
     assert turn is not None
     return turn
 
@@ -350,25 +346,16 @@ def resolve_turn(store: Store, spec: str, session_id: str | None = None) -> sqli
     sid = session_id or current_session(store)
     if sid is None:
         raise UnknownTurn(spec, "no agent session has been recorded in this workspace")
-    row = store.conn.execute(
-        "SELECT id FROM turns WHERE session_id = ? AND number = ?", (sid, int(spec))
-    ).fetchone()
-    if row is None:
-        low, high = store.conn.execute(
-            "SELECT min(number), max(number) FROM turns WHERE session_id = ?", (sid,)
-        ).fetchone()
+    turn = store.turn_by_number(sid, int(spec))
+    if turn is None:
+        low, high = store.turn_number_range(sid)
         have = f"has turns {low}..{high}" if low is not None else "has no turns"
         raise UnknownTurn(spec, f"session {sid[:8]} {have} (older ones may have been pruned by gc)")
-    turn = store.turn(row[0])
-    assert turn is not None
     return turn
 
 
 def current_session(store: Store) -> str | None:
-    row = store.conn.execute(
-        "SELECT id FROM sessions WHERE kind = 'agent' ORDER BY last_activity_at DESC LIMIT 1"
-    ).fetchone()
-    return None if row is None else str(row[0])
+    return store.latest_agent_session()
 
 
 def restrict(plan: Plan, paths: list[str]) -> Plan:

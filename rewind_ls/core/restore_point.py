@@ -38,7 +38,7 @@ def open_restore_point(
                 store.put_blob(pp.target_data, previous=pp.current.hash, h=pp.target.hash)
             store.record_before(point, pp.path, pp.current, "restore")
             store.record_after(point, pp.path, pp.target)
-        store.conn.execute("UPDATE sessions SET open_turn = NULL WHERE id = ?", (REWIND_SESSION,))
+        store.clear_open_turn(REWIND_SESSION)
     return point
 
 
@@ -46,8 +46,7 @@ def update_journal(store: Store, point: str, **entries: object) -> None:
     turn = store.turn(point)
     info = json.loads(turn["info"]) if turn is not None and turn["info"] else {}
     info.update(entries)
-    with store.transaction():
-        store.conn.execute("UPDATE turns SET info = ? WHERE id = ?", (json.dumps(info), point))
+    store.set_turn_info(point, json.dumps(info))
 
 
 def finish_restore_point(

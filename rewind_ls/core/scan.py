@@ -236,12 +236,10 @@ def _sig_matches(
 
 def _in_flight_shell_start(store: Store, session_id: str | None, now_ns: int) -> int | None:
     """When the oldest shell command of another session still running began (None: none is)."""
-    rows = store.conn.execute(
-        "SELECT key, value FROM meta WHERE key >= ? AND key < ?", (SHELL_RUN, SHELL_RUN + "\uffff")
-    ).fetchall()
+    rows = store.meta_with_prefix(SHELL_RUN)
     oldest: int | None = None
     for key, value in rows:
-        owner = str(key)[len(SHELL_RUN) :].split(" ", 1)[0]
+        owner = key[len(SHELL_RUN) :].split(" ", 1)[0]
         try:
             started = int(value)
         except ValueError:
@@ -262,18 +260,10 @@ def shell_finished(store: Store, session_id: str, tool_use_id: str | None = None
     now = time.time_ns()
     with store.transaction():
         if tool_use_id is None:
-            store.conn.execute(
-                "DELETE FROM meta WHERE key >= ? AND key < ?",
-                (f"{SHELL_RUN}{session_id} ", f"{SHELL_RUN}{session_id} \uffff"),
-            )
+            store.delete_meta_prefix(f"{SHELL_RUN}{session_id} ")
         else:
-            store.conn.execute(
-                "DELETE FROM meta WHERE key = ?", (f"{SHELL_RUN}{session_id} {tool_use_id}",)
-            )
-        store.conn.execute(
-            "DELETE FROM meta WHERE key >= ? AND key < ? AND CAST(value AS INTEGER) < ?",
-            (SHELL_RUN, SHELL_RUN + "\uffff", now - _SHELL_RUN_EXPIRY_NS),
-        )
+            store.delete_meta(f"{SHELL_RUN}{session_id} {tool_use_id}")
+        store.delete_meta_prefix(SHELL_RUN, value_below=now - _SHELL_RUN_EXPIRY_NS)
 
 
 class _Invalid(Exception):
@@ -548,32 +538,18 @@ def scan(
     start_ns = time.time_ns()
     result = ScanResult()
     root = store.root
-    conn = store.conn
     have_baseline = baseline_complete(store)
     raw_mark = store.meta(META_WATERMARK)
     watermark = int(raw_mark) - _CLOCK_SLACK_NS if raw_mark and raw_mark.isdigit() else None
     defer_from = _in_flight_shell_start(store, session_id, start_ns)
     if defer_from is not None:
         defer_from -= _CLOCK_SLACK_NS
-    busy_sql = (
-        "SELECT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
-        " WHERE c.after_kind IS NULL AND t.state = 'open'"
-    )
-    if session_id is not None:
-        busy = {r[0] for r in conn.execute(busy_sql + " AND t.session_id != ?", (session_id,))}
-    else:
-        busy = {r[0] for r in conn.execute(busy_sql)}
+    busy = store.paths_in_flight(except_session=session_id)
 
-    # path -> (path, size, mtime_ns, ino, mode) of every known file: the signature is all a scan
-    # compares; versions and row sequence numbers are fetched only for paths that differ. Whole rows
-    # as values, unsliced: building 30,000 tuples is a measurable part of a scan.
-    known: dict[str, tuple[str, int | None, int | None, int | None, int | None]] = {
-        r[0]: r
-        for r in conn.execute(
-            "SELECT path, size, mtime_ns, ino, mode FROM known WHERE kind != ?", (ABSENT,)
-        ).fetchall()
-    }
-    gone = {r[0] for r in conn.execute("SELECT path FROM known WHERE kind = ?", (ABSENT,))}
+    # The signature of every known file is all a scan compares; versions and row sequence numbers
+    # are fetched only for paths that differ.
+    known = store.known_file_signatures()
+    gone = store.known_absent_paths()
     changed: list[_Candidate] = []  # known paths (or known-absent) whose signature differs
     new: list[_Candidate] = []  # never seen
     patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
@@ -659,17 +635,11 @@ def scan(
 
 def _fill_old_versions(store: Store, cands: list[_Candidate]) -> None:
     by_rel = {c.rel: c for c in cands}
-    rels = list(by_rel)
-    for i in range(0, len(rels), 500):
-        chunk = rels[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        for row in store.conn.execute(
-            f"SELECT path, kind, hash, mode, size, seq FROM known WHERE path IN ({marks})", chunk
-        ):
-            c = by_rel[row[0]]
-            c.old = Version(row[1], row[2], row[3], row[4] or 0)
-            # The row this scan's change is relative to; the commit checks it is still there.
-            c.known_seq = row[5]
+    for rel, (version, seq) in store.known_versions(list(by_rel)).items():
+        c = by_rel[rel]
+        c.old = version
+        # The row this scan's change is relative to; the commit checks it is still there.
+        c.known_seq = seq
 
 
 def _process(
@@ -710,10 +680,7 @@ def _process(
     batch_bytes = 0
     # A baseline writes the tree's content once: check the WAL into the database once at the end
     # (and truncate it) rather than every 4 MB, each time with an fsync.
-    conn = store.conn
-    autocheckpoint = int(conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
-    conn.execute("PRAGMA wal_autocheckpoint=0")
-    try:
+    with store.checkpoint_at_end():
         for c, r in _read_many(root, adopt, limit, workers, deadline):
             if r is None:  # the budget ran out
                 complete = False
@@ -729,10 +696,6 @@ def _process(
                     progress("baseline", done - len(must), len(adopt))
         if batch:
             _commit(store, attribute, batch, result, start_ns, record=False)
-    finally:
-        conn.execute(f"PRAGMA wal_autocheckpoint={autocheckpoint}")
-        # Best effort: with a reader active (the server) it checkpoints what it can and returns.
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     if progress is not None:
         progress("baseline", done - len(must), len(adopt))
     return complete
@@ -792,7 +755,6 @@ def _commit(
     record: bool,
 ) -> None:
     """Store blobs, record changes and move `known` rows, in one transaction (module docstring)."""
-    conn = store.conn
     racy_from = time.time_ns() - _RACY_NS
     blobs: list[tuple[str, int, int, bytes]] = []
     rebase: list[tuple[str, str, bytes]] = []
@@ -819,11 +781,7 @@ def _commit(
         return
     with store.transaction():
         if blobs:
-            conn.executemany(
-                "INSERT OR IGNORE INTO blobs(hash, size, codec, base, data)"
-                " VALUES (?, ?, ?, NULL, ?)",
-                blobs,
-            )
+            store.insert_packed_blobs(blobs)
         for old_hash, new_hash, data in rebase:
             if old_hash != new_hash:
                 store._rebase_as_delta(old_hash, new_hash, data)
@@ -832,10 +790,9 @@ def _commit(
         for c, v, st in updates:
             if c.known_seq is not None:
                 # Still the row the scan compared against? Otherwise another process recorded it.
-                row = conn.execute("SELECT seq FROM known WHERE path = ?", (c.rel,)).fetchone()
-                if row is None or row[0] != c.known_seq:
+                if store.known_seq(c.rel) != c.known_seq:
                     continue
-            elif record and conn.execute("SELECT 1 FROM known WHERE path = ?", (c.rel,)).fetchone():
+            elif record and store.known_seq(c.rel) is not None:
                 continue
             mtime = None
             if st is not None:
@@ -856,11 +813,5 @@ def _commit(
             result.changes.extend(found)
             result.turn = attribute(found) or result.turn
         if rows:
-            seq = store.next_seq()
             # Adoptions never replace a row: one that appeared meanwhile is someone else's record.
-            verb = "INSERT OR REPLACE" if record else "INSERT OR IGNORE"
-            conn.executemany(
-                f"{verb} INTO known(path, kind, hash, mode, size, mtime_ns, ino, seq)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(*r, seq) for r in rows],
-            )
+            store.set_known_many(rows, replace=record)

@@ -527,6 +527,93 @@ class Store:
         cur.row_factory = sqlite3.Row
         return list(cur.fetchall())
 
+    def turn_by_number(self, session_id: str, number: int) -> sqlite3.Row | None:
+        cur = self.conn.execute(
+            "SELECT * FROM turns WHERE session_id = ? AND number = ?", (session_id, number)
+        )
+        cur.row_factory = sqlite3.Row
+        row: sqlite3.Row | None = cur.fetchone()
+        return row
+
+    def turn_number_range(self, session_id: str) -> tuple[int | None, int | None]:
+        """(lowest, highest) turn number kept for a session; (None, None) when it has none."""
+        low, high = self.conn.execute(
+            "SELECT min(number), max(number) FROM turns WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return low, high
+
+    def latest_turn_seq(self) -> int | None:
+        """The workspace order of the newest turn of any session (None: no turn yet)."""
+        row = self.conn.execute("SELECT max(seq) FROM turns").fetchone()
+        return None if row[0] is None else int(row[0])
+
+    def latest_applied_turn(self, session_id: str) -> str | None:
+        """The newest turn of `session_id` that was applied (wholly or partly): the restore
+        point an undo goes back to."""
+        row = self.conn.execute(
+            "SELECT id FROM turns WHERE session_id = ? AND state IN ('applied', 'partial')"
+            " ORDER BY seq DESC LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def latest_agent_session(self) -> str | None:
+        row = self.conn.execute(
+            "SELECT id FROM sessions WHERE kind = 'agent' ORDER BY last_activity_at DESC LIMIT 1"
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def recent_session_ids(self, limit: int) -> list[str]:
+        """The sessions with the latest activity, latest first."""
+        rows = self.conn.execute(
+            "SELECT id FROM sessions ORDER BY last_activity_at DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def clear_open_turn(self, session_id: str) -> None:
+        with self.transaction():
+            self.conn.execute("UPDATE sessions SET open_turn = NULL WHERE id = ?", (session_id,))
+
+    def activity_mark(self) -> tuple[int, int, int]:
+        """(newest turn seq, newest change or settled change seq, ended turns): moves whenever a
+        turn starts or ends or a change is recorded or settled."""
+        row = self.conn.execute(
+            "SELECT (SELECT coalesce(max(seq), 0) FROM turns),"
+            " (SELECT coalesce(max(coalesce(after_seq, seq)), 0) FROM changes),"
+            " (SELECT count(*) FROM turns WHERE ended_at IS NOT NULL)"
+        ).fetchone()
+        return int(row[0]), int(row[1]), int(row[2])
+
+    # --- retention (gc) ------------------------------------------------------------------------
+
+    def droppable_turns(self, ended_before: float) -> list[str]:
+        """Turns neither open nor pending that ended (or started, when never ended) before
+        `ended_before`, oldest first."""
+        rows = self.conn.execute(
+            "SELECT id FROM turns WHERE coalesce(ended_at, started_at) < ? AND state != 'open'"
+            " AND state != 'pending' ORDER BY seq",
+            (ended_before,),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def oldest_droppable_turn(self) -> str | None:
+        """The oldest turn neither open nor pending."""
+        row = self.conn.execute(
+            "SELECT id FROM turns WHERE state NOT IN ('open', 'pending') ORDER BY seq LIMIT 1"
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def drop_turns(self, turn_ids: list[str]) -> None:
+        """Delete turns and their changes, then every non-agent session left with no turn."""
+        with self.transaction():
+            for tid in turn_ids:
+                self.conn.execute("DELETE FROM changes WHERE turn_id = ?", (tid,))
+                self.conn.execute("DELETE FROM turns WHERE id = ?", (tid,))
+            self.conn.execute(
+                "DELETE FROM sessions WHERE open_turn IS NULL"
+                " AND id NOT IN (SELECT session_id FROM turns) AND kind != 'agent'"
+            )
+
     # --- changes -------------------------------------------------------------------------------
 
     def change(self, turn_id: str, path: str) -> sqlite3.Row | None:
@@ -568,6 +655,23 @@ class Store:
         )
         cur.row_factory = sqlite3.Row
         return list(cur.fetchall())
+
+    def all_changes(self) -> list[sqlite3.Row]:
+        """Every change of every turn, by path."""
+        cur = self.conn.execute("SELECT * FROM changes ORDER BY path")
+        cur.row_factory = sqlite3.Row
+        return list(cur.fetchall())
+
+    def paths_in_flight(self, except_session: str | None = None) -> set[str]:
+        """Paths an open turn is editing right now (before recorded, after not yet), of any
+        session but `except_session`."""
+        sql = (
+            "SELECT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
+            " WHERE c.after_kind IS NULL AND t.state = 'open'"
+        )
+        if except_session is None:
+            return {r[0] for r in self.conn.execute(sql)}
+        return {r[0] for r in self.conn.execute(sql + " AND t.session_id != ?", (except_session,))}
 
     def record_before(self, turn_id: str, path: str, before: Version, source: str) -> bool:
         """Record `before` for (turn, path) on first touch only; returns True when recorded."""
@@ -686,6 +790,55 @@ class Store:
         ).fetchall()
         return [(r[0], Version(r[1], r[2], r[3], r[4] or 0), r[5], r[6]) for r in rows]
 
+    def known_file_signatures(
+        self,
+    ) -> dict[str, tuple[str, int | None, int | None, int | None, int | None]]:
+        """path -> (path, size, mtime_ns, ino, mode) of every path known to hold something.
+        Whole rows as values, unsliced: building 30,000 tuples is a measurable part of a scan."""
+        return {
+            r[0]: r
+            for r in self.conn.execute(
+                "SELECT path, size, mtime_ns, ino, mode FROM known WHERE kind != ?", (ABSENT,)
+            ).fetchall()
+        }
+
+    def known_absent_paths(self) -> set[str]:
+        return {r[0] for r in self.conn.execute("SELECT path FROM known WHERE kind = ?", (ABSENT,))}
+
+    def known_versions(self, paths: list[str]) -> dict[str, tuple[Version, int]]:
+        """path -> (version last seen, its row's seq) for those of `paths` that are known."""
+        out: dict[str, tuple[Version, int]] = {}
+        for i in range(0, len(paths), 500):
+            chunk = paths[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                f"SELECT path, kind, hash, mode, size, seq FROM known WHERE path IN ({marks})",
+                chunk,
+            ):
+                out[row[0]] = (Version(row[1], row[2], row[3], row[4] or 0), row[5])
+        return out
+
+    def known_seq(self, path: str) -> int | None:
+        """The seq of `path`'s `known` row (None: not known): it changes whenever the row does."""
+        row = self.conn.execute("SELECT seq FROM known WHERE path = ?", (path,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def set_known_many(
+        self,
+        rows: list[tuple[object, ...]],
+        replace: bool,
+    ) -> None:
+        """(path, kind, hash, mode, size, mtime_ns, ino) rows under one new seq; `replace`: an
+        existing row is replaced, else it is kept."""
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        with self.transaction():
+            seq = self.next_seq()
+            self.conn.executemany(
+                f"{verb} INTO known(path, kind, hash, mode, size, mtime_ns, ino, seq)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(*r, seq) for r in rows],
+            )
+
     def turns_in_state(self, session_id: str, state: str) -> list[tuple[str, str | None]]:
         """(id, info) of a session's turns in `state`, oldest first (pending restore points)."""
         rows = self.conn.execute(
@@ -712,6 +865,108 @@ class Store:
     def set_meta(self, key: str, value: str) -> None:
         with self.transaction():
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def meta_with_prefix(self, prefix: str) -> list[tuple[str, str]]:
+        return [
+            (str(k), str(v))
+            for k, v in self.conn.execute(
+                "SELECT key, value FROM meta WHERE key >= ? AND key < ?",
+                (prefix, prefix + "\uffff"),
+            ).fetchall()
+        ]
+
+    def delete_meta(self, key: str) -> None:
+        with self.transaction():
+            self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+    def delete_meta_prefix(self, prefix: str, value_below: int | None = None) -> None:
+        """Forget the meta keys starting with `prefix` (only those whose value, as an integer, is
+        below `value_below` when given)."""
+        with self.transaction():
+            if value_below is None:
+                self.conn.execute(
+                    "DELETE FROM meta WHERE key >= ? AND key < ?", (prefix, prefix + "\uffff")
+                )
+            else:
+                self.conn.execute(
+                    "DELETE FROM meta WHERE key >= ? AND key < ? AND CAST(value AS INTEGER) < ?",
+                    (prefix, prefix + "\uffff", value_below),
+                )
+
+    # --- blobs in bulk, checks and maintenance -------------------------------------------------
+
+    def insert_packed_blobs(self, blobs: list[tuple[str, int, int, bytes]]) -> None:
+        """(hash, size, codec, payload) of whole blobs already encoded; one already stored stays."""
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO blobs(hash, size, codec, base, data)"
+                " VALUES (?, ?, ?, NULL, ?)",
+                blobs,
+            )
+
+    def blob_hashes(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT hash FROM blobs").fetchall()]
+
+    def drop_blobs(self, hashes: list[str]) -> None:
+        with self.transaction():
+            for h in hashes:
+                self.conn.execute("DELETE FROM blobs WHERE hash = ?", (h,))
+
+    def referenced_blobs(self) -> set[str]:
+        """The hashes a change (before or after) or a known path names."""
+        return {
+            r[0]
+            for r in self.conn.execute(
+                "SELECT before_hash FROM changes WHERE before_hash IS NOT NULL"
+                " UNION SELECT after_hash FROM changes WHERE after_hash IS NOT NULL"
+                " UNION SELECT hash FROM known WHERE hash IS NOT NULL"
+            )
+        }
+
+    def delta_bases(self) -> dict[str, str]:
+        """hash -> the hash it is a delta against, for every delta blob."""
+        return dict(
+            self.conn.execute("SELECT hash, base FROM blobs WHERE base IS NOT NULL").fetchall()
+        )
+
+    def missing_file_contents(self) -> int:
+        """How many file contents that changes refer to are not in the store."""
+        row = self.conn.execute(
+            "SELECT count(*) FROM (SELECT before_hash AS h FROM changes WHERE before_kind = 'file'"
+            " UNION SELECT after_hash FROM changes WHERE after_kind = 'file') x"
+            " WHERE h NOT IN (SELECT hash FROM blobs)"
+        ).fetchone()
+        return int(row[0])
+
+    def stored_bytes(self) -> int:
+        """The size of every blob as stored (compressed or delta)."""
+        row = self.conn.execute("SELECT coalesce(sum(length(data)), 0) FROM blobs").fetchone()
+        return int(row[0])
+
+    def quick_check(self) -> str:
+        """SQLite's quick integrity check: "ok", or the first problem found."""
+        return str(self.conn.execute("PRAGMA quick_check").fetchone()[0])
+
+    def data_version(self) -> int:
+        """Moves whenever another connection commits to the store (cheap to poll)."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database and truncate it (best effort: with a reader active, it
+        checkpoints what it can and returns)."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    @contextmanager
+    def checkpoint_at_end(self) -> Iterator[None]:
+        """No automatic checkpoints inside the block, one at its end (a bulk write: the WAL is
+        copied into the database once rather than every 4 MB, each time with an fsync)."""
+        autocheckpoint = int(self.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+        self.conn.execute("PRAGMA wal_autocheckpoint=0")
+        try:
+            yield
+        finally:
+            self.conn.execute(f"PRAGMA wal_autocheckpoint={autocheckpoint}")
+            self.checkpoint()
 
     def stats(self) -> dict[str, Any]:
         blobs, raw, stored = self.conn.execute(

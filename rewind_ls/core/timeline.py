@@ -69,9 +69,7 @@ def list_sessions(store: Store, session_id: str | None = None) -> dict[str, Any]
     if session_id is not None:
         sessions = [s for s in sessions if s["id"] == session_id]
     by_turn: dict[str, list[sqlite3.Row]] = {}
-    cur = store.conn.execute("SELECT * FROM changes ORDER BY path")
-    cur.row_factory = sqlite3.Row
-    for c in cur:
+    for c in store.all_changes():
         by_turn.setdefault(c["turn_id"], []).append(c)
     out = []
     for s in sessions:

@@ -114,7 +114,7 @@ class Service:
 
         gc.maybe_run(self.store)
         # Baseline now, so a turn recorded right after start-up is reported by the first poll.
-        self._data_version = self.store.conn.execute("PRAGMA data_version").fetchone()[0]
+        self._data_version = self.store.data_version()
         self._turn_mark = self._mark()
         from rewind_ls.core.transcript_capture import TranscriptFollower
 
@@ -401,7 +401,7 @@ class Service:
     def _editor_turn(self) -> str:
         self.store.ensure_session(EDITOR_SESSION, "editor", "editor")
         open_turn = self.recorder.open_turn_id(EDITOR_SESSION)
-        latest = self.store.conn.execute("SELECT max(seq) FROM turns").fetchone()[0]
+        latest = self.store.latest_turn_seq()
         if open_turn is not None:
             turn = self.store.turn(open_turn)
             if turn is not None and turn["seq"] == latest:
@@ -490,12 +490,7 @@ class Service:
     # --- other processes -----------------------------------------------------------------------
 
     def _mark(self) -> tuple[int, int, int]:
-        row = self.store.conn.execute(
-            "SELECT (SELECT coalesce(max(seq), 0) FROM turns),"
-            " (SELECT coalesce(max(coalesce(after_seq, seq)), 0) FROM changes),"
-            " (SELECT count(*) FROM turns WHERE ended_at IS NOT NULL)"
-        ).fetchone()
-        return int(row[0]), int(row[1]), int(row[2])
+        return self.store.activity_mark()
 
     def follow_transcripts(self) -> int:
         """Record what the agents' transcripts show and no hook recorded; never fails the poll."""
@@ -530,7 +525,7 @@ class Service:
         call, or since the service opened: None when nothing did. Cheap when nothing was committed:
         `PRAGMA data_version` only moves when another connection commits."""
         followed = self.follow_transcripts()
-        version = self.store.conn.execute("PRAGMA data_version").fetchone()[0]
+        version = self.store.data_version()
         if version == self._data_version and not followed:
             return None
         self._data_version = version
@@ -538,7 +533,4 @@ class Service:
         if mark == self._turn_mark:
             return None
         self._turn_mark = mark
-        rows = self.store.conn.execute(
-            "SELECT id FROM sessions ORDER BY last_activity_at DESC LIMIT 5"
-        ).fetchall()
-        return [r[0] for r in rows]
+        return self.store.recent_session_ids(5)

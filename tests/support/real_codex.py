@@ -64,9 +64,15 @@ class RealCodex:
             'env_key = "FAKE_OPENAI_KEY"\n'
             "request_max_retries = 0\n"
             "stream_max_retries = 0\n"
+            # Codex's sandbox makes /tmp writable and plants mount targets such as /tmp/.git while a
+            # command runs: any process then rooting a /tmp folder at /tmp (git's rule) would be
+            # misled. The tests keep it off /tmp (TMPDIR below is private).
+            "[sandbox_workspace_write]\n"
+            "exclude_slash_tmp = true\n"
             f'[projects."{project}"]\n'
             'trust_level = "trusted"\n'
         )
+        (base / "tmp").mkdir(parents=True, exist_ok=True)
         self.env = {
             # No virtualenv on PATH: the hook command installed must not depend on it.
             "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -76,6 +82,7 @@ class RealCodex:
             "FAKE_OPENAI_KEY": "sk-test-offline",
             "REWIND_LS_DEBUG": "1",  # every hook call in the log: `hook_log()`
             "LANG": "C.UTF-8",
+            "TMPDIR": str(base / "tmp"),
         }
 
     def rewind_ls(

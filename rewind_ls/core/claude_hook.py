@@ -15,7 +15,7 @@ from typing import Any
 from rewind_ls.core import config
 from rewind_ls.core import hook_steps as steps
 from rewind_ls.core.errors import BadInput, RewindError
-from rewind_ls.core.hook_steps import Outcome, optional_text, required_cwd, required_text
+from rewind_ls.core.hook_steps import Outcome, optional_text
 
 AGENT = "claude-code"
 
@@ -28,6 +28,8 @@ EDIT_TOOLS = {
     "NotebookEdit": "notebook_path",
 }
 SHELL_TOOLS = {"Bash"}
+TURN_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
+TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 
 
 def log(message: str) -> None:
@@ -69,24 +71,13 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
     from rewind_ls.core.paths import relative_path, session_workspace_root
     from rewind_ls.core.store import Store
 
-    event = required_text(payload, "hook_event_name")
-    session_id = required_text(payload, "session_id")
-    cwd = required_cwd(payload)
-    transcript = steps.payload_text(payload, "transcript_path", required=False)
-    tool = payload.get("tool_name")
-    tool_input = payload.get("tool_input")
-    watched = event in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd") or (
-        event in ("PreToolUse", "PostToolUse") and (tool in EDIT_TOOLS or tool in SHELL_TOOLS)
-    )
-    if not watched:
+    hook = steps.HookEvent(payload, strict_transcript=True)
+    event, session_id, cwd, transcript, tool = hook.parts()
+    if not hook.watched(TURN_EVENTS, TOOL_EVENTS, EDIT_TOOLS, SHELL_TOOLS):
         return Outcome(f"{event}: ignored")
     file_path = None
-    if tool in EDIT_TOOLS and event in ("PreToolUse", "PostToolUse"):
-        if not isinstance(tool_input, dict):
-            raise BadInput(f"hook payload: {tool} tool_input must be an object")
-        file_path = tool_input.get(EDIT_TOOLS[str(tool)])
-        if not isinstance(file_path, str) or not file_path:
-            raise BadInput(f"hook payload: {tool} tool_input has no {EDIT_TOOLS[str(tool)]!r}")
+    if tool in EDIT_TOOLS and event in TOOL_EVENTS:
+        file_path = steps.tool_file(payload, tool, EDIT_TOOLS[tool])
         if _inside_agent_folder(file_path, cwd):
             return Outcome(f"{tool} {file_path}: in the agent's own folder, not recorded")
     # One workspace per session, whatever folder the agent's shell has moved to since.
@@ -95,8 +86,8 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
     with Store.open(root) as store:
         rec = steps.recorder(store)
         if event == "SessionStart":
-            compact = payload.get("source") == "compact"
-            return steps.session_start(rec, session_id, AGENT, transcript, compact)
+            source = payload.get("source")
+            return steps.session_start(rec, session_id, AGENT, transcript, source)
         if event == "UserPromptSubmit":
             prompt_id = optional_text(payload, "prompt_id")
             if prompt_id and not store.claim_event(session_id, "prompt", prompt_id, "hook"):

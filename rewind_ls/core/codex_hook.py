@@ -16,11 +16,13 @@ from typing import Any
 
 from rewind_ls.core import hook_steps as steps
 from rewind_ls.core.errors import BadInput
-from rewind_ls.core.hook_steps import Outcome, optional_text, required_cwd, required_text
+from rewind_ls.core.hook_steps import Outcome, optional_text
 
 AGENT = "codex"
 PATCH_TOOLS = {"apply_patch"}
 SHELL_TOOLS = {"Bash"}
+TURN_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
+TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 
 
 def patch_paths(tool_input: Any, cwd: str) -> list[str]:
@@ -59,20 +61,13 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
     from rewind_ls.core.paths import relative_path, session_workspace_root
     from rewind_ls.core.store import Store
 
-    event = required_text(payload, "hook_event_name")
-    session_id = required_text(payload, "session_id")
-    cwd = required_cwd(payload)
-    transcript = optional_text(payload, "transcript_path")
+    hook = steps.HookEvent(payload)
+    event, session_id, cwd, transcript, tool = hook.parts()
     turn_id = optional_text(payload, "turn_id")
-    tool = payload.get("tool_name")
-    tool_event = event in ("PreToolUse", "PostToolUse")
-    watched = event in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd") or (
-        tool_event and (tool in PATCH_TOOLS or tool in SHELL_TOOLS)
-    )
-    if not watched:
+    if not hook.watched(TURN_EVENTS, TOOL_EVENTS, PATCH_TOOLS, SHELL_TOOLS):
         return Outcome(f"{event}: ignored")
     files: list[str] = []
-    if tool_event and tool in PATCH_TOOLS:
+    if tool in PATCH_TOOLS and event in TOOL_EVENTS:
         files = [
             p
             for p in patch_paths(payload.get("tool_input"), cwd)
@@ -83,8 +78,8 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
     with Store.open(root) as store:
         rec = steps.recorder(store)
         if event == "SessionStart":
-            compact = payload.get("source") == "compact"
-            return steps.session_start(rec, session_id, AGENT, transcript, compact)
+            source = payload.get("source")
+            return steps.session_start(rec, session_id, AGENT, transcript, source)
         if event == "UserPromptSubmit":
             info = json.dumps({"turnId": turn_id}) if turn_id else None
             prompt = payload.get("prompt")

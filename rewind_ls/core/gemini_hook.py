@@ -13,12 +13,13 @@ import os
 from typing import Any
 
 from rewind_ls.core import hook_steps as steps
-from rewind_ls.core.errors import BadInput
-from rewind_ls.core.hook_steps import Outcome, optional_text, required_cwd, required_text
+from rewind_ls.core.hook_steps import Outcome
 
 AGENT = "gemini"
 EDIT_TOOLS = {"write_file": "file_path", "replace": "file_path"}
 SHELL_TOOLS = {"run_shell_command"}
+TURN_EVENTS = ("SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd")
+TOOL_EVENTS = ("BeforeTool", "AfterTool")
 
 
 def gemini_home() -> str:
@@ -30,24 +31,13 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
     from rewind_ls.core.paths import relative_path, session_workspace_root
     from rewind_ls.core.store import Store
 
-    event = required_text(payload, "hook_event_name")
-    session_id = required_text(payload, "session_id")
-    cwd = required_cwd(payload)
-    transcript = optional_text(payload, "transcript_path")
-    tool = payload.get("tool_name")
-    tool_event = event in ("BeforeTool", "AfterTool")
-    watched = event in ("SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd") or (
-        tool_event and (tool in EDIT_TOOLS or tool in SHELL_TOOLS)
-    )
-    if not watched:
+    hook = steps.HookEvent(payload)
+    event, session_id, cwd, transcript, tool = hook.parts()
+    if not hook.watched(TURN_EVENTS, TOOL_EVENTS, EDIT_TOOLS, SHELL_TOOLS):
         return Outcome(f"{event}: ignored")
     file_path = None
-    if tool_event and tool in EDIT_TOOLS:
-        tool_input = payload.get("tool_input")
-        field = EDIT_TOOLS[str(tool)]
-        file_path = tool_input.get(field) if isinstance(tool_input, dict) else None
-        if not isinstance(file_path, str) or not file_path:
-            raise BadInput(f"hook payload: {tool} tool_input has no {field!r}")
+    if tool in EDIT_TOOLS and event in TOOL_EVENTS:
+        file_path = steps.tool_file(payload, tool, EDIT_TOOLS[tool])
         if steps.inside_folder(file_path, cwd, gemini_home()):
             return Outcome(f"{tool} {file_path}: in the agent's own folder, not recorded")
     root = session_workspace_root(session_id, cwd, os.environ.get("GEMINI_PROJECT_DIR"))
@@ -55,7 +45,7 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
     with Store.open(root) as store:
         rec = steps.recorder(store)
         if event == "SessionStart":
-            return steps.session_start(rec, session_id, AGENT, transcript, compact=False)
+            return steps.session_start(rec, session_id, AGENT, transcript, None)
         if event == "BeforeAgent":
             turn = steps.open_turn(rec, session_id, payload.get("prompt"), AGENT, transcript)
             return Outcome(f"turn {turn} opened")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from rewind_ls.core.errors import BadInput
@@ -64,6 +64,48 @@ def inside_folder(path: str, cwd: str, folder: str) -> bool:
     folder (sessions, plans, todos) is the agent's business, not the project's."""
     full = os.path.realpath(path if os.path.isabs(path) else os.path.join(cwd, path))
     return full.startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep)
+
+
+class HookEvent:
+    """The fields every agent's hook payload carries, checked."""
+
+    __slots__ = ("cwd", "name", "session_id", "tool", "transcript")
+
+    def __init__(self, payload: dict[str, Any], strict_transcript: bool = False) -> None:
+        self.name = required_text(payload, "hook_event_name")
+        self.session_id = required_text(payload, "session_id")
+        self.cwd = required_cwd(payload)
+        # Claude Code always sends a usable transcript path: anything else there is a bad payload.
+        self.transcript = (
+            payload_text(payload, "transcript_path", required=False)
+            if strict_transcript
+            else optional_text(payload, "transcript_path")
+        )
+        tool = payload.get("tool_name")
+        self.tool = tool if isinstance(tool, str) else None
+
+    def parts(self) -> tuple[str, str, str, str | None, str | None]:
+        """(event name, session id, cwd, transcript path, tool name)."""
+        return self.name, self.session_id, self.cwd, self.transcript, self.tool
+
+    def watched(
+        self, turn_events: Collection[str], tool_events: Collection[str], *tools: Collection[str]
+    ) -> bool:
+        """A turn event, or a tool event of a tool in one of `tools` (the others are ignored)."""
+        return self.name in turn_events or (
+            self.name in tool_events and any(self.tool in t for t in tools)
+        )
+
+
+def tool_file(payload: dict[str, Any], tool: str, field: str) -> str:
+    """The file an edit tool names in its `tool_input[field]`."""
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        raise BadInput(f"hook payload: {tool} tool_input must be an object")
+    file_path = tool_input.get(field)
+    if not isinstance(file_path, str) or not file_path:
+        raise BadInput(f"hook payload: {tool} tool_input has no {field!r}")
+    return file_path
 
 
 def notify_enabled() -> bool:
@@ -125,12 +167,12 @@ def recorder(store: Store) -> Recorder:
 
 
 def session_start(
-    rec: Recorder, session_id: str, agent: str, transcript: str | None, compact: bool
+    rec: Recorder, session_id: str, agent: str, transcript: str | None, source: Any
 ) -> Outcome:
-    """A session starts (or resumes, or is compacted)."""
+    """A session starts (or resumes, or, `source` "compact", is compacted)."""
     rec.store.ensure_session(session_id, "agent", agent, transcript)
     open_turn = rec.open_turn_id(session_id)
-    if compact and open_turn is not None:
+    if source == "compact" and open_turn is not None:
         # Compaction inside a turn (automatic, mid-task): the changes so far are the turn's.
         rec.scan_into(open_turn, session_id)
         return Outcome(f"SessionStart compact inside {open_turn}")

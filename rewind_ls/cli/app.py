@@ -399,7 +399,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
 
 def cmd_scan(args: argparse.Namespace) -> int:
     from rewind_ls.core.capture import Recorder
-    from rewind_ls.core.claude_hook import progress_printer
+    from rewind_ls.core.hook_steps import progress_printer
 
     with _open(args, create=True) as store:
         rec = Recorder(store)

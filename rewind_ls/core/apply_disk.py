@@ -321,6 +321,14 @@ def undo_swap(store: Store | None, op: dict[str, Any]) -> Undone:
     return Undone(path, "left", [*notes, f"kept {backup}"])
 
 
+def _undo_op(store: Store | None, op: dict[str, Any]) -> Undone:
+    """`undo_swap`, with an OS error reported as the file left where it is (and why)."""
+    try:
+        return undo_swap(store, op)
+    except OSError as exc:
+        return Undone(op["path"], "left", [f"{exc.filename or op['path']}: {exc.strerror}"])
+
+
 def rollback(
     ops: Sequence[dict[str, Any]], created_dirs: Sequence[str] = (), store: Store | None = None
 ) -> list[Undone]:
@@ -328,10 +336,7 @@ def rollback(
     paths that could not be put back or keep a file beside them."""
     problems: list[Undone] = []
     for op in reversed(ops):
-        try:
-            undone = undo_swap(store, op)
-        except OSError as exc:
-            undone = Undone(op["path"], "left", [f"{exc.filename or op['path']}: {exc.strerror}"])
+        undone = _undo_op(store, op)
         if undone.result == "left" or undone.notes:
             problems.append(undone)
     for d in sorted(created_dirs, key=len, reverse=True):
@@ -617,10 +622,7 @@ def _recover_disk(store: Store, point: str, journal: dict[str, Any]) -> str:
     left: list[str] = []
     notes: list[str] = []
     for op in reversed(ops):
-        try:
-            undone = undo_swap(store, op)
-        except OSError as exc:
-            undone = Undone(op["path"], "left", [f"{exc.filename or op['path']}: {exc.strerror}"])
+        undone = _undo_op(store, op)
         notes.extend(undone.notes)
         if undone.result == "restored":
             seen = forecast.get(op["path"])

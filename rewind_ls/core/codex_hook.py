@@ -14,27 +14,15 @@ import json
 import os
 from typing import Any
 
-from rewind_ls.core.claude_hook import (
-    Outcome,
-    notify_enabled,
-    optional_text,
-    progress_printer,
-    required_text,
-    turn_notice,
-)
+from rewind_ls.core import hook_steps as steps
 from rewind_ls.core.errors import BadInput
+from rewind_ls.core.hook_steps import Outcome, optional_text
 
 AGENT = "codex"
 PATCH_TOOLS = {"apply_patch"}
 SHELL_TOOLS = {"Bash"}
-
-
-def _inside_codex_home(path: str) -> bool:
-    """Codex's own folder (sessions, config): the agent's business, not the project's."""
-    from rewind_ls.core.agents import codex_home
-
-    home = os.path.realpath(codex_home())
-    return os.path.realpath(path).startswith(home.rstrip(os.sep) + os.sep)
+TURN_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
+TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 
 
 def patch_paths(tool_input: Any, cwd: str) -> list[str]:
@@ -69,83 +57,47 @@ def _turn_for(rec: Any, session_id: str, turn_id: str | None) -> str:
 
 def handle_event(payload: dict[str, Any]) -> Outcome:
     """Record one Codex hook event."""
-    from rewind_ls.core.capture import Recorder
+    from rewind_ls.core.agents import codex_home
     from rewind_ls.core.paths import relative_path, session_workspace_root
     from rewind_ls.core.store import Store
 
-    event = required_text(payload, "hook_event_name")
-    session_id = required_text(payload, "session_id")
-    cwd = required_text(payload, "cwd")
-    if not os.path.isabs(cwd) or not os.path.isdir(cwd):
-        raise BadInput(f"hook payload: cwd {cwd!r} is not an existing absolute folder")
-    transcript = optional_text(payload, "transcript_path")
+    hook = steps.HookEvent(payload)
+    event, session_id, cwd, transcript, tool = hook.parts()
     turn_id = optional_text(payload, "turn_id")
-    tool = payload.get("tool_name")
-    tool_event = event in ("PreToolUse", "PostToolUse")
-    watched = event in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd") or (
-        tool_event and (tool in PATCH_TOOLS or tool in SHELL_TOOLS)
-    )
-    if not watched:
+    if not hook.watched(TURN_EVENTS, TOOL_EVENTS, PATCH_TOOLS, SHELL_TOOLS):
         return Outcome(f"{event}: ignored")
     files: list[str] = []
-    if tool_event and tool in PATCH_TOOLS:
+    if tool in PATCH_TOOLS and event in TOOL_EVENTS:
         files = [
-            p for p in patch_paths(payload.get("tool_input"), cwd) if not _inside_codex_home(p)
+            p
+            for p in patch_paths(payload.get("tool_input"), cwd)
+            if not steps.inside_folder(p, cwd, codex_home())
         ]
     root = session_workspace_root(session_id, cwd, None)
 
     with Store.open(root) as store:
-        if store.turns_in_state("rewind", "pending"):
-            # A restore is running or was killed: finish or roll it back before recording.
-            from rewind_ls.core.apply_disk import recover
-
-            recover(store, wait=True)
-        rec = Recorder(store)
-        rec.progress = progress_printer()
+        rec = steps.recorder(store)
         if event == "SessionStart":
-            store.ensure_session(session_id, "agent", AGENT, transcript)
-            open_turn = rec.open_turn_id(session_id)
-            if payload.get("source") == "compact" and open_turn is not None:
-                # Compaction inside a turn (automatic, mid-task): the changes so far are the turn's.
-                rec.scan_into(open_turn, session_id)
-                return Outcome(f"SessionStart compact inside {open_turn}")
-            rec.attribute_outside_changes()
-            return Outcome(f"SessionStart {session_id}")
+            source = payload.get("source")
+            return steps.session_start(rec, session_id, AGENT, transcript, source)
         if event == "UserPromptSubmit":
+            info = json.dumps({"turnId": turn_id}) if turn_id else None
             prompt = payload.get("prompt")
-            prompt = prompt if isinstance(prompt, str) else ""
-            turn = rec.begin_turn(
-                session_id,
-                prompt.replace("\x00", "").encode("utf-8", "replace").decode("utf-8"),
-                "agent",
-                AGENT,
-                transcript,
-                info=json.dumps({"turnId": turn_id}) if turn_id else None,
-            )
+            turn = steps.open_turn(rec, session_id, prompt, AGENT, transcript, info)
             return Outcome(f"turn {turn} opened (codex turn {turn_id})")
         if event in ("Stop", "SessionEnd"):
-            ended = rec.end_turn(session_id)
-            message = None
-            if ended is not None and event == "Stop" and notify_enabled():
-                message = turn_notice(store, ended)
-            return Outcome(f"turn {ended} closed", message)
+            return steps.close_turn(rec, session_id, notify=event == "Stop")
         store.ensure_session(session_id, "agent", AGENT, transcript)
         turn = _turn_for(rec, session_id, turn_id)
         if tool in SHELL_TOOLS:
-            from rewind_ls.core.scan import shell_finished, shell_started
-
-            tool_use_id = optional_text(payload, "tool_use_id") or "-"
+            run_id = optional_text(payload, "tool_use_id") or "-"
             if event == "PostToolUse":
-                changed = rec.scan_into(turn, session_id)
-                shell_finished(store, session_id, tool_use_id)
+                changed = steps.shell_finished(rec, session_id, run_id, turn)
                 return Outcome(f"{tool}: {len(changed)} changed file(s)")
-            shell_started(store, session_id, tool_use_id)
+            steps.shell_started(rec, session_id, run_id)
             return Outcome(f"{tool}: command registered")
         rels = [relative_path(root, f, cwd) for f in files]
         for rel in rels:
-            if event == "PreToolUse":
-                rec.before(session_id, rel, "tool", AGENT)
-            else:
-                rec.after(session_id, rel, "tool", AGENT)
+            steps.record_path(rec, session_id, rel, event == "PreToolUse", AGENT)
         when = "before" if event == "PreToolUse" else "after"
         return Outcome(f"apply_patch {', '.join(rels)}: {when} recorded in {turn}")

@@ -10,7 +10,6 @@ never edited. `codex resume <new id>` continues from there; the fork carries the
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import time
@@ -18,7 +17,7 @@ import uuid
 from typing import Any
 
 from rewind_ls.core.errors import BadInput, RewindError
-from rewind_ls.core.transcript import Fork, read_lines
+from rewind_ls.core.transcript import Fork, read_lines, write_session
 
 
 def check_rollout_path(path: str) -> str:
@@ -77,24 +76,9 @@ def fork(path: str, turn_id: str, prompt: str) -> Fork:
     now = time.gmtime()
     folder = os.path.join(codex_home(), "sessions", time.strftime("%Y/%m/%d", now))
     os.makedirs(folder, exist_ok=True)
-    out = os.path.join(folder, f"rollout-{time.strftime('%Y-%m-%dT%H-%M-%S', now)}-{new_id}.jsonl")
-    # Written under a temporary name and renamed at the end: a failed fork leaves no half rollout
-    # that `codex resume` would offer.
-    tmp = os.path.join(folder, f".{new_id}.jsonl.rewind-ls-tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for line in keep:
-                f.write((json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8", "replace"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.rename(tmp, out)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    name = f"rollout-{time.strftime('%Y-%m-%dT%H-%M-%S', now)}-{new_id}.jsonl"
+    # Atomic: a failed fork leaves no half rollout that `codex resume` would offer.
+    out = write_session(folder, new_id, keep, name, set_session_id=False)
     cwd = meta.get("cwd")
     result = Fork(new_id, out, prompt, len(keep), None)
     resume = f"codex resume {new_id}"

@@ -12,16 +12,14 @@ never edited.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import time
 import uuid
-from datetime import datetime
 from typing import Any
 
 from rewind_ls.core.errors import BadInput, RewindError
-from rewind_ls.core.transcript import Fork, read_lines
+from rewind_ls.core.transcript import Fork, read_lines, timestamp, write_session
 
 
 def check_chat_path(path: str) -> str:
@@ -56,16 +54,6 @@ def _text(line: dict[str, Any]) -> str | None:
     return None
 
 
-def _time(line: dict[str, Any]) -> float | None:
-    stamp = line.get("timestamp")
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def prompt_index(lines: list[dict[str, Any]], prompt: str, started_at: float) -> int:
     found = [
         i
@@ -74,7 +62,7 @@ def prompt_index(lines: list[dict[str, Any]], prompt: str, started_at: float) ->
     ]
     if not found:
         raise RewindError(f"conversation: the prompt {prompt[:60]!r} is not in the chat file")
-    return min(found, key=lambda i: abs((_time(lines[i]) or 0.0) - started_at))
+    return min(found, key=lambda i: abs((timestamp(lines[i]) or 0.0) - started_at))
 
 
 def fork(path: str, prompt: str, started_at: float) -> Fork:
@@ -87,22 +75,8 @@ def fork(path: str, prompt: str, started_at: float) -> Fork:
     keep = [_renamed(ln, old_id, new_id) for ln in lines[: prompt_index(lines, prompt, started_at)]]
     folder = os.path.dirname(path)
     stamp = time.strftime("%Y-%m-%dT%H-%M", time.gmtime())
-    out = os.path.join(folder, f"session-{stamp}-{new_id[:8]}.jsonl")
-    tmp = os.path.join(folder, f".{new_id}.jsonl.rewind-ls-tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for line in keep:
-                f.write((json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8", "replace"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.rename(tmp, out)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    name = f"session-{stamp}-{new_id[:8]}.jsonl"
+    out = write_session(folder, new_id, keep, name, set_session_id=False)
     result = Fork(new_id, out, prompt, len(keep), None)
     root = _project_root(folder)
     resume = f"gemini --resume {new_id}"

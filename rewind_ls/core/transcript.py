@@ -283,20 +283,26 @@ def start_folder(lines: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def write_session(folder: str, new_id: str, lines: list[dict[str, Any]]) -> str:
-    """Write `lines` as the new session `new_id` in `folder` (each line's `sessionId` rewritten);
-    returns its path. Written under a temporary name and renamed at the end: a failure leaves no
-    session file that `claude --resume` would offer half-written."""
-    out = os.path.join(folder, f"{new_id}.jsonl")
+def write_session(
+    folder: str,
+    new_id: str,
+    lines: list[dict[str, Any]],
+    name: str | None = None,
+    set_session_id: bool = True,
+) -> str:
+    """Write `lines` as the new session `new_id` in `folder`, as file `name` (default
+    `<new_id>.jsonl`; each line's `sessionId` rewritten unless `set_session_id` is false: the
+    caller renamed them itself); returns its path. Written under a temporary name and renamed at
+    the end: a failure leaves no session file that the agent's resume would offer half-written."""
+    out = os.path.join(folder, name or f"{new_id}.jsonl")
     tmp = os.path.join(folder, f".{new_id}.jsonl.rewind-ls-tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as f:
             for line in lines:
-                copy = dict(line)
-                if "sessionId" in copy:
-                    copy["sessionId"] = new_id
-                f.write(_dump(copy))
+                if set_session_id and "sessionId" in line:
+                    line = {**line, "sessionId": new_id}
+                f.write(_dump(line))
             f.flush()
             os.fsync(f.fileno())
         os.rename(tmp, out)

@@ -445,9 +445,9 @@ async def run_restore(
         # Forked first: a fork that fails restores no code; code that fails drops the fork.
         fork = await ls.call(svc.fork_conversation, turn)
     try:
-        await _restore_code(
-            ls, mode, turn_id, scope, paths, force, skip_conflicts, apply, result, messages
-        )
+        if scope in ("code", "both"):
+            flags = (force, skip_conflicts, apply)
+            messages.append(await _restore_code(ls, mode, turn_id, paths, flags, result))
     except BaseException:
         if fork is not None:
             await ls.call(svc.drop_fork, fork)
@@ -471,32 +471,29 @@ async def _restore_code(
     ls: RewindServer,
     mode: str,
     turn_id: str | None,
-    scope: str,
     paths: list[str] | None,
-    force: bool,
-    skip_conflicts: bool,
-    apply: bool,
+    flags: tuple[bool, bool, bool],
     result: dict[str, Any],
-    messages: list[str],
-) -> None:
+) -> str:
+    """Restore the code part into `result`; returns the message. `flags`: (force,
+    skip_conflicts, apply), as `run_restore` got them."""
+    force, skip_conflicts, apply = flags
     svc = ls.svc()
-    if scope in ("code", "both"):
-        docs = ls.docs()
-        plan = await ls.call(svc.plan, mode, turn_id, docs, paths)
-        result["files"] = await ls.call(svc.preview, plan)
-        pending = await ls.call(svc.prepare, plan, docs, ls.support, force, skip_conflicts)
-        if pending is None:
-            messages.append("nothing to restore: every path already matches")
-        else:
-            result["restorePointId"] = pending.point
-            result["edit"] = pending.edit
-            outcome = await apply_pending(ls, pending, apply)
-            result.update(
-                status=outcome["status"],
-                failed=outcome["failed"],
-                writtenByServer=outcome["written"],
-            )
-            messages.append(outcome["message"])
+    docs = ls.docs()
+    plan = await ls.call(svc.plan, mode, turn_id, docs, paths)
+    result["files"] = await ls.call(svc.preview, plan)
+    pending = await ls.call(svc.prepare, plan, docs, ls.support, force, skip_conflicts)
+    if pending is None:
+        return "nothing to restore: every path already matches"
+    result["restorePointId"] = pending.point
+    result["edit"] = pending.edit
+    outcome = await apply_pending(ls, pending, apply)
+    result.update(
+        status=outcome["status"],
+        failed=outcome["failed"],
+        writtenByServer=outcome["written"],
+    )
+    return str(outcome["message"])
 
 
 async def _report_restore(ls: RewindServer, result: dict[str, Any]) -> dict[str, Any]:

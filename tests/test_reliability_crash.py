@@ -490,15 +490,11 @@ async def test_server_killed_while_client_holds_the_edit(scenario: Scenario) -> 
     _round_trip(s)
 
 
-@pytest.mark.asyncio
-@pytest.mark.parametrize("fault", ["before-server-writes:1", "after-swap:1"])
-async def test_server_killed_inside_its_own_writes(
-    scenario: Scenario, fault: str, monkeypatch: pytest.MonkeyPatch
+async def _kill_server_in_its_writes(
+    s: Scenario, fault: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The editor applied the text part (closed files, on disk); the server dies before or while
-    writing the files a text edit cannot carry (here the binary e.bin). Rolling back only the
-    server's part would leave the restore half done: recovery finishes it (B)."""
-    s = scenario
+    """A restore through the language server (closed files carried by the client's edit) whose
+    server is killed by `fault` while it writes its own part."""
     s.reset()
     monkeypatch.setenv("REWIND_LS_FAULT", fault)
     client, _editor = await start(s.ws, s.home, init_options={"closedFiles": "edit"})
@@ -515,6 +511,18 @@ async def test_server_killed_inside_its_own_writes(
             pass
     monkeypatch.delenv("REWIND_LS_FAULT")
     assert client._server.returncode == 137
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("fault", ["before-server-writes:1", "after-swap:1"])
+async def test_server_killed_inside_its_own_writes(
+    scenario: Scenario, fault: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The editor applied the text part (closed files, on disk); the server dies before or while
+    writing the files a text edit cannot carry (here the binary e.bin). Rolling back only the
+    server's part would leave the restore half done: recovery finishes it (B)."""
+    s = scenario
+    await _kill_server_in_its_writes(s, fault, monkeypatch)
     assert _pending_points(s) == 1
     assert _settled(s, ("B",)) == "B"
     assert _pending_points(s) == 0
@@ -534,22 +542,7 @@ async def test_finishing_an_editor_restore_leaves_work_done_after_the_crash(
     """The editor applied its part, the server died before writing e.bin, then the person wrote
     e.bin: finishing the restore is a compare-and-swap, so their bytes stay and are reported."""
     s = scenario
-    s.reset()
-    monkeypatch.setenv("REWIND_LS_FAULT", "before-server-writes:1")
-    client, _editor = await start(s.ws, s.home, init_options={"closedFiles": "edit"})
-    try:
-        request = asyncio.ensure_future(
-            client.protocol.send_request_async("rewind/restore", {"turnId": s.turn1})
-        )
-        await asyncio.wait_for(client._server.wait(), 30)
-        request.cancel()
-    finally:
-        try:
-            await asyncio.wait_for(client.stop(), 5)
-        except Exception:
-            pass
-    monkeypatch.delenv("REWIND_LS_FAULT")
-    assert client._server.returncode == 137
+    await _kill_server_in_its_writes(s, "before-server-writes:1", monkeypatch)
     theirs = b"the person's bytes, written after the crash\n"
     (s.ws / "e.bin").write_bytes(theirs)
     proc = cli(s.ws, s.home, "turns")

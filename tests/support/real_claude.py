@@ -15,26 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.pinned import pinned_tool
 
-ROOT = Path(__file__).resolve().parents[2]
 VERSION = "2.1.197"
 
 
 def claude_binary() -> Path:
     """The pinned binary, installing it (idempotent, cached under .tools/) when missing."""
-    env_bin = os.environ.get("REWIND_CLAUDE_BIN")
-    if env_bin:
-        return Path(env_bin)
-    out = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "install-claude.sh")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "CLAUDE_CODE_VERSION": VERSION},
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"scripts/install-claude.sh failed:\n{out.stdout}\n{out.stderr}")
-    return Path(out.stdout.strip().splitlines()[-1])
+    return pinned_tool("install-claude.sh", "CLAUDE_CODE_VERSION", VERSION, "REWIND_CLAUDE_BIN")
 
 
 def rewind_ls_command() -> list[str]:

@@ -18,28 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.pinned import pinned_tool
 from tests.support.real_claude import rewind_ls_command
 
-ROOT = Path(__file__).resolve().parents[2]
 VERSION = "0.169.0"
 MODEL = "gpt-5.5"
 
 
 def codex_binary() -> Path:
     """The pinned binary, installing it (idempotent, cached under .tools/) when missing."""
-    env_bin = os.environ.get("REWIND_CODEX_BIN")
-    if env_bin:
-        return Path(env_bin)
-    out = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "install-codex.sh")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "CODEX_VERSION": VERSION},
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"scripts/install-codex.sh failed:\n{out.stdout}\n{out.stderr}")
-    return Path(out.stdout.strip().splitlines()[-1])
+    return pinned_tool("install-codex.sh", "CODEX_VERSION", VERSION, "REWIND_CODEX_BIN")
 
 
 class RealCodex:

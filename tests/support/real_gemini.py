@@ -17,23 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.fake_gemini import FakeGemini
+from tests.support.pinned import pinned_tool
 from tests.support.real_claude import rewind_ls_command
 
-ROOT = Path(__file__).resolve().parents[2]
 VERSION = "0.61.0"
 
 
 def gemini_entry() -> Path:
-    out = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "install-gemini.sh")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "GEMINI_CLI_VERSION": VERSION},
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"scripts/install-gemini.sh failed:\n{out.stdout}\n{out.stderr}")
-    return Path(out.stdout.strip().splitlines()[-1])
+    """The pinned CLI's entry point, installing it (idempotent, cached under .tools/) when missing."""
+    return pinned_tool("install-gemini.sh", "GEMINI_CLI_VERSION", VERSION, "REWIND_GEMINI_ENTRY")
 
 
 class RealGemini:

@@ -457,6 +457,9 @@ def _save_dir_cache(store: Store, fingerprint: object, cache: dict[str, _DirEntr
 
 # apply_disk's temporary, backup and aside names: `.<name>.rewind-<8 hex>.tmp|bak[.<8 hex>]`.
 _RESTORE_TEMP = re.compile(r"(^|/)\.[^/]*\.rewind-[0-9a-f]{8}\.(tmp|bak)(\.[0-9a-f]{8})?$")
+# Claude Code's atomic writes: `<name>.tmp.<pid>.<hex>`, renamed over `<name>` an instant later (seen
+# with 2.1.197). A scan that catches one mid-write would record a file that never really existed.
+_AGENT_TEMP = re.compile(r"\.tmp\.[0-9]+\.[0-9a-f]{8,}$")
 
 
 def _what(st: os.stat_result) -> str:
@@ -558,6 +561,8 @@ def scan(
     for rel, st in _walk_files(store, rules, patterns, start_ns):
         if ".rewind-" in rel and _RESTORE_TEMP.search(rel):
             continue  # a restore's own temporary or backup file (apply_disk._names)
+        if ".tmp." in rel and _AGENT_TEMP.search(rel):
+            continue  # an agent's write in flight
         result.files += 1
         k = pop(rel, None)
         if (

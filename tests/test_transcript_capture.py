@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from rewind_ls.core import store as store_mod
 from rewind_ls.core.store import SCHEMA_VERSION, Store, store_dir_for
-from rewind_ls.core.transcript_capture import apply_edit, apply_patch
+from rewind_ls.core.transcript_capture import (
+    TranscriptParser,
+    TranscriptRecorder,
+    apply_edit,
+    apply_patch,
+)
 
 V1_SCHEMA = store_mod._SCHEMA.split("CREATE TABLE IF NOT EXISTS agent_events")[0]
 
@@ -82,3 +88,42 @@ def test_edit_reconstruction() -> None:
     ]
     assert apply_patch("one\ntwo\nthree\n", patch) == "one\nTWO\nthree\n"
     assert apply_patch("one\nsomething else\n", patch) is None
+
+
+def test_turn_end_without_timestamp_closes_the_turn_read_in_the_same_poll(tmp_path: Path) -> None:
+    """Claude Code writes `last-prompt` without a timestamp. Read in one poll with its prompt, it
+    must still close that turn (not sort first, close nothing, and leave the turn open), and the
+    turn's end time is the time of the line before it (never 1970)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("one\n")
+    store = Store.open(str(root), home=str(tmp_path / "home"), create=True)
+    parser = TranscriptParser(str(tmp_path / "t.jsonl"))
+    lines = [
+        {
+            "type": "user",
+            "sessionId": "s1",
+            "promptId": "p1",
+            "timestamp": "2026-11-23T10:00:00.000Z",
+            "message": {"role": "user", "content": "first"},
+        },
+        {"type": "last-prompt", "sessionId": "s1", "lastPrompt": "first"},
+        {
+            "type": "user",
+            "sessionId": "s1",
+            "promptId": "p2",
+            "timestamp": "2026-11-23T10:00:05.000Z",
+            "message": {"role": "user", "content": "second"},
+        },
+        {"type": "last-prompt", "sessionId": "s1", "lastPrompt": "second"},
+    ]
+    events = [ev for line in lines for ev in parser.feed(line)]
+    rec = TranscriptRecorder(store, live=False)
+    rec.record(events)
+    turns = store.turns("s1")
+    assert [t["prompt"] for t in turns] == ["first", "second"]
+    assert [t["ended_at"] for t in turns] == [
+        datetime(2026, 11, 23, 10, 0, 0, tzinfo=UTC).timestamp(),
+        datetime(2026, 11, 23, 10, 0, 5, tzinfo=UTC).timestamp(),
+    ]
+    assert store.session("s1")["open_turn"] is None

@@ -148,6 +148,7 @@ class TranscriptParser:
         self.prompts_seen: set[str] = set()
         self.session_id: str | None = None
         self.cwd: str | None = None
+        self.last_at = 0.0
 
     def feed(self, line: dict[str, Any]) -> list[Event]:
         session_id = line.get("sessionId")
@@ -159,7 +160,12 @@ class TranscriptParser:
         sid = self.session_id
         if sid is None:
             return []
-        at = timestamp(line) or 0.0
+        # `last-prompt` lines carry no timestamp: they take the time of the line before them, so a
+        # turn's end sorts after its own prompt and edits when one poll reads them together.
+        stamped = timestamp(line)
+        if stamped is not None:
+            self.last_at = stamped
+        at = self.last_at
         kind = line.get("type")
         if kind in END_TYPES and self.agent_type is None:
             return [End(sid, at)]

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from rewind_ls.core import folder_cache, shell_runs
 from rewind_ls.core import scan as scan_mod
 from rewind_ls.core.capture import Recorder
 from rewind_ls.core.store import Store
@@ -340,7 +341,7 @@ def test_other_sessions_running_shell_command_is_left_to_it(ws: Path, store: Sto
     time.sleep(0.01)
     (ws / "mine.txt").write_text("mine, edited by A's formatter before B's command\n")
     old_ctime = (ws / "mine.txt").stat().st_ctime_ns
-    scan_mod.shell_started(store, "B", "tool-1")
+    shell_runs.shell_started(store, "B", "tool-1")
     (ws / "theirs.txt").write_text("theirs, written by B's command\n")
     assert (ws / "theirs.txt").stat().st_ctime_ns >= old_ctime
     # A's turn ends while B's command runs: B's in-flight file is not A's.
@@ -349,7 +350,7 @@ def test_other_sessions_running_shell_command_is_left_to_it(ws: Path, store: Sto
     assert "theirs.txt" not in {c["path"] for c in store.changes(a)}
     # B's PostToolUse scan attributes it.
     changes = rec.scan_into(b, "B")
-    scan_mod.shell_finished(store, "B", "tool-1")
+    shell_runs.shell_finished(store, "B", "tool-1")
     assert "theirs.txt" in {c[0] for c in changes}
     assert "theirs.txt" in {c["path"] for c in store.changes(b)}
 
@@ -477,8 +478,8 @@ def test_folder_cache_lists_exactly_what_the_walk_lists(ws: Path, store: Store) 
         if step % 3 == 0:
             time.sleep(0.12)  # past the racy window, so the cache is trusted on the next scan
         rules = IgnoreRules.load(str(ws), [])
-        expected = {rel for rel, _ in walk(str(ws), rules, scan_mod._skip_dirs(store))}
-        got = {rel for rel, _ in scan_mod._walk_files(store, rules, [], time.time_ns())}
+        expected = {rel for rel, _ in walk(str(ws), rules, folder_cache.skip_dirs(store))}
+        got = {rel for rel, _ in folder_cache.walk_files(store, rules, [], time.time_ns())}
         assert got == expected, (history, got ^ expected)
         history.append(mutate(step))
 

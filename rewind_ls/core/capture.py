@@ -19,6 +19,7 @@ from typing import Any
 
 from rewind_ls.core import config
 from rewind_ls.core.errors import BadPath
+from rewind_ls.core.file_reader import same_signature
 from rewind_ls.core.store import (
     ABSENT,
     ABSENT_VERSION,
@@ -65,18 +66,13 @@ def read_current(
     return Version(FILE, digest(data), mode, len(data)), data, st
 
 
-def _stat_matches(
+def _unchanged(
     st: os.stat_result | None, known: Version, mtime_ns: int | None, ino: int | None
 ) -> bool:
+    """Whether the path's lstat (None: gone) still matches what was last seen of it."""
     if st is None:
         return known.kind == ABSENT
-    return (
-        known.kind != ABSENT
-        and mtime_ns == st.st_mtime_ns
-        and ino == st.st_ino
-        and known.size == st.st_size
-        and (known.mode or 0) == stat_mod.S_IMODE(st.st_mode)
-    )
+    return known.kind != ABSENT and same_signature(st, known.size, mtime_ns, ino, known.mode)
 
 
 def turn_info(row: Any) -> dict[str, Any]:
@@ -131,7 +127,7 @@ class Recorder:
                 st: os.stat_result | None = os.lstat(full)
             except (FileNotFoundError, NotADirectoryError):
                 st = None
-            if _stat_matches(st, *known):
+            if _unchanged(st, *known):
                 return known[0]
         return self.snapshot(rel, None if known is None else known[0])
 
@@ -190,7 +186,7 @@ class Recorder:
             return None
         self.scan_into(turn, session_id)
         self.store.end_turn(turn)
-        from rewind_ls.core.scan import shell_finished
+        from rewind_ls.core.shell_runs import shell_finished
 
         # The turn is over, so are its shell commands: other sessions need not wait for them.
         shell_finished(self.store, session_id)
@@ -279,7 +275,7 @@ class Recorder:
                 st: os.stat_result | None = os.lstat(full)
             except (FileNotFoundError, NotADirectoryError):
                 st = None
-            if _stat_matches(st, version, mtime_ns, ino):
+            if _unchanged(st, version, mtime_ns, ino):
                 continue
             try:
                 new = self.snapshot(rel, version)
@@ -334,7 +330,8 @@ class Recorder:
     ) -> ScanResult | None:
         """A workspace scan, or None when scans are turned off (then only known paths are
         re-checked)."""
-        from rewind_ls.core.scan import hook_baseline_budget, scan, scans_enabled
+        from rewind_ls.core.scan import scan
+        from rewind_ls.core.scan_settings import hook_baseline_budget, scans_enabled
 
         if not scans_enabled():
             return None

@@ -7,7 +7,7 @@
 `CLAUDE_CONFIG_DIR`         Claude Code's folder (default ~/.claude); transcripts live in its projects/
 
 The workspace scan has its own (`REWIND_LS_IGNORE`, `REWIND_LS_BASELINE_SECONDS`, `REWIND_LS_SCAN`,
-`REWIND_LS_SCAN_CACHE`): see `rewind_ls/core/scan.py`.
+`REWIND_LS_SCAN_CACHE`): see `rewind_ls/core/scan_settings.py`.
 """
 
 from __future__ import annotations

@@ -216,18 +216,18 @@ def close_turn(rec: Recorder, session_id: str, notify: bool) -> Outcome:
 def shell_started(rec: Recorder, session_id: str, run_id: str) -> None:
     """A shell command starts: other sessions' scans leave the files it changes to this
     session's scan when it finishes."""
-    from rewind_ls.core import scan
+    from rewind_ls.core import shell_runs
 
-    scan.shell_started(rec.store, session_id, run_id)
+    shell_runs.shell_started(rec.store, session_id, run_id)
 
 
 def shell_finished(rec: Recorder, session_id: str, run_id: str, turn: str) -> list[Any]:
     """A shell command finished: it may have changed files no edit tool reports, so the workspace
     scan attributes them to `turn` now. Returns the changed files."""
-    from rewind_ls.core import scan
+    from rewind_ls.core import shell_runs
 
     changed = list(rec.scan_into(turn, session_id))
-    scan.shell_finished(rec.store, session_id, run_id)
+    shell_runs.shell_finished(rec.store, session_id, run_id)
     return changed
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "RuleSet",
     "enter_dir",
     "excluded",
+    "git_common_dir",
     "load_repo_exclude",
     "parse_line",
 ]
@@ -367,33 +368,18 @@ def _bracket(pat: str, i: int) -> tuple[str, int] | None:
             prev = c
             i += 1
         elif c == "-" and prev and i + 1 < n and pat[i + 1] != "]":
-            hi = pat[i + 1]
-            i += 2
-            if hi == "\\":
-                if i >= n:
-                    return None
-                hi = pat[i]
-                i += 1
-            # The start character already matched as a literal; a reversed range adds
-            # nothing more, as in wildmatch.
-            if prev <= hi:
-                items.append(f"{_cls_escape(prev)}-{_cls_escape(hi)}")
+            ranged = _bracket_range(pat, i + 1, prev)
+            if ranged is None:
+                return None
+            frag, i = ranged
+            items.append(frag)
             prev = ""
         elif c == "[" and i + 1 < n and pat[i + 1] == ":":
-            end = pat.find("]", i + 2)
-            if end < 0:
-                return None
-            if end - 1 < i + 2 or pat[end - 1] != ":":
-                items.append("\\[")  # no ":]": a plain "["
-                prev = "["
-                i += 1
-                continue
-            cls = _CLASSES.get(pat[i + 2 : end - 1])
+            cls = _bracket_class(pat, i)
             if cls is None:
                 return None
-            items.append(cls)
-            prev = ""
-            i = end + 1
+            frag, i, prev = cls
+            items.append(frag)
         else:
             items.append(_cls_escape(c))
             prev = c
@@ -406,11 +392,40 @@ def _bracket(pat: str, i: int) -> tuple[str, int] | None:
     return f"(?!/)[{body}]", i + 1
 
 
+def _bracket_range(pat: str, i: int, lo: str) -> tuple[str, int] | None:
+    """The range ``lo-<pat[i]>`` inside a bracket (its ``-`` just before ``pat[i]``): the
+    fragment ("" when reversed) and the index past it; ``None`` on a trailing backslash."""
+    hi = pat[i]
+    i += 1
+    if hi == "\\":
+        if i >= len(pat):
+            return None
+        hi = pat[i]
+        i += 1
+    # The start character already matched as a literal; a reversed range adds nothing
+    # more, as in wildmatch.
+    return (f"{_cls_escape(lo)}-{_cls_escape(hi)}" if lo <= hi else ""), i
+
+
+def _bracket_class(pat: str, i: int) -> tuple[str, int, str] | None:
+    """``[:class:]`` at ``pat[i]`` inside a bracket: (fragment, index past it, the literal
+    for a following range); ``None`` for an unterminated or unknown class, as in git."""
+    end = pat.find("]", i + 2)
+    if end < 0:
+        return None
+    if end - 1 < i + 2 or pat[end - 1] != ":":
+        return "\\[", i + 1, "["  # no ":]": a plain "["
+    cls = _CLASSES.get(pat[i + 2 : end - 1])
+    if cls is None:
+        return None
+    return cls, end + 1, ""
+
+
 def _cls_escape(c: str) -> str:
     return "\\" + c if c in "\\]^-[" else c
 
 
-def _gitdir(repo_dir: str) -> str | None:
+def git_common_dir(repo_dir: str) -> str | None:
     """The common git directory of the repository at ``repo_dir``, if it has one."""
     dotgit = os.path.join(repo_dir, ".git")
     if os.path.isdir(dotgit):
@@ -435,7 +450,7 @@ def _gitdir(repo_dir: str) -> str | None:
 
 def load_repo_exclude(repo_dir: str, base: str) -> RuleSet | None:
     """``info/exclude`` of the repository whose work tree is ``repo_dir``."""
-    gitdir = _gitdir(repo_dir)
+    gitdir = git_common_dir(repo_dir)
     if gitdir is None:
         return None
     return RuleSet.from_file(os.path.join(gitdir, "info", "exclude"), base)
@@ -510,7 +525,7 @@ class IgnoreRules:
         parts = [p for p in relpath.split("/") if p and p != "."]
         if not parts:
             return False
-        dirsets = self._context("")
+        dirsets = self.context("")
         prefix = ""
         last = len(parts) - 1
         for k, name in enumerate(parts):
@@ -521,10 +536,10 @@ class IgnoreRules:
                 return True
             prefix = rel + "/"
             if k < last:
-                dirsets = self._context(prefix, dirsets)
+                dirsets = self.context(prefix, dirsets)
         return False
 
-    def _context(self, prefix: str, parent: tuple[RuleSet, ...] = ()) -> tuple[RuleSet, ...]:
+    def context(self, prefix: str, parent: tuple[RuleSet, ...] = ()) -> tuple[RuleSet, ...]:
         cached = self._contexts.get(prefix)
         if cached is None:
             abs_dir = os.path.join(self.root, prefix) if prefix else self.root

@@ -904,6 +904,12 @@ class Store:
                 blobs,
             )
 
+    def delta_encode_older(self, old: str, new: str, new_data: bytes) -> None:
+        """`put_blob(previous=old)` for blobs stored in bulk: keep the stored `old` as a delta
+        against `new` (content `new_data`) when that is smaller."""
+        if old != new:
+            self._rebase_as_delta(old, new, new_data)
+
     def blob_hashes(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT hash FROM blobs").fetchall()]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from operator import attrgetter
 
-from rewind_ls.core.ignore import IgnoreRules, enter_dir
+from rewind_ls.core.ignore import IgnoreRules, enter_dir, excluded
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,9 +20,11 @@ if TYPE_CHECKING:
 
     from rewind_ls.core.ignore import RuleSet
 
-__all__ = ["walk"]
+__all__ = ["relative_skips", "unrecordable", "walk"]
 
 _NAME = attrgetter("name")
+# A folder to list: (absolute path, root-relative prefix with trailing "/", rule sets from above).
+_Folder = tuple[str, str, "tuple[RuleSet, ...]"]
 
 
 def walk(
@@ -41,10 +43,9 @@ def walk(
     root = os.path.abspath(root)
     if rules is None:
         rules = IgnoreRules.load(root)
-    skip = _relative_skips(root, skip_dirs)
-    top = rules.top
+    skip = relative_skips(root, skip_dirs)
     # (absolute path, root-relative prefix with trailing "/", rule sets from above)
-    stack: list[tuple[str, str, tuple[RuleSet, ...]]] = [(root, "", rules.root_sets)]
+    stack: list[_Folder] = [(root, "", rules.root_sets)]
     while stack:
         path, prefix, dirsets = stack.pop()
         try:
@@ -52,46 +53,39 @@ def walk(
                 entries = sorted(it, key=_NAME)
         except OSError:
             continue
-        names = [e.name for e in entries]
-        is_repo = ".git" in names
-        has_gitignore = ".gitignore" in names and _is_file(entries[names.index(".gitignore")])
-        if is_repo or has_gitignore:
-            dirsets = enter_dir(path, prefix, dirsets, is_repo, has_gitignore)
-        sets = top + dirsets
-        subdirs: list[tuple[str, str, tuple[RuleSet, ...]]] = []
-        for entry, name in zip(entries, names, strict=True):
-            if unrecordable(name):
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if name == ".git":
-                        continue
-                    rel = prefix + name
-                    if rel in skip:
-                        continue
-                    for rs in sets:  # highest precedence first; first matching source decides
-                        verdict = rs.match(rel, name, True)
-                        if verdict >= 0:
-                            break
-                    else:
-                        verdict = 0
-                    if not verdict:
-                        subdirs.append((entry.path, rel + "/", dirsets))
-                elif entry.is_file(follow_symlinks=False):
-                    if name == ".git":
-                        continue  # a gitfile (submodule, worktree) is not content
-                    rel = prefix + name
-                    for rs in sets:
-                        verdict = rs.match(rel, name, False)
-                        if verdict >= 0:
-                            break
-                    else:
-                        verdict = 0
-                    if not verdict:
-                        yield rel, entry.stat(follow_symlinks=False)
-            except OSError:
-                continue  # vanished or unreadable between listing and stat
+        subdirs: list[_Folder] = []
+        yield from _folder(entries, path, prefix, dirsets, rules.top, skip, subdirs)
         stack.extend(reversed(subdirs))
+
+
+def _folder(
+    entries: list[os.DirEntry[str]],
+    path: str,
+    prefix: str,
+    dirsets: tuple[RuleSet, ...],
+    top: tuple[RuleSet, ...],
+    skip: frozenset[str],
+    subdirs: list[_Folder],
+) -> Iterator[tuple[str, os.stat_result]]:
+    """One listed folder: yield its non-ignored files, append the subfolders to enter."""
+    names = [e.name for e in entries]
+    is_repo = ".git" in names
+    has_gitignore = ".gitignore" in names and _is_file(entries[names.index(".gitignore")])
+    if is_repo or has_gitignore:
+        dirsets = enter_dir(path, prefix, dirsets, is_repo, has_gitignore)
+    sets = top + dirsets
+    for entry, name in zip(entries, names, strict=True):
+        if name == ".git" or unrecordable(name):
+            continue  # a .git folder, or a gitfile (submodule, worktree), is not content
+        rel = prefix + name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if rel not in skip and not excluded(sets, rel, name, True):
+                    subdirs.append((entry.path, rel + "/", dirsets))
+            elif entry.is_file(follow_symlinks=False) and not excluded(sets, rel, name, False):
+                yield rel, entry.stat(follow_symlinks=False)
+        except OSError:
+            continue  # vanished or unreadable between listing and stat
 
 
 def unrecordable(name: str) -> bool:
@@ -114,7 +108,7 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _relative_skips(root: str, skip_dirs: Sequence[str]) -> frozenset[str]:
+def relative_skips(root: str, skip_dirs: Sequence[str]) -> frozenset[str]:
     """Root-relative POSIX forms of ``skip_dirs`` that lie inside ``root``, comparing
     both the given and the symlink-resolved spellings of each side."""
     if not skip_dirs:

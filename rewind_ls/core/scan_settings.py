@@ -1,0 +1,38 @@
+"""The workspace scan's settings, read from the environment (the only place they are read).
+
+`REWIND_LS_IGNORE`            extra ignore patterns, comma-separated, gitignore syntax
+                              (e.g. `*.tmp,/data/,!keep.tmp`), on top of `.rewindignore`
+`REWIND_LS_BASELINE_SECONDS`  time budget of a baseline taken by a hook (default 10; 0 = no limit)
+`REWIND_LS_SCAN`              `0` turns workspace scans off (edit tools are still recorded)
+`REWIND_LS_SCAN_CACHE`        `0` lists every folder at every scan (no folder cache)
+"""
+
+from __future__ import annotations
+
+import os
+
+# The hook's baseline budget when REWIND_LS_BASELINE_SECONDS is unset or unreadable: the agent waits.
+_DEFAULT_HOOK_BUDGET = 10.0
+
+
+def extra_ignore_patterns() -> list[str]:
+    raw = os.environ.get("REWIND_LS_IGNORE", "")
+    return [p.strip() for p in raw.split(",") if p.strip()]
+
+
+def scans_enabled() -> bool:
+    return os.environ.get("REWIND_LS_SCAN", "1") != "0"
+
+
+def folder_cache_enabled() -> bool:
+    return os.environ.get("REWIND_LS_SCAN_CACHE", "1") != "0"
+
+
+def hook_baseline_budget() -> float | None:
+    """Seconds a hook's scan may spend adding files to an unfinished baseline (None: no limit)."""
+    raw = os.environ.get("REWIND_LS_BASELINE_SECONDS")
+    try:
+        value = float(raw) if raw else _DEFAULT_HOOK_BUDGET
+    except ValueError:
+        value = _DEFAULT_HOOK_BUDGET
+    return None if value <= 0 else value

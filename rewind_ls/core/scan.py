@@ -55,7 +55,7 @@ from rewind_ls.core.store import ABSENT_VERSION, FILE, Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from rewind_ls.core.scan_commit import Attribute, Change, Reads
 
@@ -153,11 +153,7 @@ def scan(
     raw_mark = store.meta(META_WATERMARK)
     watermark = int(raw_mark) - _CLOCK_SLACK_NS if raw_mark and raw_mark.isdigit() else None
     patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
-    rules = IgnoreRules.load(store.root, patterns)
-    # The walk step: every non-ignored regular file with its lstat. A watcher's "changed paths
-    # only" listing plugs in here (`_Scan.compare` then re-checks only the known paths it names).
-    listing = walk_files(store, rules, patterns, run.start_ns)
-    changed, new = run.compare(listing)
+    changed, new = run.compare(_walk_step(store, patterns, run.start_ns))
     if changed:
         _fill_old_versions(store, changed)
     # New files: created (before = absent) or adopted into the baseline, by their ctime.
@@ -175,6 +171,17 @@ def scan(
     run.result.baseline_complete = complete or have_baseline
     run.result.elapsed = time.monotonic() - started
     return run.result
+
+
+def _walk_step(
+    store: Store, patterns: Sequence[str], start_ns: int
+) -> Iterator[tuple[str, os.stat_result]]:
+    """The paths a scan compares: every non-ignored regular file with its lstat, from the folder
+    cache when it holds. A watcher's "changed paths only" listing would replace this step (and
+    `_Scan.compare` would then re-check by name only the known paths it names, not every known
+    path the listing left out)."""
+    rules = IgnoreRules.load(store.root, patterns)
+    return walk_files(store, rules, patterns, start_ns)
 
 
 class _Scan:

@@ -275,3 +275,25 @@ def test_private_name_check_sees_leaks_and_spares_own_names() -> None:
         "b.py: from rewind_ls.core.a import _helper",
         "b.py: store._rebase",
     ]
+
+
+def test_only_the_store_imports_sqlite3() -> None:
+    """Records out, never database rows: no module but the store imports `sqlite3` (its errors
+    are re-exported by the store for the few callers that must catch them)."""
+    store = ROOT / "rewind_ls" / "core" / "store.py"
+    bad = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "rewind_ls").rglob("*.py"))
+        if path != store and any(n.split(".")[0] == "sqlite3" for n in _imports(path))
+    ]
+    assert not bad, f"sqlite3 imported outside core/store.py: {bad}"
+
+
+def test_one_fault_hook() -> None:
+    """The crash tests' `REWIND_LS_FAULT` hook is read in one module (core/faults.py)."""
+    bad = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "rewind_ls").rglob("*.py"))
+        if path.name != "faults.py" and '"REWIND_LS_FAULT"' in path.read_text(encoding="utf-8")
+    ]
+    assert not bad, f"REWIND_LS_FAULT read outside core/faults.py: {bad}"

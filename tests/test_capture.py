@@ -17,6 +17,7 @@ import pytest
 
 from rewind_ls.core.capture import EXTERNAL_SESSION, Recorder
 from rewind_ls.core.file_reader import same_signature
+from rewind_ls.core.model import Version
 from rewind_ls.core.store import ABSENT, FILE, Store, digest
 from tests.test_reliability_edges import _without_root_file_access
 
@@ -33,15 +34,15 @@ def _sides(store: Store, turn: str, rel: str) -> tuple[str | None, str | None]:
     row = store.change(turn, rel)
     assert row is not None, f"{rel} not recorded in {turn}"
 
-    def side(kind: str | None, h: str | None) -> str | None:
-        if kind is None:
+    def side(version: Version | None) -> str | None:
+        if version is None:
             return None
-        if kind == ABSENT:
+        if version.kind == ABSENT:
             return "<absent>"
-        assert kind == FILE and h is not None
-        return store.get_blob(h).decode()
+        assert version.kind == FILE and version.hash is not None
+        return store.get_blob(version.hash).decode()
 
-    return side(row["before_kind"], row["before_hash"]), side(row["after_kind"], row["after_hash"])
+    return side(row.before), side(row.after)
 
 
 def test_before_is_the_first_touch_and_after_the_last(ws: Path, store: Store) -> None:
@@ -97,9 +98,9 @@ def test_outside_change_goes_to_the_external_session_not_the_agents_turn(
     (ws / "tool.txt").write_text("tool 1\n")  # the tool's own write
     rec.after("s", "tool.txt")
     rec.end_turn("s")
-    assert [c["path"] for c in store.changes(turn)] == ["tool.txt"]
+    assert [c.path for c in store.changes(turn)] == ["tool.txt"]
     assert _sides(store, turn, "tool.txt") == ("tool 0\n", "tool 1\n")
-    external = [t["id"] for t in store.turns(EXTERNAL_SESSION)]
+    external = [t.id for t in store.turns(EXTERNAL_SESSION)]
     assert len(external) == 1
     assert _sides(store, external[0], "mine.txt") == ("person 0\n", "person 1\n")
     assert store.change(external[0], "tool.txt") is None
@@ -119,7 +120,7 @@ def test_tools_own_write_found_by_the_scan_opening_its_turn_is_the_tools(
     (ws / "b.txt").write_text("b1\n")  # the person's, at the same time
     turn = rec.after("s", "a.txt")
     assert _sides(store, turn, "a.txt") == ("a0\n", "a1\n")
-    external = [t["id"] for t in store.turns(EXTERNAL_SESSION)]
+    external = [t.id for t in store.turns(EXTERNAL_SESSION)]
     assert len(external) == 1 and external[0] != turn
     assert store.change(external[0], "a.txt") is None
     assert _sides(store, external[0], "b.txt") == ("b0\n", "b1\n")
@@ -136,7 +137,7 @@ def test_shell_change_inside_a_turn_is_recorded_by_the_scan(ws: Path, store: Sto
     assert found == {"gen.txt", "made.txt"}
     assert _sides(store, turn, "gen.txt") == ("g0\n", "g1\n")
     assert _sides(store, turn, "made.txt") == ("<absent>", "made\n")
-    assert store.change(turn, "made.txt")["source"] == "scan"
+    assert store.change(turn, "made.txt").source == "scan"
 
 
 def test_unchanged_signature_is_not_read_again(ws: Path, store: Store) -> None:

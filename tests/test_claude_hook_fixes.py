@@ -60,7 +60,7 @@ def test_stop_prints_a_system_message(agent: FakeClaude, ws: Path) -> None:
     from rewind_ls.core.store import Store
 
     with Store.open(str(ws), home=str(agent.home)) as store:
-        info = json.loads(store.turns(agent.session_id)[0]["info"])
+        info = json.loads(store.turns(agent.session_id)[0].info)
     assert info["agentIds"] == ["ag1"] and info["promptId"] == "p1"
     agent.env["REWIND_LS_NOTIFY"] = "0"
     agent.hook("UserPromptSubmit", prompt="again", prompt_id="p2")

@@ -347,12 +347,12 @@ def test_other_sessions_running_shell_command_is_left_to_it(ws: Path, store: Sto
     # A's turn ends while B's command runs: B's in-flight file is not A's.
     # (mine.txt is within the clock slack of B's start, so it is deferred too.)
     rec.end_turn("A")
-    assert "theirs.txt" not in {c["path"] for c in store.changes(a)}
+    assert "theirs.txt" not in {c.path for c in store.changes(a)}
     # B's PostToolUse scan attributes it.
     changes = rec.scan_into(b, "B")
     shell_runs.shell_finished(store, "B", "tool-1")
     assert "theirs.txt" in {c[0] for c in changes}
-    assert "theirs.txt" in {c["path"] for c in store.changes(b)}
+    assert "theirs.txt" in {c.path for c in store.changes(b)}
 
 
 def test_other_sessions_open_edit_is_left_to_it(ws: Path, store: Store) -> None:

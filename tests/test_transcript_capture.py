@@ -50,12 +50,12 @@ def test_version_1_store_is_migrated(tmp_path: Path) -> None:
     with Store.open(str(root), home=str(home), create=False) as store:
         assert store.meta("schema_version") == "2"
         event = store.event("s1", "prompt", "p-1")
-        assert event is not None and event["turn_id"] == "t1" and event["source"] == "hook"
+        assert event is not None and event.turn_id == "t1" and event.source == "hook"
         # The prompt the hook recorded under schema 1 is not recorded again from the transcript.
         assert not store.claim_event("s1", "prompt", "p-1", "transcript")
         assert store.claim_event("s1", "tool", "toolu_1", "transcript", "t2")
         assert not store.claim_event("s1", "tool", "toolu_1", "hook", "t2")
-        assert [t["id"] for t in store.turns("s1")] == ["t1", "t2"]
+        assert [t.id for t in store.turns("s1")] == ["t1", "t2"]
     # Opening it again (already version 2) changes nothing.
     with Store.open(str(root), home=str(home), create=False) as store:
         assert store.event_counts() == {"s1": {"prompt:hook": 1, "tool:transcript": 1}}
@@ -121,9 +121,9 @@ def test_turn_end_without_timestamp_closes_the_turn_read_in_the_same_poll(tmp_pa
     rec = TranscriptRecorder(store, live=False)
     rec.record(events)
     turns = store.turns("s1")
-    assert [t["prompt"] for t in turns] == ["first", "second"]
-    assert [t["ended_at"] for t in turns] == [
+    assert [t.prompt for t in turns] == ["first", "second"]
+    assert [t.ended_at for t in turns] == [
         datetime(2026, 11, 23, 10, 0, 0, tzinfo=UTC).timestamp(),
         datetime(2026, 11, 23, 10, 0, 5, tzinfo=UTC).timestamp(),
     ]
-    assert store.session("s1")["open_turn"] is None
+    assert store.session("s1").open_turn is None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -14,7 +13,8 @@ from rewind_ls import __version__
 from rewind_ls.cli.style import safe as _safe
 from rewind_ls.core.agents import AGENTS
 from rewind_ls.core.errors import ConflictError, RewindError
-from rewind_ls.core.store import Store
+from rewind_ls.core.model import Turn
+from rewind_ls.core.store import DatabaseError, Store
 
 EPILOG = """\
 TURN is a turn number in the current (latest) agent session, or a turn id (see `rewind-ls turns`).
@@ -109,21 +109,21 @@ def cmd_diff(args: argparse.Namespace) -> int:
         rel = _rel(store, path) if path else None
         if other is not None or args.current:
             diffs = checkpoint_diff(store, turn, other, disk_reader(store.root), rel)
-            what = f"checkpoint {turn['number']} and " + (
-                f"checkpoint {other['number']}" if other is not None else "the files now"
+            what = f"checkpoint {turn.number} and " + (
+                f"checkpoint {other.number}" if other is not None else "the files now"
             )
         else:
             diffs = turn_diff(store, turn, rel)
-            what = f"turn {turn['number']}"
+            what = f"turn {turn.number}"
         if rel is not None and not diffs and not _recorded(store, rel):
             raise RewindError(f"{path}: rewind-ls has no record of this path in this workspace")
         if rel is not None and not diffs and other is None and not args.current:
-            changed = ", ".join(sorted({c["path"] for c in store.changes(turn["id"])})) or "no file"
-            raise RewindError(f"turn {turn['number']} did not change {path} (it changed {changed})")
+            changed = ", ".join(sorted({c.path for c in store.changes(turn.id)})) or "no file"
+            raise RewindError(f"turn {turn.number} did not change {path} (it changed {changed})")
     if args.json:
-        payload: dict[str, Any] = {"turnId": turn["id"], "number": turn["number"], "files": diffs}
+        payload: dict[str, Any] = {"turnId": turn.id, "number": turn.number, "files": diffs}
         if other is not None or args.current:
-            payload["to"] = other["id"] if other is not None else "current"
+            payload["to"] = other.id if other is not None else "current"
         _print_json(payload)
         return 0
     if not diffs:
@@ -133,7 +133,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def _diff_operands(store: Store, args: argparse.Namespace) -> tuple[Any, str | None]:
+def _diff_operands(store: Store, args: argparse.Namespace) -> tuple[Turn | None, str | None]:
     """`diff TURN [TURN_B] [PATH]`: the second operand is a turn when it is a number or a turn id
     (write ./3 for a file named 3), a path otherwise."""
     from rewind_ls.core.plan import resolve_turn
@@ -153,7 +153,7 @@ def _recorded(store: Store, rel: str) -> bool:
     return store.known(rel) is not None or bool(store.path_history(rel))
 
 
-def _turn_arg(store: Store, args: argparse.Namespace) -> Any:
+def _turn_arg(store: Store, args: argparse.Namespace) -> Turn:
     """The TURN argument resolved; when it was left out, asked for with the picker on a terminal,
     an error naming it otherwise."""
     from rewind_ls.core.plan import resolve_turn
@@ -251,9 +251,9 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
         else:
             turn = _turn_arg(store, args)
             label = (
-                f"{mode} to turn {turn['number']} ({scope})"
+                f"{mode} to turn {turn.number} ({scope})"
                 if mode == "rewind"
-                else f"revert turn {turn['number']}"
+                else f"revert turn {turn.number}"
             )
             paths = [_rel(store, p) for p in args.path] if getattr(args, "path", None) else None
             if mode == "rewind":
@@ -265,8 +265,8 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
         code_scope = scope in ("code", "both")
         result: dict[str, Any] = {
             "mode": mode,
-            "turnId": turn["id"],
-            "number": turn["number"],
+            "turnId": turn.id,
+            "number": turn.number,
             "scope": scope,
         }
         lines: list[str] = []
@@ -279,7 +279,7 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
                 header = (
                     "undo"
                     if mode == "undo"
-                    else f"{mode} turn {turn['number']}: {_safe(turn['prompt'][:60])}"
+                    else f"{mode} turn {turn.number}: {_safe(turn.prompt[:60])}"
                 )
                 print(f"{header}")
                 for note in plan.notes:
@@ -336,7 +336,7 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
                 "prompt": fork.prompt,
             }
             result.setdefault("status", "applied")
-            lines.append(f"conversation forked before turn {turn['number']}: {fork.resume_command}")
+            lines.append(f"conversation forked before turn {turn.number}: {fork.resume_command}")
             lines.append("the turn's prompt, to edit and send again:")
             lines.append("  " + fork.prompt.replace("\n", "\n  "))
     if args.json:
@@ -753,7 +753,7 @@ def run_cli(argv: list[str]) -> int:
             _print_json({"status": "error", "message": str(exc)})
         print(f"rewind-ls: {exc}", file=sys.stderr)
         return exc.exit_code
-    except sqlite3.DatabaseError as exc:
+    except DatabaseError as exc:
         # Damage or a full disk met after opening: the same message as at opening, with its step.
         from rewind_ls.core.store import store_error
 

@@ -123,7 +123,7 @@ def load_entries(store: Store) -> tuple[list[Entry], str]:
     tags: dict[str, int] = {}
     entries: list[Entry] = []
     for row in reversed(store.turns()):
-        found = by_id.get(row["id"])
+        found = by_id.get(row.id)
         if found is None:
             continue  # a restore point that was never applied
         turn, session = found
@@ -136,7 +136,7 @@ def load_entries(store: Store) -> tuple[list[Entry], str]:
                 session_kind=session["kind"],
                 agent=session["agent"],
                 prompt=turn["prompt"],
-                started_at=row["started_at"],
+                started_at=row.started_at,
                 files=[
                     (CHANGE_MARKS.get(f["change"], "?"), safe(f["path"])) for f in turn["files"]
                 ],

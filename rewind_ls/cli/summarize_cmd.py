@@ -33,15 +33,15 @@ def cmd_summarize(args: argparse.Namespace) -> int:
         out = {
             "mode": "summarize",
             "direction": direction,
-            "turnId": turn["id"],
-            "number": turn["number"],
+            "turnId": turn.id,
+            "number": turn.number,
             "status": "applied",
             "conversation": conversation_json(result),
         }
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
     what = "from" if direction == "from" else "up to"
-    print(f"conversation summarized {what} turn {turn['number']}: {result.resume_command}")
+    print(f"conversation summarized {what} turn {turn.number}: {result.resume_command}")
     if direction == "from":
         print("the turn's prompt, to edit and send again:")
         print("  " + result.prompt.replace("\n", "\n  "))

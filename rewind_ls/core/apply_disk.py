@@ -20,6 +20,9 @@ from typing import Any
 
 from rewind_ls.core.capture import REWIND_SESSION, read_current
 from rewind_ls.core.errors import ConflictError, RewindError
+from rewind_ls.core.faults import FAULT as _FAULT
+from rewind_ls.core.faults import fault as _fault
+from rewind_ls.core.model import ABSENT_VERSION, RestoreMode
 from rewind_ls.core.paths import safe_target
 from rewind_ls.core.plan import REVERT, PathPlan, Plan
 from rewind_ls.core.restore_point import (
@@ -30,12 +33,6 @@ from rewind_ls.core.restore_point import (
     update_journal,
 )
 from rewind_ls.core.store import ABSENT, FILE, OTHER, Store, Version
-
-# Test hook for crash-safety tests: `REWIND_LS_FAULT=after-swap:2` kills the process (os._exit) just
-# after the second file is swapped into place; `before-server-writes:1` kills the language server
-# after the client applied a restore's edit, before the server writes the files an edit cannot
-# carry (see also the store's `before-commit:N` / `after-commit:N`). Never set in normal use.
-_FAULT = os.environ.get("REWIND_LS_FAULT", "")
 
 
 class Outcome:
@@ -54,11 +51,6 @@ class Outcome:
         self.items = list(items)
         self.point = point
         self.failed = list(failed)
-
-
-def _fault(stage: str, index: int) -> None:
-    if _FAULT and f"{stage}:{index}" == _FAULT:
-        os._exit(137)
 
 
 def _pause(stage: str, index: int) -> None:
@@ -609,7 +601,9 @@ def _recover_disk(store: Store, point: str, journal: dict[str, Any]) -> str:
     if forecast:
         turn = store.turn(point)
         assert turn is not None
-        plan = Plan("recover", turn, f"recovery of an interrupted restore ({turn['prompt']})")
+        plan = Plan(
+            RestoreMode.RECOVER, turn, f"recovery of an interrupted restore ({turn.prompt})"
+        )
         items = []
         for path, (now, now_data, old, old_data) in forecast.items():
             pp = PathPlan(path, now, now_data)
@@ -667,7 +661,7 @@ def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> list[str
     done; a path that moved on since the crash is left as found and named. Every target content
     is in the store (the restore point holds it), so no temporary file is trusted as is. Returns
     the paths left alone."""
-    targets = {row["path"]: row for row in store.changes(point)}
+    targets = {row.path: row for row in store.changes(point)}
     failed = set(journal.get("failed", []))
     left: list[str] = []
     reached: Reached = {}
@@ -685,8 +679,8 @@ def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> list[str
         row = targets.get(op["path"])
         if row is None:
             continue
-        target = Version(row["after_kind"] or ABSENT, row["after_hash"], row["after_mode"])
-        before = Version(row["before_kind"] or ABSENT, row["before_hash"], row["before_mode"])
+        target = row.after or ABSENT_VERSION
+        before = row.before
         try:
             if _finish_one(store, op, before, target):
                 full = op["full"]
@@ -699,10 +693,7 @@ def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> list[str
     for path, row in targets.items():
         if path not in reached and path not in failed:
             # Carried by the edit the client applied.
-            reached[path] = (
-                Version(row["after_kind"] or ABSENT, row["after_hash"], row["after_mode"]),
-                None,
-            )
+            reached[path] = (row.after or ABSENT_VERSION, None)
     finish_restore_point(store, point, reached, sorted(failed))
     discard_backups(ops)
     return left

@@ -20,6 +20,7 @@ from typing import Any
 from rewind_ls.core import config
 from rewind_ls.core.errors import BadPath
 from rewind_ls.core.file_reader import same_signature
+from rewind_ls.core.model import Turn
 from rewind_ls.core.store import (
     ABSENT,
     ABSENT_VERSION,
@@ -75,9 +76,9 @@ def _unchanged(
     return known.kind != ABSENT and same_signature(st, known.size, mtime_ns, ino, known.mode)
 
 
-def turn_info(row: Any) -> dict[str, Any]:
+def turn_info(row: Turn | None) -> dict[str, Any]:
     """An agent turn's `info` JSON (prompt id, subagents); {} when absent or not ours."""
-    raw = None if row is None else row["info"]
+    raw = None if row is None else row.info
     if not raw:
         return {}
     try:
@@ -87,10 +88,10 @@ def turn_info(row: Any) -> dict[str, Any]:
     return info if isinstance(info, dict) else {}
 
 
-def turn_label(row: Any) -> str:
+def turn_label(row: Turn) -> str:
     """'turn 3', or 'turn 3 (subagent: general-purpose)' when a subagent edited in it."""
     agents = turn_info(row).get("subagents") or []
-    label = f"turn {row['number']}"
+    label = f"turn {row.number}"
     return f"{label} (subagent: {', '.join(map(str, agents))})" if agents else label
 
 
@@ -135,7 +136,7 @@ class Recorder:
 
     def open_turn_id(self, session_id: str) -> str | None:
         row = self.store.session(session_id)
-        return None if row is None else row["open_turn"]
+        return None if row is None else row.open_turn
 
     def begin_turn(
         self,
@@ -238,8 +239,7 @@ class Recorder:
         row = self.store.change(turn, rel)
         if row is None:
             return
-        before = Version(row["before_kind"], row["before_hash"], row["before_mode"])
-        if before == after:
+        if row.before == after:
             # Touched but back to where it started (a failed or undone edit): not a change.
             self.store.drop_change(turn, rel)
         else:

@@ -17,6 +17,7 @@ import uuid
 from typing import Any
 
 from rewind_ls.core.errors import BadInput, RewindError
+from rewind_ls.core.model import Turn
 from rewind_ls.core.transcript import Fork, read_lines, write_session
 
 
@@ -86,38 +87,38 @@ def fork(path: str, turn_id: str, prompt: str) -> Fork:
     return result
 
 
-def conversation_source(store: Any, turn: Any) -> tuple[str | None, str | None]:
+def conversation_source(store: Any, turn: Turn) -> tuple[str | None, str | None]:
     """(the session's rollout, reason it cannot be forked before `turn`)."""
     from rewind_ls.core.capture import turn_info
 
-    session = store.session(turn["session_id"])
-    path = None if session is None else session["transcript_path"]
+    session = store.session(turn.session_id)
+    path = None if session is None else session.transcript_path
     if not path:
         return None, "Codex never reported this session's rollout path"
     if not isinstance(turn_info(turn).get("turnId"), str):
-        return None, f"turn {turn['number']} has no Codex turn id"
+        return None, f"turn {turn.number} has no Codex turn id"
     try:
         return check_rollout_path(path), None
     except BadInput as exc:
         return None, str(exc)
 
 
-def fork_turn(store: object, turn: Any) -> Fork:
+def fork_turn(store: object, turn: Turn) -> Fork:
     """Fork the Codex conversation before `turn`; the fork session inherits the turns before it."""
     from rewind_ls.core.capture import turn_info
     from rewind_ls.core.store import Store
 
     assert isinstance(store, Store)
-    session = store.session(turn["session_id"])
-    path = None if session is None else session["transcript_path"]
+    session = store.session(turn.session_id)
+    path = None if session is None else session.transcript_path
     if not path:
         raise RewindError("conversation: Codex never reported this session's rollout path")
     turn_id = turn_info(turn).get("turnId")
     if not isinstance(turn_id, str):
         raise RewindError(
-            f"conversation: turn {turn['number']} has no Codex turn id (recorded before "
+            f"conversation: turn {turn.number} has no Codex turn id (recorded before "
             "rewind-ls knew Codex turns); it cannot be forked"
         )
-    result = fork(path, turn_id, turn["prompt"])
-    store.inherit_turns(turn["session_id"], result.session_id, turn["number"], result.path)
+    result = fork(path, turn_id, turn.prompt)
+    store.inherit_turns(turn.session_id, result.session_id, turn.number, result.path)
     return result

@@ -8,19 +8,20 @@ from typing import Any
 
 from rewind_ls.core.agents import AGENTS
 from rewind_ls.core.errors import RewindError
+from rewind_ls.core.model import Turn
 
 
-def _module(store: Any, turn: Any) -> tuple[Any, str | None]:
-    session = store.session(turn["session_id"])
-    if session is None or session["kind"] != "agent":
+def _module(store: Any, turn: Turn) -> tuple[Any, str | None]:
+    session = store.session(turn.session_id)
+    if session is None or session.kind != "agent":
         return None, "only agent sessions have a conversation"
-    agent = AGENTS.get(session["agent"])
+    agent = AGENTS.get(session.agent)
     if agent is None or agent.fork_module is None:
-        return None, f"conversation rewind is not supported for {session['agent']}"
+        return None, f"conversation rewind is not supported for {session.agent}"
     return importlib.import_module(agent.fork_module), None
 
 
-def conversation_source(store: Any, turn: Any) -> tuple[str | None, str | None]:
+def conversation_source(store: Any, turn: Turn) -> tuple[str | None, str | None]:
     """(the conversation file of the turn's session, reason it cannot be forked)."""
     module, reason = _module(store, turn)
     if module is None:
@@ -29,7 +30,7 @@ def conversation_source(store: Any, turn: Any) -> tuple[str | None, str | None]:
     return source
 
 
-def fork_turn(store: Any, turn: Any) -> Any:
+def fork_turn(store: Any, turn: Turn) -> Any:
     """Fork the turn's conversation before it (a `transcript.Fork`)."""
     module, reason = _module(store, turn)
     if module is None:

@@ -4,19 +4,19 @@ the files now) compared."""
 from __future__ import annotations
 
 import difflib
-import sqlite3
 from typing import Any
 
 from rewind_ls.core.errors import CorruptBlob
 from rewind_ls.core.history import changed_paths_since, version_at
 from rewind_ls.core.merge import is_binary
+from rewind_ls.core.model import ABSENT, ABSENT_VERSION, FILE, Turn, Version
 from rewind_ls.core.plan import Reader
-from rewind_ls.core.store import ABSENT, FILE, Store, Version
-from rewind_ls.core.timeline import change_kind
+from rewind_ls.core.store import Store
 
 
-def _text(store: Store, kind: str | None, h: str | None) -> tuple[bytes | None, str | None]:
-    if kind in (None, ABSENT):
+def _text(store: Store, version: Version) -> tuple[bytes | None, str | None]:
+    kind, h = version.kind, version.hash
+    if kind == ABSENT:
         return b"", None
     if kind != FILE or h is None:
         return None, f"({kind}: content not kept)"
@@ -53,54 +53,54 @@ def _unified(
     return f"diff rewind-ls {name}\n" + body
 
 
-def turn_diff(store: Store, turn: sqlite3.Row, path: str | None = None) -> list[dict[str, Any]]:
+def turn_diff(store: Store, turn: Turn, path: str | None = None) -> list[dict[str, Any]]:
     out = []
-    for c in store.changes(turn["id"]):
-        if path is not None and c["path"] != path:
+    for c in store.changes(turn.id):
+        if path is not None and c.path != path:
             continue
-        kind = change_kind(c)
-        if kind is None:
+        kind = c.kind
+        if kind is None or c.after is None:
             continue
-        old, old_note = _text(store, c["before_kind"], c["before_hash"])
-        new, new_note = _text(store, c["after_kind"], c["after_hash"])
+        old, old_note = _text(store, c.before)
+        new, new_note = _text(store, c.after)
         body = _unified(
-            c["path"],
+            c.path,
             old,
             new,
-            c["before_kind"] == ABSENT,
-            c["after_kind"] == ABSENT,
+            c.before.kind == ABSENT,
+            c.after.kind == ABSENT,
             old_note or new_note,
         )
-        out.append({"path": c["path"], "change": kind, "diff": body})
+        out.append({"path": c.path, "change": kind, "diff": body})
     return out
 
 
 def checkpoint_diff(
     store: Store,
-    turn_a: sqlite3.Row,
-    turn_b: sqlite3.Row | None,
+    turn_a: Turn,
+    turn_b: Turn | None,
     reader: Reader,
     path: str | None = None,
 ) -> list[dict[str, Any]]:
     """The workspace as recorded at the start of `turn_a` against the start of `turn_b` (None: the
     files now, read through `reader`). Every path changed after the earlier checkpoint, in any
     session, is compared; paths that hold the same content at both ends are left out."""
-    first = min(turn_a["seq"], turn_b["seq"] if turn_b is not None else turn_a["seq"])
+    first = min(turn_a.seq, turn_b.seq if turn_b is not None else turn_a.seq)
     paths = changed_paths_since(store, first)
     if path is not None:
         paths = [p for p in paths if p == path]
     out = []
     for p in paths:
-        old_v = version_at(store, p, turn_a["seq"]) or Version(ABSENT)
+        old_v = version_at(store, p, turn_a.seq) or ABSENT_VERSION
         if turn_b is None:
             new_v, new_data = reader(p)
             new_note = None
         else:
-            new_v = version_at(store, p, turn_b["seq"]) or Version(ABSENT)
-            new_data, new_note = _text(store, new_v.kind, new_v.hash)
+            new_v = version_at(store, p, turn_b.seq) or ABSENT_VERSION
+            new_data, new_note = _text(store, new_v)
         if old_v.same_content(new_v):
             continue
-        old_data, old_note = _text(store, old_v.kind, old_v.hash)
+        old_data, old_note = _text(store, old_v)
         if new_v.kind == ABSENT:
             new_data = b""
         old_absent, new_absent = old_v.kind == ABSENT, new_v.kind == ABSENT

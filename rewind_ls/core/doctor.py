@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
 from typing import Any
 
@@ -44,7 +43,7 @@ def run_hook_command(command: str, root: str, agent: str = "claude-code") -> str
 def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> dict[str, Any]:
     from rewind_ls.core.apply_disk import recover
     from rewind_ls.core.claude_settings import hook_commands, settings_path
-    from rewind_ls.core.store import Store, store_dir_for, store_error
+    from rewind_ls.core.store import DB_NAME, DatabaseError, Store, store_dir_for, store_error
 
     checks: list[dict[str, Any]] = []
 
@@ -57,8 +56,8 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
         checks.append(reattach_check(root, moved_from))
     directory = store_dir_for(root)
     damaged = False
-    store_db = os.path.join(directory, "store.sqlite3")
-    if not os.path.exists(os.path.join(directory, "store.sqlite3")):
+    store_db = os.path.join(directory, DB_NAME)
+    if not os.path.exists(store_db):
         check("store", True, f"no checkpoints for {root} yet")
     else:
         try:
@@ -108,7 +107,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
         except RewindError as exc:
             damaged = damaged or "damaged" in str(exc)
             check("store", False, str(exc))
-        except sqlite3.DatabaseError as exc:
+        except DatabaseError as exc:
             damaged = True
             check("database integrity", False, str(store_error(exc, store_db)))
         if damaged and repair:
@@ -170,11 +169,11 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
 def repair_damaged_store(root: str) -> list[dict[str, Any]]:
     """`doctor --repair` on a damaged store: salvage what can be read into a new store (the damaged
     file kept aside), then check the new one opens."""
-    from rewind_ls.core.store import Store, salvage
+    from rewind_ls.core.store import DbError, Store, salvage
 
     try:
         report = salvage(root)
-    except (OSError, sqlite3.Error) as exc:
+    except (OSError, DbError) as exc:
         return [{"name": "repair", "ok": False, "detail": f"salvage failed: {exc}"}]
     lost = {t: bad for t, (_, bad) in report["tables"].items() if bad}
     copied = sum(n for n, _ in report["tables"].values())
@@ -190,7 +189,7 @@ def repair_damaged_store(root: str) -> list[dict[str, Any]]:
     try:
         with Store.open(root, create=False) as store:
             ok = store.quick_check() == "ok"
-    except (RewindError, sqlite3.Error) as exc:
+    except (RewindError, DbError) as exc:
         return [{"name": "repair", "ok": False, "detail": f"{detail}; new store unusable: {exc}"}]
     return [{"name": "repair", "ok": ok, "detail": detail}]
 

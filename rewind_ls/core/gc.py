@@ -4,13 +4,12 @@ delta against is kept too, so nothing live ever loses its content."""
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from typing import Any
 
 from rewind_ls.core import config
 from rewind_ls.core.errors import StoreError
-from rewind_ls.core.store import Store
+from rewind_ls.core.store import OperationalError, Store
 
 
 def _live_blobs(store: Store) -> set[str]:
@@ -111,6 +110,6 @@ def maybe_run(store: Store, now: float | None = None) -> dict[str, Any] | None:
         # that opened the store goes on; a read-only command must not fail for gc's sake.
         result = run(store)
         store.set_meta("last_gc", repr(now))
-    except (sqlite3.OperationalError, StoreError):
+    except (OperationalError, StoreError):
         return None
     return result

@@ -19,6 +19,7 @@ import uuid
 from typing import Any
 
 from rewind_ls.core.errors import BadInput, RewindError
+from rewind_ls.core.model import Turn
 from rewind_ls.core.transcript import Fork, read_lines, timestamp, write_session
 
 
@@ -94,9 +95,9 @@ def _project_root(chats: str) -> str | None:
     return root if os.path.isabs(root) else None
 
 
-def conversation_source(store: Any, turn: Any) -> tuple[str | None, str | None]:
-    session = store.session(turn["session_id"])
-    path = None if session is None else session["transcript_path"]
+def conversation_source(store: Any, turn: Turn) -> tuple[str | None, str | None]:
+    session = store.session(turn.session_id)
+    path = None if session is None else session.transcript_path
     if not path:
         return None, "Gemini CLI never reported this session's chat file"
     try:
@@ -105,11 +106,11 @@ def conversation_source(store: Any, turn: Any) -> tuple[str | None, str | None]:
         return None, str(exc)
 
 
-def fork_turn(store: Any, turn: Any) -> Fork:
+def fork_turn(store: Any, turn: Turn) -> Fork:
     """Fork the Gemini chat before `turn`; the fork session inherits the turns before it."""
     path, reason = conversation_source(store, turn)
     if path is None:
         raise RewindError(f"conversation: {reason}")
-    result = fork(path, turn["prompt"], turn["started_at"])
-    store.inherit_turns(turn["session_id"], result.session_id, turn["number"], result.path)
+    result = fork(path, turn.prompt, turn.started_at)
+    store.inherit_turns(turn.session_id, result.session_id, turn.number, result.path)
     return result

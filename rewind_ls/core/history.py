@@ -3,20 +3,20 @@ held at a checkpoint (the start of a turn), for comparing two checkpoints or a c
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
-from rewind_ls.core.store import ABSENT, Store, Version
-from rewind_ls.core.timeline import change_kind, iso
+from rewind_ls.core.model import ABSENT, SessionKind, Version
+from rewind_ls.core.store import Store
+from rewind_ls.core.timeline import iso
 
 
 def source_label(session_kind: str, source: str) -> str:
     """Who made a change, in the person's words: agent, your save, shell, outside, restore."""
-    if session_kind == "rewind" or source == "restore":
+    if session_kind == SessionKind.REWIND or source == "restore":
         return "restore"
-    if session_kind == "editor" or source == "save":
+    if session_kind == SessionKind.EDITOR or source == "save":
         return "your save"
-    if session_kind == "external":
+    if session_kind == SessionKind.EXTERNAL:
         return "outside"  # found between turns: a shell, another tool, the person
     if source == "scan":
         return "shell"  # found at a boundary of the agent's turn: its shell commands
@@ -27,28 +27,28 @@ def file_log(store: Store, path: str) -> list[dict[str, Any]]:
     """Every recorded version of `path`, newest first: one entry per change (its `after`), then the
     oldest `before` (the version rewind-ls first saw)."""
     rows = store.path_history(path)
-    sessions = {s["id"]: s for s in store.sessions()}
+    sessions = {s.id: s for s in store.sessions()}
     out: list[dict[str, Any]] = []
     for row in rows:
-        kind = change_kind(row)
-        if kind is None:
+        kind = row.kind
+        if kind is None or row.after is None:
             continue  # touched but not settled: no version to show
-        turn = store.turn(row["turn_id"])
-        session = sessions.get(row["session_id"])
+        turn = store.turn(row.turn_id)
+        session = sessions.get(row.session_id)
         out.append(
             {
-                "turnId": row["turn_id"],
-                "number": turn["number"] if turn is not None else None,
-                "sessionId": row["session_id"],
-                "sessionKind": row["session_kind"],
-                "agent": session["agent"] if session is not None else None,
-                "prompt": turn["prompt"] if turn is not None else "",
-                "time": iso(turn["started_at"]) if turn is not None else None,
-                "source": source_label(row["session_kind"], row["source"]),
+                "turnId": row.turn_id,
+                "number": turn.number if turn is not None else None,
+                "sessionId": row.session_id,
+                "sessionKind": row.session_kind,
+                "agent": session.agent if session is not None else None,
+                "prompt": turn.prompt if turn is not None else "",
+                "time": iso(turn.started_at) if turn is not None else None,
+                "source": source_label(row.session_kind, row.source),
                 "change": kind,
-                "kind": row["after_kind"],
-                "hash": row["after_hash"],
-                "mode": row["after_mode"],
+                "kind": row.after.kind,
+                "hash": row.after.hash,
+                "mode": row.after.mode,
             }
         )
     out.reverse()
@@ -64,29 +64,25 @@ def file_log(store: Store, path: str) -> list[dict[str, Any]]:
                 "prompt": "",
                 "time": None,
                 "source": "first seen",
-                "change": "absent" if first["before_kind"] == ABSENT else "baseline",
-                "kind": first["before_kind"],
-                "hash": first["before_hash"],
-                "mode": first["before_mode"],
+                "change": "absent" if first.before.kind == ABSENT else "baseline",
+                "kind": first.before.kind,
+                "hash": first.before.hash,
+                "mode": first.before.mode,
             }
         )
     return out
 
 
-def _version(row: sqlite3.Row, side: str) -> Version:
-    return Version(row[f"{side}_kind"] or ABSENT, row[f"{side}_hash"], row[f"{side}_mode"])
-
-
 def changed_paths_since(store: Store, seq: int) -> list[str]:
-    return sorted({c["path"] for c in store.changes_since(seq)})
+    return sorted({c.path for c in store.changes_since(seq)})
 
 
 def version_at(store: Store, path: str, seq: int) -> Version | None:
     """What `path` held at workspace order `seq` (a turn's start): the `before` of the first change
     to it after `seq` in any session; with no later change, the last content rewind-ls saw. None
     when rewind-ls never saw the path."""
-    later = [h for h in store.path_history(path) if h["seq"] > seq]
+    later = [h for h in store.path_history(path) if h.seq > seq]
     if later:
-        return _version(later[0], "before")
+        return later[0].before
     known = store.known(path)
     return None if known is None else known[0]

@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from rewind_ls.core.errors import BadInput
+from rewind_ls.core.model import TurnState
 
 if TYPE_CHECKING:
     from rewind_ls.core.capture import Recorder
@@ -142,13 +143,12 @@ def turn_notice(store: Store, turn_id: str) -> str | None:
     from rewind_ls.core.capture import turn_label
 
     row = store.turn(turn_id)
-    files = [c for c in store.changes(turn_id) if c["after_kind"] is not None]
+    files = [c for c in store.changes(turn_id) if c.after is not None]
     if row is None or not files:
         return None
     count = f"{len(files)} file{'s' if len(files) != 1 else ''}"
     return (
-        f"rewind-ls: {turn_label(row)} recorded, {count}; "
-        f"to go back: rewind-ls rewind {row['number']}"
+        f"rewind-ls: {turn_label(row)} recorded, {count}; to go back: rewind-ls rewind {row.number}"
     )
 
 
@@ -157,7 +157,7 @@ def recorder(store: Store) -> Recorder:
     killed: its half-swapped files and temporary names are never recorded as the agent's work."""
     from rewind_ls.core.capture import Recorder
 
-    if store.turns_in_state("rewind", "pending"):
+    if store.turns_in_state("rewind", TurnState.PENDING):
         from rewind_ls.core.apply_disk import recover
 
         recover(store, wait=True)

@@ -15,26 +15,39 @@ session or the person changed the path after T's session last did), `merge`, `no
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 
 from rewind_ls.core.capture import REWIND_SESSION, read_current
 from rewind_ls.core.errors import BadPath, CorruptBlob, RewindError, UnknownTurn
 from rewind_ls.core.merge import diffstat, is_binary, merge3
-from rewind_ls.core.store import ABSENT, FILE, OTHER, Store, Version, digest
+from rewind_ls.core.model import (
+    ABSENT,
+    FILE,
+    OTHER,
+    TOO_LARGE,
+    Action,
+    ConflictKind,
+    PathChange,
+    RestoreMode,
+    SessionKind,
+    Turn,
+    TurnState,
+    Version,
+)
+from rewind_ls.core.store import Store, digest
 
 Reader = Callable[[str], "tuple[Version, bytes | None]"]
 
-REWIND = "rewind"
-REVERT = "revert"
-UNDO = "undo"
+REWIND = RestoreMode.REWIND
+REVERT = RestoreMode.REVERT
+UNDO = RestoreMode.UNDO
 
 
 class Conflict:
     __slots__ = ("hunks", "kind", "message")
 
     def __init__(
-        self, kind: str, message: str, hunks: list[dict[str, object]] | None = None
+        self, kind: ConflictKind, message: str, hunks: list[dict[str, object]] | None = None
     ) -> None:
         self.kind = kind
         self.message = message
@@ -43,7 +56,7 @@ class Conflict:
     @property
     def forcible(self) -> bool:
         """Whether --force may overwrite it (a merge conflict or missing content cannot be forced)."""
-        return self.kind in ("modified-outside", "other-session")
+        return self.kind in (ConflictKind.MODIFIED_OUTSIDE, ConflictKind.OTHER_SESSION)
 
 
 class PathPlan:
@@ -68,7 +81,7 @@ class PathPlan:
         self.current_data = current_data
         self.target: Version = current
         self.target_data: bytes | None = current_data
-        self.action = "unchanged"
+        self.action = Action.UNCHANGED
         self.conflict: Conflict | None = None
         self.added = 0
         self.removed = 0
@@ -78,13 +91,13 @@ class PathPlan:
         self.target = target
         self.target_data = data
         if target == self.current:
-            self.action = "unchanged"
+            self.action = Action.UNCHANGED
         elif target.kind == ABSENT:
-            self.action = "delete"
+            self.action = Action.DELETE
         elif self.current.kind == ABSENT:
-            self.action = "create"
+            self.action = Action.CREATE
         else:
-            self.action = "modify"
+            self.action = Action.MODIFY
         old = self.current_data or b""
         new = data or b""
         self.binary = is_binary(old) or is_binary(new)
@@ -93,7 +106,7 @@ class PathPlan:
 
     @property
     def will_write(self) -> bool:
-        return self.action != "unchanged"
+        return self.action != Action.UNCHANGED
 
 
 def describe(pp: PathPlan) -> dict[str, object]:
@@ -111,7 +124,7 @@ def describe(pp: PathPlan) -> dict[str, object]:
 
 
 class Plan:
-    def __init__(self, mode: str, turn: sqlite3.Row, label: str) -> None:
+    def __init__(self, mode: RestoreMode, turn: Turn, label: str) -> None:
         self.mode = mode
         self.turn = turn
         self.label = label
@@ -138,32 +151,29 @@ def disk_reader(root: str) -> Reader:
     return read
 
 
-def _version(row: sqlite3.Row, side: str) -> Version:
-    return Version(row[f"{side}_kind"] or ABSENT, row[f"{side}_hash"], row[f"{side}_mode"])
-
-
 def _content(store: Store, version: Version, path: str) -> tuple[bytes | None, Conflict | None]:
     if version.kind == ABSENT:
         return None, None
     if version.kind != FILE or version.hash is None:
-        why = "was larger than the size cap" if version.kind == "too-large" else "was never seen"
-        return None, Conflict("not-restorable", f"{path}: the content needed {why}; not restorable")
+        why = "was larger than the size cap" if version.kind == TOO_LARGE else "was never seen"
+        return None, Conflict(
+            ConflictKind.NOT_RESTORABLE, f"{path}: the content needed {why}; not restorable"
+        )
     try:
         return store.get_blob(version.hash), None
     except CorruptBlob as exc:
-        return None, Conflict("not-restorable", f"{path}: {exc}")
+        return None, Conflict(ConflictKind.NOT_RESTORABLE, f"{path}: {exc}")
 
 
-def _describe(store: Store, row: sqlite3.Row) -> str:
-    session = store.session(row["session_id"])
-    kind = session["kind"] if session is not None else "?"
-    turn = store.turn(row["turn_id"])
-    number = turn["number"] if turn is not None else "?"
-    if kind == "editor":
+def _describe(store: Store, change: PathChange) -> str:
+    """Who made `change`, in the person's words."""
+    if change.session_kind == SessionKind.EDITOR:
         return "your save in the editor"
-    if kind == "external":
+    if change.session_kind == SessionKind.EXTERNAL:
         return "a change made outside agent turns"
-    return f"turn #{number} of session {str(row['session_id'])[:8]}"
+    turn = store.turn(change.turn_id)
+    number = turn.number if turn is not None else "?"
+    return f"turn #{number} of session {change.session_id[:8]}"
 
 
 def _read_path(reader: Reader, path: str) -> PathPlan:
@@ -174,39 +184,39 @@ def _read_path(reader: Reader, path: str) -> PathPlan:
     except (BadPath, OSError) as exc:
         why = str(exc) if isinstance(exc, BadPath) else f"{path!r}: {exc.strerror or exc}"
         pp = PathPlan(path, Version(OTHER), None)
-        pp.action = "modify"
-        pp.conflict = Conflict("unreadable", f"{why}; left alone")
+        pp.action = Action.MODIFY
+        pp.conflict = Conflict(ConflictKind.UNREADABLE, f"{why}; left alone")
         return pp
     return PathPlan(path, current, current_data)
 
 
 def _check_cas(store: Store, pp: PathPlan) -> None:
     known = store.known(pp.path)
-    if known is None or pp.action == "unchanged":
+    if known is None or pp.action == Action.UNCHANGED:
         return
     if known[0] != pp.current:
         pp.conflict = Conflict(
-            "modified-outside",
+            ConflictKind.MODIFIED_OUTSIDE,
             f"{pp.path}: changed since rewind-ls last saw it (an unsaved buffer, or an edit it did "
             "not record)",
         )
 
 
 def plan_rewind(
-    store: Store, turn: sqlite3.Row, reader: Reader, paths: list[str] | None = None, label: str = ""
+    store: Store, turn: Turn, reader: Reader, paths: list[str] | None = None, label: str = ""
 ) -> Plan:
-    plan = Plan(REWIND if turn["session_id"] != REWIND_SESSION else UNDO, turn, label)
-    session_turns = [t["id"] for t in store.turns(turn["session_id"]) if t["seq"] >= turn["seq"]]
-    candidates = sorted({c["path"] for c in store.changes_of_turns(session_turns)})
+    plan = Plan(REWIND if turn.session_id != REWIND_SESSION else UNDO, turn, label)
+    session_turns = [t.id for t in store.turns(turn.session_id) if t.seq >= turn.seq]
+    candidates = sorted({c.path for c in store.changes_of_turns(session_turns)})
     _note_reconstructed(plan, [store.turn(t) for t in session_turns])
     if paths is not None:
         wanted = set(paths)
         candidates = [p for p in candidates if p in wanted]
     for path in candidates:
-        history = [h for h in store.path_history(path) if h["seq"] > turn["seq"]]
+        history = [h for h in store.path_history(path) if h.seq > turn.seq]
         if not history:
             continue
-        target = _version(history[0], "before")
+        target = history[0].before
         pp = _read_path(reader, path)
         plan.paths.append(pp)
         if pp.conflict is not None:
@@ -215,35 +225,38 @@ def plan_rewind(
         data, problem = _content(store, target, path)
         if problem is not None:
             if not target.same_content(current):
-                pp.action = "modify" if target.kind != ABSENT else "delete"
+                pp.action = Action.MODIFY if target.kind != ABSENT else Action.DELETE
                 pp.conflict = problem
             continue
         pp.set_target(target, data)
         _check_cas(store, pp)
         if pp.conflict is None and pp.will_write:
-            # Any change by someone else after T began (another session, the person's save, an
-            # external change) would be discarded, even one followed by this session's own edits
-            # (sessions A, B, A on one file): a conflict, as the README states.
-            # A forked conversation inherits copies of its parent's changes (same `seq`): the
-            # same edit seen from two sessions, not someone else's work.
-            own = {h["seq"] for h in history if h["session_id"] == turn["session_id"]}
-            later = [
-                h
-                for h in history
-                if h["session_id"] not in (turn["session_id"], REWIND_SESSION)
-                and h["turn_state"] not in ("rolled-back",)
-                and h["seq"] not in own
-            ]
-            if later:
-                pp.conflict = Conflict(
-                    "other-session",
-                    f"{path}: also changed by {_describe(store, later[-1])} after this turn "
-                    "began; restoring would discard that work",
-                )
+            _check_others(store, pp, turn, history)
     return plan
 
 
-def _note_reconstructed(plan: Plan, turns: list[sqlite3.Row | None]) -> None:
+def _check_others(store: Store, pp: PathPlan, turn: Turn, history: list[PathChange]) -> None:
+    """Any change by someone else after T began (another session, the person's save, an external
+    change) would be discarded, even one followed by this session's own edits (sessions A, B, A
+    on one file): a conflict, as the README states. A forked conversation inherits copies of its
+    parent's changes (same `seq`): the same edit seen from two sessions, not someone else's work."""
+    own = {h.seq for h in history if h.session_id == turn.session_id}
+    later = [
+        h
+        for h in history
+        if h.session_id not in (turn.session_id, REWIND_SESSION)
+        and h.turn_state != TurnState.ROLLED_BACK
+        and h.seq not in own
+    ]
+    if later:
+        pp.conflict = Conflict(
+            ConflictKind.OTHER_SESSION,
+            f"{pp.path}: also changed by {_describe(store, later[-1])} after this turn "
+            "began; restoring would discard that work",
+        )
+
+
+def _note_reconstructed(plan: Plan, turns: list[Turn | None]) -> None:
     """A preview says when a turn it restores was rebuilt from the agent's transcript."""
     from rewind_ls.core.transcript_capture import reconstructed_note
 
@@ -253,24 +266,24 @@ def _note_reconstructed(plan: Plan, turns: list[sqlite3.Row | None]) -> None:
         plan.label = f"{plan.label} [{note}]" if plan.label else note
 
 
-def plan_revert(store: Store, turn: sqlite3.Row, reader: Reader, label: str = "") -> Plan:
+def plan_revert(store: Store, turn: Turn, reader: Reader, label: str = "") -> Plan:
     plan = Plan(REVERT, turn, label)
     _note_reconstructed(plan, [turn])
-    for change in store.changes(turn["id"]):
-        path = change["path"]
-        theirs = _version(change, "before")
-        base = _version(change, "after") if change["after_kind"] else None
+    for change in store.changes(turn.id):
+        path = change.path
+        theirs = change.before
+        base = change.after
         pp = _read_path(reader, path)
         plan.paths.append(pp)
         if pp.conflict is not None:
             continue
-        current, current_data = pp.current, pp.current_data
+        current = pp.current
         if base is None:
             known = store.known(path)
             base = known[0] if known is not None else current
         theirs_data, problem = _content(store, theirs, path)
         if problem is not None:
-            pp.action, pp.conflict = "modify", problem
+            pp.action, pp.conflict = Action.MODIFY, problem
             continue
         if current == base:
             pp.set_target(theirs, theirs_data)
@@ -279,47 +292,61 @@ def plan_revert(store: Store, turn: sqlite3.Row, reader: Reader, label: str = ""
             continue  # already as it was before the turn
         base_data, problem = _content(store, base, path)
         if problem is not None:
-            pp.action, pp.conflict = "modify", problem
+            pp.action, pp.conflict = Action.MODIFY, problem
             continue
-        if ABSENT in (current.kind, base.kind, theirs.kind):
-            pp.action = "modify"
-            pp.conflict = Conflict(
-                "merge", f"{path}: created or deleted by the turn and changed since; cannot merge"
-            )
-            continue
-        assert base_data is not None and theirs_data is not None
-        ours = current_data or b""
-        if is_binary(base_data) or is_binary(ours) or is_binary(theirs_data):
-            pp.action = "modify"
-            pp.conflict = Conflict(
-                "merge", f"{path}: binary file changed since the turn; cannot merge"
-            )
-            continue
-        result = merge3(base_data, ours, theirs_data)
-        if result.merged is None:
-            pp.action = "modify"
-            pp.conflict = Conflict(
-                "merge",
-                f"{path}: later changes overlap this turn's changes ({len(result.conflicts)} hunk(s))",
-                [
-                    {
-                        "baseStart": c.base_start,
-                        "baseEnd": c.base_end,
-                        "ours": [line.decode("utf-8", "replace") for line in c.ours],
-                        "theirs": [line.decode("utf-8", "replace") for line in c.theirs],
-                    }
-                    for c in result.conflicts
-                ],
-            )
-            continue
-        # Mode: keep the person's mode if they changed it since the turn, else the one before the turn.
-        mode = current.mode if (current.mode or 0) != (base.mode or 0) else theirs.mode
-        merged = result.merged
-        pp.set_target(Version(FILE, digest(merged), mode, len(merged)), merged)
+        _merge(pp, base, base_data, theirs, theirs_data)
     return plan
 
 
-def latest_restore_point(store: Store) -> sqlite3.Row:
+def _merge(
+    pp: PathPlan,
+    base: Version,
+    base_data: bytes | None,
+    theirs: Version,
+    theirs_data: bytes | None,
+) -> None:
+    """Revert one path changed since the turn: three-way merge of base (after the turn), ours
+    (now) and theirs (before the turn); a conflict when it cannot apply."""
+    path, current = pp.path, pp.current
+    if ABSENT in (current.kind, base.kind, theirs.kind):
+        pp.action = Action.MODIFY
+        pp.conflict = Conflict(
+            ConflictKind.MERGE,
+            f"{path}: created or deleted by the turn and changed since; cannot merge",
+        )
+        return
+    assert base_data is not None and theirs_data is not None
+    ours = pp.current_data or b""
+    if is_binary(base_data) or is_binary(ours) or is_binary(theirs_data):
+        pp.action = Action.MODIFY
+        pp.conflict = Conflict(
+            ConflictKind.MERGE, f"{path}: binary file changed since the turn; cannot merge"
+        )
+        return
+    result = merge3(base_data, ours, theirs_data)
+    if result.merged is None:
+        pp.action = Action.MODIFY
+        pp.conflict = Conflict(
+            ConflictKind.MERGE,
+            f"{path}: later changes overlap this turn's changes ({len(result.conflicts)} hunk(s))",
+            [
+                {
+                    "baseStart": c.base_start,
+                    "baseEnd": c.base_end,
+                    "ours": [line.decode("utf-8", "replace") for line in c.ours],
+                    "theirs": [line.decode("utf-8", "replace") for line in c.theirs],
+                }
+                for c in result.conflicts
+            ],
+        )
+        return
+    # Mode: keep the person's mode if they changed it since the turn, else the one before the turn.
+    mode = current.mode if (current.mode or 0) != (base.mode or 0) else theirs.mode
+    merged = result.merged
+    pp.set_target(Version(FILE, digest(merged), mode, len(merged)), merged)
+
+
+def latest_restore_point(store: Store) -> Turn:
     point = store.latest_applied_turn(REWIND_SESSION)
     if point is None:
         raise RewindError("nothing to undo: no rewind, revert or undo has been applied here")
@@ -330,10 +357,10 @@ def latest_restore_point(store: Store) -> sqlite3.Row:
 
 def plan_undo(store: Store, reader: Reader) -> Plan:
     point = latest_restore_point(store)
-    return plan_rewind(store, point, reader, label=f"undo of: {point['prompt']}")
+    return plan_rewind(store, point, reader, label=f"undo of: {point.prompt}")
 
 
-def resolve_turn(store: Store, spec: str, session_id: str | None = None) -> sqlite3.Row:
+def resolve_turn(store: Store, spec: str, session_id: str | None = None) -> Turn:
     """A turn from a number (in `session_id`, default the latest agent session) or a turn id."""
     spec = spec.strip()
     if not spec:
@@ -366,7 +393,7 @@ def restrict(plan: Plan, paths: list[str]) -> Plan:
     if missing:
         changed = ", ".join(sorted(have)) or "no file"
         raise RewindError(
-            f"turn {plan.turn['number']}: did not change {', '.join(missing)} (it changed {changed})"
+            f"turn {plan.turn.number}: did not change {', '.join(missing)} (it changed {changed})"
         )
     wanted = set(paths)
     plan.paths = [pp for pp in plan.paths if pp.path in wanted]

@@ -12,21 +12,23 @@ import os
 from collections.abc import Sequence
 
 from rewind_ls.core.capture import REWIND_SESSION
+from rewind_ls.core.model import FILE, SessionKind, TurnState, Version
 from rewind_ls.core.plan import PathPlan, Plan
-from rewind_ls.core.store import FILE, Store, Version
+from rewind_ls.core.store import Store
 
-PENDING = "pending"
-APPLIED = "applied"
-PARTIAL = "partial"
-ROLLED_BACK = "rolled-back"
+# The states of a restore point, by their short names (the appliers use these).
+PENDING = TurnState.PENDING
+APPLIED = TurnState.APPLIED
+PARTIAL = TurnState.PARTIAL
+ROLLED_BACK = TurnState.ROLLED_BACK
 
 
 def open_restore_point(
     store: Store, plan: Plan, items: Sequence[PathPlan], journal: dict[str, object] | None = None
 ) -> str:
     """Record the current and target content of every path in `items` before anything is written."""
-    store.ensure_session(REWIND_SESSION, "rewind", "rewind-ls")
-    info = json.dumps({"mode": plan.mode, "turn": plan.turn["id"], **(journal or {})})
+    store.ensure_session(REWIND_SESSION, SessionKind.REWIND, "rewind-ls")
+    info = json.dumps({"mode": plan.mode, "turn": plan.turn.id, **(journal or {})})
     with store.transaction():
         point = store.begin_turn(REWIND_SESSION, plan.label, state=PENDING, info=info)
         for pp in items:
@@ -44,7 +46,7 @@ def open_restore_point(
 
 def update_journal(store: Store, point: str, **entries: object) -> None:
     turn = store.turn(point)
-    info = json.loads(turn["info"]) if turn is not None and turn["info"] else {}
+    info = json.loads(turn.info) if turn is not None and turn.info else {}
     info.update(entries)
     store.set_turn_info(point, json.dumps(info))
 
@@ -54,7 +56,7 @@ def finish_restore_point(
     point: str,
     reached: dict[str, tuple[Version, os.stat_result | None]],
     failed: Sequence[str] = (),
-) -> str:
+) -> TurnState:
     """Mark the restore point applied (or partial) and remember what each path now holds."""
     state = PARTIAL if failed else APPLIED
     with store.transaction():

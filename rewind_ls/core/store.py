@@ -20,32 +20,47 @@ from typing import Any
 
 from rewind_ls.core import config
 from rewind_ls.core.errors import CorruptBlob, StoreError
+from rewind_ls.core.faults import fault
+
+# The version vocabulary, re-exported for the modules that took it from here before `model`
+# existed (other branches' blob and scan code); new code imports it from `model`.
+from rewind_ls.core.model import ABSENT as ABSENT
+from rewind_ls.core.model import ABSENT_VERSION as ABSENT_VERSION
+from rewind_ls.core.model import FILE as FILE
+from rewind_ls.core.model import OTHER as OTHER
+from rewind_ls.core.model import TOO_LARGE as TOO_LARGE
+from rewind_ls.core.model import UNKNOWN as UNKNOWN
+from rewind_ls.core.model import (
+    AgentEvent,
+    Change,
+    PathChange,
+    Session,
+    SessionKind,
+    Turn,
+    TurnState,
+    VersionKind,
+)
+from rewind_ls.core.model import Version as Version
+from rewind_ls.core.model import too_large as too_large
 
 SCHEMA_VERSION = 2
 
-# Test hook for crash-safety tests, like apply_disk's: `REWIND_LS_FAULT=before-commit:3` kills the
-# process (os._exit) just before the third write transaction of the process commits,
-# `after-commit:3` just after it committed. Never set in normal use.
-_FAULT = os.environ.get("REWIND_LS_FAULT", "")
+# The database's errors, for the modules that must tell them apart without knowing the database:
+# `DbError` is every one of them; `DatabaseError` a damaged, full or unusable file;
+# `OperationalError` one the database could not carry out now (busy, locked, full).
+DbError = sqlite3.Error
+DatabaseError = sqlite3.DatabaseError
+OperationalError = sqlite3.OperationalError
+
+# Crash-safety tests: `REWIND_LS_FAULT=before-commit:3` kills the process just before the third
+# write transaction of the process commits, `after-commit:3` just after it committed.
 _commits = 0
-
-
-def _fault(stage: str, index: int) -> None:
-    if _FAULT and f"{stage}:{index}" == _FAULT:
-        os._exit(137)
 
 
 # Blob codecs.
 RAW = 0
 ZLIB = 1
 DELTA = 2  # zlib(delta against `base`)
-
-# Version kinds: what a path held at some moment.
-FILE = "file"
-ABSENT = "absent"
-TOO_LARGE = "too-large"  # content known by hash and size only; not restorable
-UNKNOWN = "unknown"  # seen only after a change (hook installed mid-edit); not restorable
-OTHER = "other"  # a link, folder or other non-file where a file is expected (never stored)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -90,50 +105,6 @@ UPDATE meta SET value = '2' WHERE key = 'schema_version'
 """
 
 
-class Version:
-    """What a path held: a file (hash, mode, size), absent, or too large to keep."""
-
-    __slots__ = ("hash", "kind", "mode", "size")
-
-    def __init__(
-        self, kind: str, hash: str | None = None, mode: int | None = None, size: int = 0
-    ) -> None:
-        self.kind = kind
-        self.hash = hash
-        self.mode = mode
-        self.size = size
-
-    def same_content(self, other: Version) -> bool:
-        if self.kind == ABSENT or other.kind == ABSENT:
-            return self.kind == other.kind
-        return self.hash == other.hash
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Version)
-            and self.same_content(other)
-            and (self.kind == ABSENT or (self.mode or 0) & 0o111 == (other.mode or 0) & 0o111)
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.hash))
-
-    def __repr__(self) -> str:
-        if self.kind == ABSENT:
-            return "Version(absent)"
-        return f"Version({self.kind}, {str(self.hash)[:10]}, mode={oct(self.mode or 0)})"
-
-
-ABSENT_VERSION = Version(ABSENT)
-
-
-def too_large(st: os.stat_result) -> Version:
-    """A file over the size cap, known by its stat signature only: never read nor hashed (a hook
-    must not spend seconds on a 2 GB file), yet any rewrite, append or replacement changes it."""
-    mode = st.st_mode & 0o7777
-    return Version(TOO_LARGE, f"stat:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}", mode, st.st_size)
-
-
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -146,6 +117,55 @@ def workspace_key(root: str) -> str:
 
 def store_dir_for(root: str, home: str | None = None) -> str:
     return os.path.join(home or config.home_dir(), "workspaces", workspace_key(root))
+
+
+# --- rows to records: the one place each record is built from its columns ------------------------
+
+_SESSION_COLS = "id, kind, agent, transcript_path, started_at, last_activity_at, open_turn"
+_TURN_COLS = "id, session_id, number, seq, prompt, started_at, ended_at, state, info"
+_CHANGE_COLS = (
+    "turn_id, path, seq, source, before_kind, before_hash, before_mode,"
+    " after_kind, after_hash, after_mode, after_seq"
+)
+_CHANGES_OF_C = ", ".join(f"c.{name.strip()}" for name in _CHANGE_COLS.split(","))
+
+
+# Stored string -> enum member by a dict: calling the enum costs ~20 times more, and a scan reads
+# tens of thousands of versions.
+_VERSION_KINDS = {k.value: k for k in VersionKind}
+_SESSION_KINDS = {k.value: k for k in SessionKind}
+_TURN_STATES = {s.value: s for s in TurnState}
+
+
+def _version(kind: str, hash: str | None, mode: int | None, size: int | None = None) -> Version:
+    """The one place a Version is built from stored columns (a change's side, a known path).
+    A change records no size: 0, as for any Version built without one."""
+    return Version(_VERSION_KINDS[kind], hash, mode, size or 0)
+
+
+def _session(row: tuple[Any, ...]) -> Session:
+    return Session(row[0], _SESSION_KINDS[row[1]], row[2], row[3], row[4], row[5], row[6])
+
+
+def _turn(row: tuple[Any, ...]) -> Turn:
+    return Turn(
+        row[0], row[1], row[2], row[3], row[4], row[5], row[6], _TURN_STATES[row[7]], row[8]
+    )
+
+
+def _change(row: tuple[Any, ...]) -> Change:
+    # before_kind is NOT NULL; after_kind is NULL while the turn is still editing the path.
+    after = None if row[7] is None else _version(row[7], row[8], row[9])
+    return Change(row[0], row[1], row[2], row[3], _version(row[4], row[5], row[6]), after, row[10])
+
+
+def _path_change(row: tuple[Any, ...]) -> PathChange:
+    change = _change(row)
+    return PathChange(*change, row[11], _TURN_STATES[row[12]], _SESSION_KINDS[row[13]])
+
+
+def _event(row: tuple[Any, ...]) -> AgentEvent:
+    return AgentEvent(row[0], row[1], row[2], row[3], row[4], row[5])
 
 
 class Store:
@@ -290,9 +310,9 @@ class Store:
         self._in_tx = False
         global _commits
         _commits += 1
-        _fault("before-commit", _commits)
+        fault("before-commit", _commits)
         self.conn.execute("COMMIT")
-        _fault("after-commit", _commits)
+        fault("after-commit", _commits)
 
     def next_seq(self) -> int:
         """A workspace-wide, strictly increasing sequence number (call inside a transaction)."""
@@ -400,8 +420,15 @@ class Store:
     # --- sessions and turns --------------------------------------------------------------------
 
     def ensure_session(
-        self, session_id: str, kind: str, agent: str | None = None, transcript: str | None = None
+        self,
+        session_id: str,
+        kind: SessionKind | str,
+        agent: str | None = None,
+        transcript: str | None = None,
     ) -> None:
+        """Create the session, or note its activity. `kind` may be given as its string (the hook
+        modules say "agent"); one outside the vocabulary is refused here, never stored."""
+        kind = SessionKind(kind)
         now = time.time()
         with self.transaction():
             self.conn.execute(
@@ -412,22 +439,21 @@ class Store:
                 (session_id, kind, agent, transcript, now, now),
             )
 
-    def session(self, session_id: str) -> sqlite3.Row | None:
-        cur = self.conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,))
-        cur.row_factory = sqlite3.Row
-        row: sqlite3.Row | None = cur.fetchone()
-        return row
+    def session(self, session_id: str) -> Session | None:
+        row = self.conn.execute(
+            f"SELECT {_SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        return None if row is None else _session(row)
 
-    def sessions(self) -> list[sqlite3.Row]:
-        cur = self.conn.execute("SELECT * FROM sessions ORDER BY last_activity_at")
-        cur.row_factory = sqlite3.Row
-        return list(cur.fetchall())
+    def sessions(self) -> list[Session]:
+        rows = self.conn.execute(f"SELECT {_SESSION_COLS} FROM sessions ORDER BY last_activity_at")
+        return [_session(r) for r in rows]
 
     def begin_turn(
         self,
         session_id: str,
         prompt: str,
-        state: str = "open",
+        state: TurnState = TurnState.OPEN,
         info: str | None = None,
         started_at: float | None = None,
     ) -> str:
@@ -450,7 +476,9 @@ class Store:
             )
         return turn_id
 
-    def end_turn(self, turn_id: str, state: str = "closed", ended_at: float | None = None) -> None:
+    def end_turn(
+        self, turn_id: str, state: TurnState = TurnState.CLOSED, ended_at: float | None = None
+    ) -> None:
         with self.transaction():
             self.conn.execute(
                 "UPDATE turns SET ended_at = ?, state = ? WHERE id = ?",
@@ -460,7 +488,7 @@ class Store:
                 "UPDATE sessions SET open_turn = NULL WHERE open_turn = ?", (turn_id,)
             )
 
-    def set_turn_state(self, turn_id: str, state: str, info: str | None = None) -> None:
+    def set_turn_state(self, turn_id: str, state: TurnState, info: str | None = None) -> None:
         with self.transaction():
             self.conn.execute(
                 "UPDATE turns SET state = ?, info = coalesce(?, info), ended_at = ? WHERE id = ?",
@@ -481,10 +509,10 @@ class Store:
             if self.session(target) is not None:
                 return 0
             row = self.session(source)
-            agent = None if row is None else row["agent"]
+            agent = None if row is None else row.agent
             # No agent has worked in the fork yet: it must not become the "current" session
             # (the latest activity) before the person resumes it; its first hook makes it so.
-            quiet = now if row is None else min(now, float(row["started_at"]))
+            quiet = now if row is None else min(now, row.started_at)
             self.conn.execute(
                 "INSERT INTO sessions(id, kind, agent, transcript_path, started_at,"
                 " last_activity_at) VALUES (?, 'agent', ?, ?, ?, ?)",
@@ -511,29 +539,26 @@ class Store:
                 )
         return len(turns)
 
-    def turn(self, turn_id: str) -> sqlite3.Row | None:
-        cur = self.conn.execute("SELECT * FROM turns WHERE id = ?", (turn_id,))
-        cur.row_factory = sqlite3.Row
-        row: sqlite3.Row | None = cur.fetchone()
-        return row
+    def turn(self, turn_id: str) -> Turn | None:
+        row = self.conn.execute(f"SELECT {_TURN_COLS} FROM turns WHERE id = ?", (turn_id,))
+        found = row.fetchone()
+        return None if found is None else _turn(found)
 
-    def turns(self, session_id: str | None = None) -> list[sqlite3.Row]:
+    def turns(self, session_id: str | None = None) -> list[Turn]:
         if session_id is None:
-            cur = self.conn.execute("SELECT * FROM turns ORDER BY seq")
+            rows = self.conn.execute(f"SELECT {_TURN_COLS} FROM turns ORDER BY seq")
         else:
-            cur = self.conn.execute(
-                "SELECT * FROM turns WHERE session_id = ? ORDER BY seq", (session_id,)
+            rows = self.conn.execute(
+                f"SELECT {_TURN_COLS} FROM turns WHERE session_id = ? ORDER BY seq", (session_id,)
             )
-        cur.row_factory = sqlite3.Row
-        return list(cur.fetchall())
+        return [_turn(r) for r in rows]
 
-    def turn_by_number(self, session_id: str, number: int) -> sqlite3.Row | None:
-        cur = self.conn.execute(
-            "SELECT * FROM turns WHERE session_id = ? AND number = ?", (session_id, number)
-        )
-        cur.row_factory = sqlite3.Row
-        row: sqlite3.Row | None = cur.fetchone()
-        return row
+    def turn_by_number(self, session_id: str, number: int) -> Turn | None:
+        row = self.conn.execute(
+            f"SELECT {_TURN_COLS} FROM turns WHERE session_id = ? AND number = ?",
+            (session_id, number),
+        ).fetchone()
+        return None if row is None else _turn(row)
 
     def turn_number_range(self, session_id: str) -> tuple[int | None, int | None]:
         """(lowest, highest) turn number kept for a session; (None, None) when it has none."""
@@ -616,62 +641,58 @@ class Store:
 
     # --- changes -------------------------------------------------------------------------------
 
-    def change(self, turn_id: str, path: str) -> sqlite3.Row | None:
-        cur = self.conn.execute(
-            "SELECT * FROM changes WHERE turn_id = ? AND path = ?", (turn_id, path)
+    def change(self, turn_id: str, path: str) -> Change | None:
+        row = self.conn.execute(
+            f"SELECT {_CHANGE_COLS} FROM changes WHERE turn_id = ? AND path = ?", (turn_id, path)
+        ).fetchone()
+        return None if row is None else _change(row)
+
+    def changes(self, turn_id: str) -> list[Change]:
+        rows = self.conn.execute(
+            f"SELECT {_CHANGE_COLS} FROM changes WHERE turn_id = ? ORDER BY path", (turn_id,)
         )
-        cur.row_factory = sqlite3.Row
-        row: sqlite3.Row | None = cur.fetchone()
-        return row
+        return [_change(r) for r in rows]
 
-    def changes(self, turn_id: str) -> list[sqlite3.Row]:
-        cur = self.conn.execute("SELECT * FROM changes WHERE turn_id = ? ORDER BY path", (turn_id,))
-        cur.row_factory = sqlite3.Row
-        return list(cur.fetchall())
-
-    def changes_of_turns(self, turn_ids: list[str]) -> list[sqlite3.Row]:
+    def changes_of_turns(self, turn_ids: list[str]) -> list[Change]:
         if not turn_ids:
             return []
         marks = ",".join("?" * len(turn_ids))
-        cur = self.conn.execute(
-            f"SELECT * FROM changes WHERE turn_id IN ({marks}) ORDER BY seq", turn_ids
+        rows = self.conn.execute(
+            f"SELECT {_CHANGE_COLS} FROM changes WHERE turn_id IN ({marks}) ORDER BY seq", turn_ids
         )
-        cur.row_factory = sqlite3.Row
-        return list(cur.fetchall())
+        return [_change(r) for r in rows]
 
-    def changes_since(self, seq: int) -> list[sqlite3.Row]:
+    def changes_since(self, seq: int) -> list[Change]:
         """Every change first touched after workspace order `seq`, oldest first."""
-        cur = self.conn.execute("SELECT * FROM changes WHERE seq > ? ORDER BY seq", (seq,))
-        cur.row_factory = sqlite3.Row
-        return list(cur.fetchall())
+        rows = self.conn.execute(
+            f"SELECT {_CHANGE_COLS} FROM changes WHERE seq > ? ORDER BY seq", (seq,)
+        )
+        return [_change(r) for r in rows]
 
-    def path_history(self, path: str) -> list[sqlite3.Row]:
+    def path_history(self, path: str) -> list[PathChange]:
         """Every change to `path`, oldest first, with its turn's session and state."""
-        cur = self.conn.execute(
-            "SELECT c.*, t.session_id AS session_id, t.state AS turn_state, s.kind AS session_kind"
+        rows = self.conn.execute(
+            f"SELECT {_CHANGES_OF_C}, t.session_id, t.state, s.kind"
             " FROM changes c JOIN turns t ON t.id = c.turn_id JOIN sessions s ON s.id = t.session_id"
             " WHERE c.path = ? ORDER BY c.seq",
             (path,),
         )
-        cur.row_factory = sqlite3.Row
-        return list(cur.fetchall())
+        return [_path_change(r) for r in rows]
 
-    def all_changes(self) -> list[sqlite3.Row]:
+    def all_changes(self) -> list[Change]:
         """Every change of every turn, by path."""
-        cur = self.conn.execute("SELECT * FROM changes ORDER BY path")
-        cur.row_factory = sqlite3.Row
-        return list(cur.fetchall())
+        rows = self.conn.execute(f"SELECT {_CHANGE_COLS} FROM changes ORDER BY path")
+        return [_change(r) for r in rows]
 
     def paths_in_flight(self, except_session: str | None = None) -> set[str]:
         """Paths an open turn is editing right now (before recorded, after not yet), of any
         session but `except_session`."""
-        sql = (
+        rows = self.conn.execute(
             "SELECT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
-            " WHERE c.after_kind IS NULL AND t.state = 'open'"
+            " WHERE c.after_kind IS NULL AND t.state = ? AND t.session_id IS NOT ?",
+            (TurnState.OPEN, except_session),
         )
-        if except_session is None:
-            return {r[0] for r in self.conn.execute(sql)}
-        return {r[0] for r in self.conn.execute(sql + " AND t.session_id != ?", (except_session,))}
+        return {r[0] for r in rows}
 
     def record_before(self, turn_id: str, path: str, before: Version, source: str) -> bool:
         """Record `before` for (turn, path) on first touch only; returns True when recorded."""
@@ -730,14 +751,13 @@ class Store:
                 (turn_id, session_id, kind, key),
             )
 
-    def event(self, session_id: str, kind: str, key: str) -> sqlite3.Row | None:
-        cur = self.conn.execute(
-            "SELECT * FROM agent_events WHERE session_id = ? AND kind = ? AND key = ?",
+    def event(self, session_id: str, kind: str, key: str) -> AgentEvent | None:
+        row = self.conn.execute(
+            "SELECT session_id, kind, key, turn_id, source, at FROM agent_events"
+            " WHERE session_id = ? AND kind = ? AND key = ?",
             (session_id, kind, key),
-        )
-        cur.row_factory = sqlite3.Row
-        row: sqlite3.Row | None = cur.fetchone()
-        return row
+        ).fetchone()
+        return None if row is None else _event(row)
 
     def event_counts(self) -> dict[str, dict[str, int]]:
         """Per agent session: how many prompts and tool calls each recorder (`hook`,
@@ -765,7 +785,7 @@ class Store:
         ).fetchone()
         if row is None:
             return None
-        return Version(row[0], row[1], row[2], row[3] or 0), row[4], row[5]
+        return _version(row[0], row[1], row[2], row[3]), row[4], row[5]
 
     def set_known(self, path: str, version: Version, st: os.stat_result | None = None) -> None:
         with self.transaction():
@@ -788,7 +808,7 @@ class Store:
         rows = self.conn.execute(
             "SELECT path, kind, hash, mode, size, mtime_ns, ino FROM known ORDER BY path"
         ).fetchall()
-        return [(r[0], Version(r[1], r[2], r[3], r[4] or 0), r[5], r[6]) for r in rows]
+        return [(r[0], _version(r[1], r[2], r[3], r[4]), r[5], r[6]) for r in rows]
 
     def known_file_signatures(
         self,
@@ -815,7 +835,7 @@ class Store:
                 f"SELECT path, kind, hash, mode, size, seq FROM known WHERE path IN ({marks})",
                 chunk,
             ):
-                out[row[0]] = (Version(row[1], row[2], row[3], row[4] or 0), row[5])
+                out[row[0]] = (_version(row[1], row[2], row[3], row[4]), row[5])
         return out
 
     def known_seq(self, path: str) -> int | None:
@@ -839,7 +859,7 @@ class Store:
                 [(*r, seq) for r in rows],
             )
 
-    def turns_in_state(self, session_id: str, state: str) -> list[tuple[str, str | None]]:
+    def turns_in_state(self, session_id: str, state: TurnState) -> list[tuple[str, str | None]]:
         """(id, info) of a session's turns in `state`, oldest first (pending restore points)."""
         rows = self.conn.execute(
             "SELECT id, info FROM turns WHERE session_id = ? AND state = ? ORDER BY seq",
@@ -1072,6 +1092,22 @@ def salvage(root: str, home: str | None = None) -> dict[str, Any]:
     for suffix in ("", "-wal", "-shm", "-journal"):
         if os.path.exists(fresh + suffix):
             os.unlink(fresh + suffix)
+    report = _copy_readable(db, fresh, os.path.realpath(root))
+    report["damagedContents"] = _drop_damaged_blobs(fresh, root, directory)
+    aside = f"{db}.damaged-{time.strftime('%Y%m%d-%H%M%S')}"
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.replace(db + suffix, aside + suffix)
+    os.replace(db, aside)
+    os.replace(fresh, db)
+    os.chmod(db, 0o600)
+    report["keptAside"] = aside
+    return report
+
+
+def _copy_readable(db: str, fresh: str, root: str) -> dict[str, Any]:
+    """Every readable row of the damaged `db`, copied into the new database `fresh` (private),
+    with its meta and a sequence counter ahead of every seq that survived."""
     src = sqlite3.connect(db, isolation_level=None)
     old_umask = os.umask(0o077)
     try:
@@ -1093,8 +1129,7 @@ def salvage(root: str, home: str | None = None) -> dict[str, Any]:
         dst.execute(
             "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
-        dst.execute("INSERT OR REPLACE INTO meta VALUES ('root', ?)", (os.path.realpath(root),))
-        # The sequence counter must stay ahead of every seq that survived.
+        dst.execute("INSERT OR REPLACE INTO meta VALUES ('root', ?)", (root,))
         top = dst.execute(
             "SELECT max(m) FROM (SELECT max(seq) AS m FROM turns UNION ALL SELECT max(seq) FROM"
             " changes UNION ALL SELECT max(seq) FROM known UNION ALL SELECT max(after_seq) FROM"
@@ -1106,32 +1141,25 @@ def salvage(root: str, home: str | None = None) -> dict[str, Any]:
     finally:
         src.close()
         dst.close()
-    # Contents that do not decode to their hash are dropped (gc-style: the rows naming them stay
-    # and show as not restorable).
+    return report
+
+
+def _drop_damaged_blobs(fresh: str, root: str, directory: str) -> int:
+    """Drop the contents of `fresh` that do not decode to their hash (gc-style: the rows naming
+    them stay and show as not restorable); leave it in WAL mode. Returns how many were dropped."""
     store = Store(sqlite3.connect(fresh, isolation_level=None), root, directory)
     try:
         bad = []
-        for (h,) in store.conn.execute("SELECT hash FROM blobs").fetchall():
+        for h in store.blob_hashes():
             try:
                 store.get_blob(h)
             except CorruptBlob:
                 bad.append(h)
-        with store.transaction():
-            for h in bad:
-                store.conn.execute("DELETE FROM blobs WHERE hash = ?", (h,))
-        report["damagedContents"] = len(bad)
+        store.drop_blobs(bad)
         store.conn.execute("PRAGMA journal_mode=WAL")
     finally:
         store.close()
-    aside = f"{db}.damaged-{time.strftime('%Y%m%d-%H%M%S')}"
-    for suffix in ("-wal", "-shm"):
-        if os.path.exists(db + suffix):
-            os.replace(db + suffix, aside + suffix)
-    os.replace(db, aside)
-    os.replace(fresh, db)
-    os.chmod(db, 0o600)
-    report["keptAside"] = aside
-    return report
+    return len(bad)
 
 
 def store_root(directory: str) -> str | None:

@@ -33,6 +33,7 @@ from typing import Any
 
 from rewind_ls.core import transcript
 from rewind_ls.core.errors import RewindError
+from rewind_ls.core.model import Turn
 
 DIRECTIONS = ("from", "upTo")
 DEFAULT_TIMEOUT = 300
@@ -342,7 +343,7 @@ class Source:
 
     __slots__ = ("number", "path", "prompt", "prompt_id", "session_id", "started_at")
 
-    def __init__(self, store: object, turn: Any) -> None:
+    def __init__(self, store: object, turn: Turn) -> None:
         from rewind_ls.core.capture import turn_info
         from rewind_ls.core.store import Store
 
@@ -352,11 +353,11 @@ class Source:
             raise RewindError(f"summarize: {reason}")
         prompt_id = turn_info(turn).get("promptId")
         self.path = path
-        self.prompt: str = turn["prompt"]
-        self.started_at: float = turn["started_at"]
+        self.prompt: str = turn.prompt
+        self.started_at: float = turn.started_at
         self.prompt_id = prompt_id if isinstance(prompt_id, str) else None
-        self.session_id: str = turn["session_id"]
-        self.number: int = turn["number"]
+        self.session_id: str = turn.session_id
+        self.number: int = turn.number
 
     def run(
         self,
@@ -386,7 +387,7 @@ class Source:
 
 def summarize_turn(
     store: object,
-    turn: Any,
+    turn: Turn,
     direction: str,
     instructions: str | None = None,
     progress: Callable[[str], None] | None = None,

@@ -5,14 +5,14 @@ text document (`timeline_text`)."""
 from __future__ import annotations
 
 import re
-import sqlite3
 import time
 from typing import Any
 
 from rewind_ls.core.capture import REWIND_SESSION, turn_info
+from rewind_ls.core.model import Change, PathChange, Turn
 from rewind_ls.core.paths import to_uri
 from rewind_ls.core.plan import current_session
-from rewind_ls.core.store import ABSENT, Store
+from rewind_ls.core.store import Store
 from rewind_ls.core.transcript_capture import reconstructed_note
 
 
@@ -22,41 +22,31 @@ def iso(ts: float | None) -> str | None:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
-def change_kind(row: sqlite3.Row) -> str | None:
-    before = row["before_kind"]
-    after = row["after_kind"]
-    if after is None:
-        return None  # touched, not settled (the tool call is still running or failed)
-    if before == ABSENT and after != ABSENT:
-        return "created"
-    if after == ABSENT and before != ABSENT:
-        return "deleted"
-    return "modified"
+def change_kind(row: Change | PathChange) -> str | None:
+    return row.kind  # None: touched, not settled (the tool call is still running or failed)
 
 
-def turn_dict(
-    store: Store, turn: sqlite3.Row, session_kind: str, changes: list[sqlite3.Row]
-) -> dict[str, Any]:
+def turn_dict(store: Store, turn: Turn, session_kind: str, changes: list[Change]) -> dict[str, Any]:
     files = []
     for c in changes:
         kind = change_kind(c)
         if kind is not None:
             files.append(
                 {
-                    "path": c["path"],
-                    "uri": to_uri(store.root, c["path"]),
+                    "path": c.path,
+                    "uri": to_uri(store.root, c.path),
                     "change": kind,
-                    "source": c["source"],
+                    "source": c.source,
                 }
             )
     return {
-        "id": turn["id"],
-        "number": turn["number"],
-        "sessionId": turn["session_id"],
+        "id": turn.id,
+        "number": turn.number,
+        "sessionId": turn.session_id,
         "sessionKind": session_kind,
-        "prompt": turn["prompt"],
-        "startedAt": iso(turn["started_at"]),
-        "endedAt": iso(turn["ended_at"]),
+        "prompt": turn.prompt,
+        "startedAt": iso(turn.started_at),
+        "endedAt": iso(turn.ended_at),
         "files": files,
         "subagents": turn_info(turn).get("subagents") or [],
         # Set when the turn was rebuilt from the agent's transcript (its hooks did not fire).
@@ -67,25 +57,25 @@ def turn_dict(
 def list_sessions(store: Store, session_id: str | None = None) -> dict[str, Any]:
     sessions = store.sessions()
     if session_id is not None:
-        sessions = [s for s in sessions if s["id"] == session_id]
-    by_turn: dict[str, list[sqlite3.Row]] = {}
+        sessions = [s for s in sessions if s.id == session_id]
+    by_turn: dict[str, list[Change]] = {}
     for c in store.all_changes():
-        by_turn.setdefault(c["turn_id"], []).append(c)
+        by_turn.setdefault(c.turn_id, []).append(c)
     out = []
     for s in sessions:
         turns = [
-            turn_dict(store, t, s["kind"], by_turn.get(t["id"], []))
-            for t in store.turns(s["id"])
-            if s["id"] != REWIND_SESSION or t["state"] in ("applied", "partial")
+            turn_dict(store, t, s.kind, by_turn.get(t.id, []))
+            for t in store.turns(s.id)
+            if s.id != REWIND_SESSION or t.state in ("applied", "partial")
         ]
         out.append(
             {
-                "id": s["id"],
-                "kind": s["kind"],
-                "agent": s["agent"],
-                "transcriptPath": s["transcript_path"],
-                "startedAt": iso(s["started_at"]),
-                "lastActivityAt": iso(s["last_activity_at"]),
+                "id": s.id,
+                "kind": s.kind,
+                "agent": s.agent,
+                "transcriptPath": s.transcript_path,
+                "startedAt": iso(s.started_at),
+                "lastActivityAt": iso(s.last_activity_at),
                 "turns": turns,
             }
         )

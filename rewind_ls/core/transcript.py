@@ -20,6 +20,7 @@ from typing import Any
 
 from rewind_ls.core import config
 from rewind_ls.core.errors import BadInput, RewindError
+from rewind_ls.core.model import Turn
 
 
 class Fork:
@@ -327,17 +328,17 @@ def fork(
     return Fork(new_id, out, prompt, len(chain), start_folder(lines))
 
 
-def session_transcript(store: object, turn: Any) -> tuple[str | None, str | None]:
+def session_transcript(store: object, turn: Turn) -> tuple[str | None, str | None]:
     """(transcript path, reason it cannot be used) for a turn's session."""
     from rewind_ls.core.store import Store
 
     assert isinstance(store, Store)
-    session = store.session(turn["session_id"])
-    if session is None or session["kind"] != "agent":
+    session = store.session(turn.session_id)
+    if session is None or session.kind != "agent":
         return None, "only agent sessions have a conversation"
-    if session["agent"] != "claude-code":
-        return None, f"conversation rewind is supported for Claude Code, not {session['agent']}"
-    path = session["transcript_path"]
+    if session.agent != "claude-code":
+        return None, f"conversation rewind is supported for Claude Code, not {session.agent}"
+    path = session.transcript_path
     if not path:
         return None, "the session's transcript path was never reported by the agent"
     try:
@@ -349,7 +350,7 @@ def session_transcript(store: object, turn: Any) -> tuple[str | None, str | None
 conversation_source = session_transcript  # the agent registry's name for it
 
 
-def fork_turn(store: object, turn: Any) -> Fork:
+def fork_turn(store: object, turn: Turn) -> Fork:
     """Fork the conversation before `turn`; the fork session inherits the turns before it."""
     from rewind_ls.core.capture import turn_info
     from rewind_ls.core.store import Store
@@ -360,7 +361,7 @@ def fork_turn(store: object, turn: Any) -> Fork:
         raise RewindError(f"conversation: {reason}")
     prompt_id = turn_info(turn).get("promptId")
     result = fork(
-        path, turn["prompt"], turn["started_at"], prompt_id if isinstance(prompt_id, str) else None
+        path, turn.prompt, turn.started_at, prompt_id if isinstance(prompt_id, str) else None
     )
-    store.inherit_turns(turn["session_id"], result.session_id, turn["number"], result.path)
+    store.inherit_turns(turn.session_id, result.session_id, turn.number, result.path)
     return result

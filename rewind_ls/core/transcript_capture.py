@@ -30,6 +30,7 @@ from typing import Any
 from rewind_ls.core import config
 from rewind_ls.core.capture import Recorder, read_current, turn_info
 from rewind_ls.core.errors import BadPath, OutsideWorkspace
+from rewind_ls.core.model import Turn
 from rewind_ls.core.store import ABSENT_VERSION, FILE, UNKNOWN, Store, Version
 from rewind_ls.core.transcript import prompt_text, timestamp
 
@@ -308,11 +309,11 @@ def parse_lines(data: bytes) -> list[dict[str, Any]]:
 # --- recording --------------------------------------------------------------------------------
 
 
-def is_reconstructed(turn: Any) -> bool:
+def is_reconstructed(turn: Turn | None) -> bool:
     return turn_info(turn).get("reconstructed") == SOURCE
 
 
-def reconstructed_note(turn: Any) -> str | None:
+def reconstructed_note(turn: Turn | None) -> str | None:
     """What a preview and `turns` say of a turn rebuilt from the transcript (None otherwise)."""
     info = turn_info(turn)
     if info.get("reconstructed") != SOURCE:
@@ -371,7 +372,7 @@ class TranscriptRecorder:
 
     def _open_turn(self, session_id: str) -> str | None:
         row = self.store.session(session_id)
-        return None if row is None else row["open_turn"]
+        return None if row is None else row.open_turn
 
     def _prompt(self, ev: Prompt) -> None:
         sid = ev.session_id
@@ -383,8 +384,8 @@ class TranscriptRecorder:
         if row is not None:
             # A hook saw this prompt's edits but not the prompt itself: that turn is this one.
             merged = {**turn_info(row), "promptId": ev.prompt_id, "promptFrom": SOURCE}
-            self.store.set_turn_prompt(row["id"], ev.text, json.dumps(merged))
-            self.store.set_event_turn(sid, "prompt", ev.prompt_id, row["id"])
+            self.store.set_turn_prompt(row.id, ev.text, json.dumps(merged))
+            self.store.set_event_turn(sid, "prompt", ev.prompt_id, row.id)
             return
         open_turn = self._open_turn(sid)
         if open_turn is not None:
@@ -394,7 +395,7 @@ class TranscriptRecorder:
         self.store.set_event_turn(sid, "prompt", ev.prompt_id, turn)
         self.turns += 1
 
-    def _hook_placeholder(self, session_id: str, prompt_id: str) -> Any:
+    def _hook_placeholder(self, session_id: str, prompt_id: str) -> Turn | None:
         """The turn a hook opened for this prompt's tool calls without seeing the prompt itself
         (no UserPromptSubmit): the session's open unlabelled turn, or the turn a hook recorded
         one of the prompt's tool calls in. None when there is none."""
@@ -404,16 +405,16 @@ class TranscriptRecorder:
             candidates.append(open_turn)
         for tool_use_id in self.tools_of.get((session_id, prompt_id), []):
             row = self.store.event(session_id, "tool", tool_use_id)
-            if row is not None and row["source"] == "hook" and row["turn_id"]:
-                candidates.append(row["turn_id"])
+            if row is not None and row.source == "hook" and row.turn_id:
+                candidates.append(row.turn_id)
         for turn_id in reversed(candidates):
-            row = self.store.turn(turn_id)
+            turn = self.store.turn(turn_id)
             if (
-                row is not None
-                and row["prompt"] == PLACEHOLDER_PROMPT
-                and not turn_info(row).get("promptId")
+                turn is not None
+                and turn.prompt == PLACEHOLDER_PROMPT
+                and not turn_info(turn).get("promptId")
             ):
-                return row
+                return turn
         return None
 
     def _end(self, session_id: str, at: float | None) -> None:
@@ -421,9 +422,9 @@ class TranscriptRecorder:
         row = self.store.turn(open_turn) if open_turn else None
         if row is None or not is_reconstructed(row):
             return  # the hooks' turn: their Stop (or the next prompt) closes it
-        self.store.end_turn(row["id"], ended_at=at)
+        self.store.end_turn(row.id, ended_at=at)
         if self.live:
-            self.scan_turns[session_id] = row["id"]
+            self.scan_turns[session_id] = row.id
 
     def _version(self, rel: str, text: Any, known: Version | None) -> Version | None:
         """The Version of content `text` (None: absent; MISSING: what rewind-ls last knew)."""
@@ -448,9 +449,9 @@ class TranscriptRecorder:
         before as unknown, or, when a scan had already seen the new content, dropped the change
         as no change at all. The transcript knows both sides: fill them in."""
         row = self.store.event(ev.session_id, "tool", ev.tool_use_id)
-        if row is None or not row["turn_id"] or ev.before is MISSING:
+        if row is None or not row.turn_id or ev.before is MISSING:
             return
-        turn = row["turn_id"]
+        turn = row.turn_id
         before = self._version(rel, ev.before, None)
         assert before is not None
         change = self.store.change(turn, rel)
@@ -481,11 +482,11 @@ class TranscriptRecorder:
             return
         self.store.ensure_session(sid, "agent", AGENT)
         prompt = self.store.event(sid, "prompt", ev.prompt_id) if ev.prompt_id else None
-        turn = prompt["turn_id"] if prompt is not None and prompt["turn_id"] else None
+        turn = prompt.turn_id if prompt is not None and prompt.turn_id else None
         if turn is None:
             turn = self._open_turn(sid)
         hook_change = self.store.change(turn, rel) if turn is not None else None
-        if hook_change is not None and hook_change["source"] == "tool":
+        if hook_change is not None and hook_change.source == "tool":
             # An edit-tool hook recorded this path in this turn (a store from before tool ids
             # were kept): its record stands; it is the hook's call.
             self.store.claim_event(sid, "tool", ev.tool_use_id, "hook", turn)

@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from rewind_ls.core.capture import REWIND_SESSION
+from rewind_ls.core.model import Turn
 from rewind_ls.core.timeline import TIMELINE_TITLE, TURN_ID_AT_END
 from rewind_ls.core.transcript import prompt_text, timestamp
 from rewind_ls.server.service import Service
@@ -46,7 +47,7 @@ def _timeline_lenses(service: Service, text: str) -> list[Lens]:
         match = TURN_ID_AT_END.search(line) if line.startswith("  ") else None
         turn = service.store.turn(match.group(1)) if match else None
         if turn is not None:
-            out.extend(_lenses(i, turn["id"], turn["session_id"] == REWIND_SESSION))
+            out.extend(_lenses(i, turn.id, turn.session_id == REWIND_SESSION))
     return out
 
 
@@ -57,9 +58,9 @@ def _transcript_lenses(service: Service, uri: str, text: str) -> list[Lens]:
     if not turns:
         return []
     # Prompt text -> turns with that prompt; several branches may repeat a prompt: nearest in time.
-    by_prompt: dict[str, list[Any]] = {}
+    by_prompt: dict[str, list[Turn]] = {}
     for t in turns:
-        by_prompt.setdefault(t["prompt"].strip(), []).append(t)
+        by_prompt.setdefault(t.prompt.strip(), []).append(t)
     out: list[Lens] = []
     for index, raw in enumerate(text.split("\n")):
         if not raw.strip():
@@ -79,7 +80,7 @@ def _transcript_lenses(service: Service, uri: str, text: str) -> list[Lens]:
         when = timestamp(obj)
         best = min(
             candidates,
-            key=lambda t: abs(t["started_at"] - when) if when is not None else t["seq"],
+            key=lambda t: abs(t.started_at - when) if when is not None else t.seq,
         )
-        out.extend(_lenses(index, best["id"]))
+        out.extend(_lenses(index, best.id))
     return out

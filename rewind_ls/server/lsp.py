@@ -460,7 +460,7 @@ async def run_restore(
         fork = await ls.call(svc.fork_conversation, turn)
     if fork is not None and turn is not None:
         result["conversation"] = fork
-        result["prompt"] = turn["prompt"]
+        result["prompt"] = turn.prompt
         result["status"] = "applied" if result["status"] == "nothing-to-do" else result["status"]
         messages.append(f"conversation forked: {fork['resumeCommand']}")
     result["message"] = "; ".join(messages)
@@ -594,11 +594,11 @@ async def summarize(ls: RewindServer, params: Any) -> dict[str, Any]:
     what = "from" if p.direction == "from" else "up to"
     result = {
         "status": "applied",
-        "message": f"conversation summarized {what} turn {turn['number']}: "
+        "message": f"conversation summarized {what} turn {turn.number}: "
         f"{conversation['resumeCommand']}",
         "direction": p.direction,
         "conversation": conversation,
-        "prompt": turn["prompt"],
+        "prompt": turn.prompt,
     }
     return dump(proto.SummarizeResult.model_validate(result))
 
@@ -705,10 +705,10 @@ async def _command_restore(
         options = _options(opts)
         svc = ls.svc()
         turn = await ls.call(svc.turn, turn_ref) if turn_ref is not None else None
-        turn_id = turn["id"] if turn is not None else None
+        turn_id = turn.id if turn is not None else None
         files: list[dict[str, Any]] = []
         conversation = None
-        label = f"{mode} turn {turn['number']}" if turn is not None else mode
+        label = f"{mode} turn {turn.number}" if turn is not None else mode
         if scope in ("code", "both"):
             plan = await ls.call(svc.plan, mode, turn_id, ls.docs(), None)
             files = await ls.call(svc.preview, plan)
@@ -720,7 +720,7 @@ async def _command_restore(
         _say(ls, types.MessageType.Error, err.message)
         raise err from None
     if turn is not None and scope != "code":
-        label = f"{label} ({scope}): {' '.join(str(turn['prompt']).split())[:80]!r}"
+        label = f"{label} ({scope}): {' '.join(str(turn.prompt).split())[:80]!r}"
     nothing = not any(f["action"] != "unchanged" or f["conflict"] for f in files)
     if (scope == "code" and nothing) or (scope == "conversation" and not conversation):
         message = f"{label}: nothing to restore, every file already matches"

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 from typing import Any
 
-from rewind_ls.core.apply_disk import _fault, discard_backups, recover, select, swap
+from rewind_ls.core.apply_disk import discard_backups, recover, select, swap
 from rewind_ls.core.capture import EDITOR_SESSION, Recorder, read_current
 from rewind_ls.core.diff import turn_diff
 from rewind_ls.core.errors import RewindError, UnknownTurn
+from rewind_ls.core.faults import fault as _fault
+from rewind_ls.core.model import Turn
 from rewind_ls.core.paths import from_uri, relative_path, to_uri
 from rewind_ls.core.plan import (
     REVERT,
@@ -134,7 +135,7 @@ class Service:
     def uri(self, rel: str) -> str:
         return to_uri(self.root, rel)
 
-    def turn(self, turn_ref: str | int) -> sqlite3.Row:
+    def turn(self, turn_ref: str | int) -> Turn:
         """A turn id, or a turn number of the current agent session (as the CLI takes them)."""
         return resolve_turn(self.store, str(turn_ref))
 
@@ -145,10 +146,10 @@ class Service:
             raise UnknownTurn(session_id, "no session with that id in this workspace")
         return list_sessions(self.store, session_id)
 
-    def turn_info(self, turn: sqlite3.Row) -> dict[str, Any]:
-        session = self.store.session(turn["session_id"])
-        kind = session["kind"] if session is not None else "agent"
-        return turn_dict(self.store, turn, kind, self.store.changes(turn["id"]))
+    def turn_info(self, turn: Turn) -> dict[str, Any]:
+        session = self.store.session(turn.session_id)
+        kind = session.kind if session is not None else "agent"
+        return turn_dict(self.store, turn, kind, self.store.changes(turn.id))
 
     def timeline(self, session_id: str | None) -> dict[str, Any]:
         """The timeline text and the URI a client shows it under: a name inside the workspace that
@@ -160,20 +161,19 @@ class Service:
 
     def file_at(self, turn_ref: str, uri: str, side: str) -> dict[str, Any]:
         turn = self.turn(turn_ref)
-        turn_id = turn["id"]
+        turn_id = turn.id
         rel = self.rel_of(uri)
         change = self.store.change(turn_id, rel)
         if change is None:
             # Not changed in this turn: its content at the turn's start is what the next change saw.
-            history = [h for h in self.store.path_history(rel) if h["seq"] > turn["seq"]]
+            history = [h for h in self.store.path_history(rel) if h.seq > turn.seq]
             if not history:
                 version, data, _ = read_current(self.root, rel)
             else:
-                version = Version(history[0]["before_kind"], history[0]["before_hash"], None)
+                version = history[0].before
                 data = None
         else:
-            prefix = "before" if side == "before" or change["after_kind"] is None else "after"
-            version = Version(change[f"{prefix}_kind"], change[f"{prefix}_hash"], None)
+            version = change.before if side == "before" or change.after is None else change.after
             data = None
         if version.kind == ABSENT:
             return {"uri": uri, "exists": False, "text": None, "binary": False, "tooLarge": False}
@@ -186,13 +186,13 @@ class Service:
 
     def diff_document(self, turn_ref: str, uri: str | None) -> tuple[str, str]:
         turn = self.turn(turn_ref)
-        turn_id = turn["id"]
+        turn_id = turn.id
         rel = self.rel_of(uri) if uri else None
         diffs = turn_diff(self.store, turn, rel)
-        text = "".join(d["diff"] for d in diffs) or f"turn {turn['number']} changed no file\n"
+        text = "".join(d["diff"] for d in diffs) or f"turn {turn.number} changed no file\n"
         directory = os.path.join(self.store.path, "diffs")
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        path = os.path.join(directory, f"turn-{turn['number']}-{turn_id}.diff")
+        path = os.path.join(directory, f"turn-{turn.number}-{turn_id}.diff")
         _write_private(path, text)
         return "file://" + path, text
 
@@ -212,19 +212,19 @@ class Service:
         turn = self.turn(turn_id)
         rels = [self.rel_of(p) for p in paths] if paths else None
         if mode == REVERT:
-            return plan_revert(self.store, turn, reader, label=f"revert turn {turn['number']}")
-        return plan_rewind(self.store, turn, reader, rels, label=f"rewind to turn {turn['number']}")
+            return plan_revert(self.store, turn, reader, label=f"revert turn {turn.number}")
+        return plan_rewind(self.store, turn, reader, rels, label=f"rewind to turn {turn.number}")
 
     def preview(self, plan: Plan) -> list[dict[str, Any]]:
         return [{**describe(pp), "uri": self.uri(pp.path)} for pp in plan.shown()]
 
-    def conversation_preview(self, turn: sqlite3.Row) -> dict[str, Any]:
+    def conversation_preview(self, turn: Turn) -> dict[str, Any]:
         from rewind_ls.core.conversation import conversation_source
 
         path, reason = conversation_source(self.store, turn)
-        return {"available": path is not None, "reason": reason, "prompt": turn["prompt"]}
+        return {"available": path is not None, "reason": reason, "prompt": turn.prompt}
 
-    def fork_conversation(self, turn: sqlite3.Row) -> dict[str, Any]:
+    def fork_conversation(self, turn: Turn) -> dict[str, Any]:
         from rewind_ls.core.conversation import fork_turn
 
         fork = fork_turn(self.store, turn)
@@ -235,7 +235,7 @@ class Service:
             "prompt": fork.prompt,
         }
 
-    def summarize_source(self, turn: sqlite3.Row) -> Any:
+    def summarize_source(self, turn: Turn) -> Any:
         from rewind_ls.core.summarize import Source
 
         return Source(self.store, turn)
@@ -404,7 +404,7 @@ class Service:
         latest = self.store.latest_turn_seq()
         if open_turn is not None:
             turn = self.store.turn(open_turn)
-            if turn is not None and turn["seq"] == latest:
+            if turn is not None and turn.seq == latest:
                 return open_turn
             self.store.end_turn(open_turn)
         return self.store.begin_turn(EDITOR_SESSION, "your edits, saved in the editor")

@@ -1,0 +1,21 @@
+"""The crash-safety tests' hook: `REWIND_LS_FAULT=<stage>:<n>` makes the process stop at the n-th
+time it reaches `stage` (the store's `before-commit` / `after-commit`, the disk applier's
+`after-swap`, the server's `before-server-writes`, the race pauses of `apply_disk`). Never set in
+normal use; read once, at import."""
+
+from __future__ import annotations
+
+import os
+
+FAULT = os.environ.get("REWIND_LS_FAULT", "")
+
+
+def armed(stage: str, index: int) -> bool:
+    """Whether the fault named by the environment is this one."""
+    return bool(FAULT) and f"{stage}:{index}" == FAULT
+
+
+def fault(stage: str, index: int) -> None:
+    """Kill the process at once (no cleanup, no flush: as a crash would) when armed here."""
+    if armed(stage, index):
+        os._exit(137)

@@ -96,7 +96,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
                     else "every checkpoint's content is present",
                 )
                 checks.append(unrecorded_check(store))
-                from rewind_ls.core.transcript_capture import transcript_check
+                from rewind_ls.core.transcript_check import transcript_check
 
                 checks.append(transcript_check(store))
                 st = store.stats()

@@ -245,7 +245,7 @@ def plan_rewind(
 
 def _note_reconstructed(plan: Plan, turns: list[sqlite3.Row | None]) -> None:
     """A preview says when a turn it restores was rebuilt from the agent's transcript."""
-    from rewind_ls.core.transcript_capture import reconstructed_note
+    from rewind_ls.core.transcript_recorder import reconstructed_note
 
     notes = {n for n in (reconstructed_note(t) for t in turns if t is not None) if n}
     for note in sorted(notes):

@@ -16,6 +16,7 @@ import json
 import os
 import shlex
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from rewind_ls.core import config
@@ -54,18 +55,33 @@ def check_transcript_path(path: str) -> str:
     return real
 
 
+def json_objects(raws: Iterable[bytes]) -> list[dict[str, Any]]:
+    """Every JSON object among `raws` (one line each); damaged or partial lines are skipped, never
+    fatal."""
+    out: list[dict[str, Any]] = []
+    for raw in raws:
+        try:
+            obj = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            continue  # RecursionError: nested deeper than the parser allows
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
 def read_lines(path: str) -> list[dict[str, Any]]:
     """Every parseable JSON object line; damaged lines are skipped, not fatal."""
-    out: list[dict[str, Any]] = []
     with open(path, "rb") as f:
-        for raw in f:
-            try:
-                obj = json.loads(raw)
-            except (ValueError, UnicodeDecodeError, RecursionError):
-                continue  # RecursionError: nested deeper than the parser allows
-            if isinstance(obj, dict):
-                out.append(obj)
-    return out
+        return json_objects(f)
+
+
+def content_blocks(line: dict[str, Any], line_type: str, block_type: str) -> list[dict[str, Any]]:
+    """The `block_type` blocks of a `line_type` line's message content (none for other lines)."""
+    message = line.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if line.get("type") != line_type or not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == block_type]
 
 
 def prompt_text(line: dict[str, Any]) -> str | None:
@@ -129,28 +145,18 @@ def find_prompt(
 
 
 def _tool_use_ids(line: dict[str, Any]) -> set[str]:
-    message = line.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if line.get("type") != "assistant" or not isinstance(content, list):
-        return set()
     return {
         b["id"]
-        for b in content
-        if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+        for b in content_blocks(line, "assistant", "tool_use")
+        if isinstance(b.get("id"), str)
     }
 
 
 def _tool_result_ids(line: dict[str, Any]) -> set[str]:
-    message = line.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if line.get("type") != "user" or not isinstance(content, list):
-        return set()
     return {
         b["tool_use_id"]
-        for b in content
-        if isinstance(b, dict)
-        and b.get("type") == "tool_result"
-        and isinstance(b.get("tool_use_id"), str)
+        for b in content_blocks(line, "user", "tool_result")
+        if isinstance(b.get("tool_use_id"), str)
     }
 
 

@@ -17,9 +17,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from rewind_ls.core.claude_hook import EDIT_TOOLS
 from rewind_ls.core.transcript import content_blocks, json_objects, prompt_text, timestamp
 
-EDIT_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 # Lines that close the agent's turn (written when the agent stops and waits for the person).
 END_TYPES = {"last-prompt"}
 

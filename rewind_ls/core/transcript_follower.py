@@ -11,6 +11,7 @@ import os
 import re
 
 from rewind_ls.core import config
+from rewind_ls.core.paths import is_within
 from rewind_ls.core.store import Store
 from rewind_ls.core.transcript_events import Event, TranscriptParser, parse_lines, subagent_files
 from rewind_ls.core.transcript_recorder import TranscriptRecorder
@@ -66,8 +67,7 @@ def _belongs(transcript: str, root: str) -> bool | None:
                 except (ValueError, AttributeError, UnicodeDecodeError, RecursionError):
                     continue
                 if isinstance(cwd, str):
-                    real = os.path.realpath(cwd)
-                    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+                    return is_within(os.path.realpath(cwd), real_root)
     except OSError:
         return False
     return None

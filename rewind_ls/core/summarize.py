@@ -78,8 +78,7 @@ class Summary:
         self.direction = direction
         self.summary = summary
         self.lines = lines
-        resume = f"claude --resume {session_id}"
-        self.resume_command = f"cd {shlex.quote(start_dir)} && {resume}" if start_dir else resume
+        self.resume_command = transcript.resume_command(session_id, start_dir)
 
 
 # --- the conversation as text -----------------------------------------------------------------
@@ -127,12 +126,9 @@ def conversation_text(lines: list[dict[str, Any]]) -> str:
 
 
 def timeout_seconds() -> float:
-    raw = os.environ.get("REWIND_LS_SUMMARIZER_TIMEOUT", "")
-    try:
-        value = float(raw)
-    except ValueError:
-        return DEFAULT_TIMEOUT
-    return value if value > 0 else DEFAULT_TIMEOUT
+    from rewind_ls.core.config import env_positive
+
+    return env_positive("REWIND_LS_SUMMARIZER_TIMEOUT", float(DEFAULT_TIMEOUT))
 
 
 def summarizer_command(instructions: str | None) -> tuple[list[str] | str, str]:

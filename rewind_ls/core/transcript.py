@@ -33,11 +33,16 @@ class Fork:
         self.path = path
         self.prompt = prompt
         self.lines = lines
-        # `--resume ID` looks for the file under the CURRENT folder's project slug, so the command
-        # starts in the folder the session was started in: it then works from anywhere, and the
-        # resumed agent runs in the project, with the project's hooks.
-        resume = f"claude --resume {session_id}" if lines else "claude"
-        self.resume_command = f"cd {shlex.quote(start_dir)} && {resume}" if start_dir else resume
+        self.resume_command = resume_command(session_id if lines else None, start_dir)
+
+
+def resume_command(session_id: str | None, start_dir: str | None) -> str:
+    """The command that continues Claude Code session `session_id` (None: starts a new one).
+    `--resume ID` looks for the file under the CURRENT folder's project slug, so the command
+    starts in the folder the session was started in: it then works from anywhere, and the
+    resumed agent runs in the project, with the project's hooks."""
+    resume = f"claude --resume {session_id}" if session_id else "claude"
+    return f"cd {shlex.quote(start_dir)} && {resume}" if start_dir else resume
 
 
 def check_transcript_path(path: str) -> str:

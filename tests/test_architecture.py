@@ -45,7 +45,7 @@ def test_hook_process_loads_only_stdlib_and_core(tmp_path: Path) -> None:
     probe = (
         "import sys, io, json\n"
         "import rewind_ls.cli\n"
-        "from rewind_ls.core.claude_hook import run\n"
+        "from rewind_ls.core.hook_process import run\n"
         "for event, extra in [('UserPromptSubmit', {'prompt': 'p'}),\n"
         "    ('PreToolUse', {'tool_name': 'Write', 'tool_input': {'file_path': 'a.txt'}}),\n"
         "    ('PostToolUse', {'tool_name': 'Write', 'tool_input': {'file_path': 'a.txt'}}),\n"

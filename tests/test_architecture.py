@@ -45,7 +45,7 @@ def test_hook_process_loads_only_stdlib_and_core(tmp_path: Path) -> None:
     probe = (
         "import sys, io, json\n"
         "import rewind_ls.cli\n"
-        "from rewind_ls.core.claude_hook import run\n"
+        "from rewind_ls.core.hook_process import run\n"
         "for event, extra in [('UserPromptSubmit', {'prompt': 'p'}),\n"
         "    ('PreToolUse', {'tool_name': 'Write', 'tool_input': {'file_path': 'a.txt'}}),\n"
         "    ('PostToolUse', {'tool_name': 'Write', 'tool_input': {'file_path': 'a.txt'}}),\n"
@@ -191,8 +191,6 @@ _KNOWN_PRIVATE_USES = {
     "rewind_ls/cli/import_cmd.py: from rewind_ls.cli.app import _workspace",
     "rewind_ls/cli/summarize_cmd.py: from rewind_ls.cli.app import _open",
     "rewind_ls/cli/summarize_cmd.py: from rewind_ls.cli.app import _turn_arg",
-    "rewind_ls/core/transcript_capture.py: from rewind_ls.core.claude_hook import _inside_agent_folder",
-    "rewind_ls/server/service.py: from rewind_ls.core.apply_disk import _fault",
 }
 
 

@@ -209,8 +209,8 @@ def link_world(world: World) -> World:
 
 
 def test_hook_payloads_property(link_world: World, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The real entry point (`claude_hook.run`) in process, so hypothesis can try many payloads."""
-    from rewind_ls.core import claude_hook
+    """The real entry point (`hook_process.run`) in process, so hypothesis can try many payloads."""
+    from rewind_ls.core import hook_process
 
     world = link_world
     for key, value in env_for(world.home).items():
@@ -231,7 +231,7 @@ def test_hook_payloads_property(link_world: World, monkeypatch: pytest.MonkeyPat
         err = io.StringIO()
         monkeypatch.setattr(sys, "stderr", err)
         try:
-            code = claude_hook.run("claude-code", io.BytesIO(_encode(payload, cut, garbage)))
+            code = hook_process.run("claude-code", io.BytesIO(_encode(payload, cut, garbage)))
         finally:
             monkeypatch.undo()
             for key, value in env_for(world.home).items():

@@ -12,12 +12,8 @@ import pytest
 
 from rewind_ls.core import store as store_mod
 from rewind_ls.core.store import SCHEMA_VERSION, Store, store_dir_for
-from rewind_ls.core.transcript_capture import (
-    TranscriptParser,
-    TranscriptRecorder,
-    apply_edit,
-    apply_patch,
-)
+from rewind_ls.core.transcript_events import TranscriptParser, apply_edit, apply_patch
+from rewind_ls.core.transcript_recorder import TranscriptRecorder
 
 V1_SCHEMA = store_mod._SCHEMA.split("CREATE TABLE IF NOT EXISTS agent_events")[0]
 

@@ -9,7 +9,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 2 and args[0] == "hook" and not args[1].startswith("-"):
-        from rewind_ls.core.claude_hook import run
+        from rewind_ls.core.hook_process import run
 
         return run(args[1])
     from rewind_ls.cli.app import run_cli

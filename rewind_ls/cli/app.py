@@ -463,7 +463,7 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
-    from rewind_ls.core.claude_hook import run
+    from rewind_ls.core.hook_process import run
 
     return run(args.agent)
 

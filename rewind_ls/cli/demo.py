@@ -13,63 +13,64 @@ import uuid
 from typing import Any
 
 
-def run_demo(keep: bool = False) -> int:
-    base = tempfile.mkdtemp(prefix="rewind-ls-demo-")
-    ws = os.path.join(base, "project")
-    home = os.path.join(base, "store")
-    claude = os.path.join(base, "claude")
-    os.makedirs(ws)
-    transcript_dir = os.path.join(claude, "projects", "demo")
-    os.makedirs(transcript_dir)
-    env = {**os.environ, "REWIND_LS_HOME": home, "CLAUDE_CONFIG_DIR": claude}
-    session = str(uuid.uuid4())
-    transcript = os.path.join(transcript_dir, f"{session}.jsonl")
-    parent: list[str | None] = [None]
+def say(text: str) -> None:
+    print(f"\n\033[1m== {text}\033[0m" if sys.stdout.isatty() else f"\n== {text}")
 
-    def say(text: str) -> None:
-        print(f"\n\033[1m== {text}\033[0m" if sys.stdout.isatty() else f"\n== {text}")
 
-    def hook(event: str, **fields: Any) -> None:
+class DemoAgent:
+    """A scripted Claude Code session in a temporary folder: its transcript lines and hook calls
+    (the real hook process), and the `rewind-ls` commands a person runs on its workspace."""
+
+    def __init__(self, base: str) -> None:
+        self.ws = os.path.join(base, "project")
+        self.home = os.path.join(base, "store")
+        claude = os.path.join(base, "claude")
+        os.makedirs(self.ws)
+        transcript_dir = os.path.join(claude, "projects", "demo")
+        os.makedirs(transcript_dir)
+        self.env = {**os.environ, "REWIND_LS_HOME": self.home, "CLAUDE_CONFIG_DIR": claude}
+        self.session = str(uuid.uuid4())
+        self.transcript = os.path.join(transcript_dir, f"{self.session}.jsonl")
+        self.parent: str | None = None
+
+    def hook(self, event: str, **fields: Any) -> None:
         payload = {
-            "session_id": session,
-            "transcript_path": transcript,
-            "cwd": ws,
+            "session_id": self.session,
+            "transcript_path": self.transcript,
+            "cwd": self.ws,
             "hook_event_name": event,
             **fields,
         }
         subprocess.run(
             [sys.executable, "-m", "rewind_ls", "hook", "claude-code"],
             input=json.dumps(payload).encode(),
-            env=env,
+            env=self.env,
             check=True,
         )
 
-    def transcript_line(kind: str, content: Any) -> None:
+    def transcript_line(self, kind: str, content: Any) -> None:
         line_id = str(uuid.uuid4())
-        with open(transcript, "a", encoding="utf-8") as f:
-            f.write(
-                json.dumps(
-                    {
-                        "type": kind,
-                        "uuid": line_id,
-                        "parentUuid": parent[0],
-                        "sessionId": session,
-                        "timestamp": "2026-01-01T00:00:00Z",
-                        "message": {"role": kind, "content": content},
-                    }
-                )
-                + "\n"
-            )
-        parent[0] = line_id
+        line = {
+            "type": kind,
+            "uuid": line_id,
+            "parentUuid": self.parent,
+            "sessionId": self.session,
+            "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": kind, "content": content},
+        }
+        with open(self.transcript, "a", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")
+        self.parent = line_id
 
-    def write(rel: str, text: str) -> None:
-        full = os.path.join(ws, rel)
+    def write(self, rel: str, text: str) -> None:
+        """The agent's Write tool: its hooks around the write."""
+        full = os.path.join(self.ws, rel)
         inp = {"file_path": full, "content": text}
-        hook("PreToolUse", tool_name="Write", tool_input=inp, tool_use_id=uuid.uuid4().hex)
+        self.hook("PreToolUse", tool_name="Write", tool_input=inp, tool_use_id=uuid.uuid4().hex)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         with open(full, "w", encoding="utf-8") as f:
             f.write(text)
-        hook(
+        self.hook(
             "PostToolUse",
             tool_name="Write",
             tool_input=inp,
@@ -77,65 +78,92 @@ def run_demo(keep: bool = False) -> int:
             tool_response={},
         )
 
-    def turn(prompt: str, files: dict[str, str], shell: str | None = None) -> None:
-        transcript_line("user", prompt)
-        hook("UserPromptSubmit", prompt=prompt)
-        for rel, text in files.items():
-            write(rel, text)
-        if shell:
-            inp = {"command": shell}
-            hook("PreToolUse", tool_name="Bash", tool_input=inp, tool_use_id="b")
-            subprocess.run(["sh", "-c", shell], cwd=ws, check=True)
-            hook("PostToolUse", tool_name="Bash", tool_input=inp, tool_use_id="b", tool_response={})
-        transcript_line("assistant", [{"type": "text", "text": "done"}])
-        hook("Stop", stop_hook_active=False)
+    def shell(self, command: str) -> None:
+        """The agent's Bash tool: its hooks around the command."""
+        inp = {"command": command}
+        self.hook("PreToolUse", tool_name="Bash", tool_input=inp, tool_use_id="b")
+        subprocess.run(["sh", "-c", command], cwd=self.ws, check=True)
+        self.hook(
+            "PostToolUse", tool_name="Bash", tool_input=inp, tool_use_id="b", tool_response={}
+        )
 
-    def cli(*args: str) -> None:
+    def turn(self, prompt: str, files: dict[str, str], shell: str | None = None) -> None:
+        self.transcript_line("user", prompt)
+        self.hook("UserPromptSubmit", prompt=prompt)
+        for rel, text in files.items():
+            self.write(rel, text)
+        if shell:
+            self.shell(shell)
+        self.transcript_line("assistant", [{"type": "text", "text": "done"}])
+        self.hook("Stop", stop_hook_active=False)
+
+    def cli(self, *args: str) -> None:
         print(f"$ rewind-ls {' '.join(args)}")
         sys.stdout.flush()
-        subprocess.run([sys.executable, "-m", "rewind_ls", *args, "-C", ws], env=env, check=False)
+        cmd = [sys.executable, "-m", "rewind_ls", *args, "-C", self.ws]
+        subprocess.run(cmd, env=self.env, check=False)
 
-    def show(rel: str) -> None:
-        full = os.path.join(ws, rel)
-        if os.path.exists(full):
-            with open(full, encoding="utf-8") as f:
-                print(f"   {rel}: {f.read().strip()!r}")
-        else:
-            print(f"   {rel}: (absent)")
+    def show(self, *rels: str) -> None:
+        for rel in rels:
+            full = os.path.join(self.ws, rel)
+            if os.path.exists(full):
+                with open(full, encoding="utf-8") as f:
+                    print(f"   {rel}: {f.read().strip()!r}")
+            else:
+                print(f"   {rel}: (absent)")
 
+
+def scene_three_turns(agent: DemoAgent) -> None:
+    say(f"A scripted agent edits {agent.ws} through the real Claude Code hook")
+    with open(os.path.join(agent.ws, "app.py"), "w") as f:
+        f.write("def greet():\n    return 'hello'\n")
+    agent.turn(
+        "add a farewell",
+        {"app.py": "def greet():\n    return 'hello'\n\ndef bye():\n    return 'bye'\n"},
+    )
+    agent.turn(
+        "write a README and config",
+        {"README.md": "# Demo\n"},
+        shell="echo 'debug = true' > config.toml",
+    )
+    agent.turn(
+        "rename greet to hello",
+        {"app.py": "def hello():\n    return 'hello'\n\ndef bye():\n    return 'bye'\n"},
+    )
+    agent.cli("turns")
+
+
+def scene_rewind_and_undo(agent: DemoAgent) -> None:
+    say("Rewind the code to the start of turn 2 (config.toml was written by a shell command)")
+    agent.cli("rewind", "2", "--yes")
+    agent.show("app.py", "README.md", "config.toml")
+    say("Undo that rewind")
+    agent.cli("undo", "--yes")
+    agent.show("app.py", "README.md", "config.toml")
+
+
+def scene_revert_one_turn(agent: DemoAgent) -> None:
+    say("Revert only turn 1 (the farewell) while keeping turn 3's rename")
+    agent.cli("revert", "1", "--yes")
+    agent.show("app.py")
+
+
+def scene_fork_conversation(agent: DemoAgent) -> None:
+    say("Fork the conversation before turn 3")
+    agent.cli("rewind", "3", "--scope", "conversation", "--yes")
+    say("Everything above is undoable; the store is outside the workspace")
+    print(f"   store: {agent.home}")
+
+
+SCENES = (scene_three_turns, scene_rewind_and_undo, scene_revert_one_turn, scene_fork_conversation)
+
+
+def run_demo(keep: bool = False) -> int:
+    base = tempfile.mkdtemp(prefix="rewind-ls-demo-")
     try:
-        say(f"A scripted agent edits {ws} through the real Claude Code hook")
-        with open(os.path.join(ws, "app.py"), "w") as f:
-            f.write("def greet():\n    return 'hello'\n")
-        turn(
-            "add a farewell",
-            {"app.py": "def greet():\n    return 'hello'\n\ndef bye():\n    return 'bye'\n"},
-        )
-        turn(
-            "write a README and config",
-            {"README.md": "# Demo\n"},
-            shell="echo 'debug = true' > config.toml",
-        )
-        turn(
-            "rename greet to hello",
-            {"app.py": "def hello():\n    return 'hello'\n\ndef bye():\n    return 'bye'\n"},
-        )
-        cli("turns")
-        say("Rewind the code to the start of turn 2 (config.toml was written by a shell command)")
-        cli("rewind", "2", "--yes")
-        for rel in ("app.py", "README.md", "config.toml"):
-            show(rel)
-        say("Undo that rewind")
-        cli("undo", "--yes")
-        for rel in ("app.py", "README.md", "config.toml"):
-            show(rel)
-        say("Revert only turn 1 (the farewell) while keeping turn 3's rename")
-        cli("revert", "1", "--yes")
-        show("app.py")
-        say("Fork the conversation before turn 3")
-        cli("rewind", "3", "--scope", "conversation", "--yes")
-        say("Everything above is undoable; the store is outside the workspace")
-        print(f"   store: {home}")
+        agent = DemoAgent(base)
+        for scene in SCENES:
+            scene(agent)
     finally:
         if keep:
             print(f"\nkept: {base}")

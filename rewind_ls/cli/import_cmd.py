@@ -14,7 +14,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     from rewind_ls.cli.app import _open, _workspace
     from rewind_ls.core.errors import BadInput
     from rewind_ls.core.transcript import check_transcript_path
-    from rewind_ls.core.transcript_capture import import_transcripts, workspace_transcripts
+    from rewind_ls.core.transcript_follower import workspace_transcripts
+    from rewind_ls.core.transcript_recorder import import_transcripts
 
     root = _workspace(args)
     if args.transcripts:

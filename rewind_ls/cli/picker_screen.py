@@ -6,6 +6,8 @@ or the agent's hook."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.data_structures import Point
@@ -141,52 +143,61 @@ class _Picker:
 
     def build(self) -> Application[tuple[Entry, Action | None] | None]:
         kb = KeyBindings()
+        self._bind_moves(kb)
+        self._bind_choices(kb)
+        self._bind_menu(kb)
+        return Application(
+            layout=Layout(self._layout(), focused_element=self.filter),
+            key_bindings=kb,
+            style=STYLE,
+            full_screen=True,
+            mouse_support=False,
+        )
 
-        @kb.add("up")
-        @kb.add("c-p")
-        def _up(event: KeyPressEvent) -> None:
-            self.move(-1)
+    def _bind_moves(self, kb: KeyBindings) -> None:
+        """Arrows, Ctrl-P/N and the page keys move the selection."""
+        steps = {"up": -1, "c-p": -1, "down": 1, "c-n": 1, "pageup": -8, "pagedown": 8}
+        for key, step in steps.items():
+            kb.add(key)(self._mover(step))
 
-        @kb.add("down")
-        @kb.add("c-n")
-        def _down(event: KeyPressEvent) -> None:
-            self.move(1)
+    def _mover(self, step: int) -> Callable[[KeyPressEvent], None]:
+        def move(event: KeyPressEvent) -> None:
+            self.move(step)
 
-        @kb.add("pageup")
-        def _pgup(event: KeyPressEvent) -> None:
-            self.move(-8)
+        return move
 
-        @kb.add("pagedown")
-        def _pgdn(event: KeyPressEvent) -> None:
-            self.move(8)
-
-        @kb.add("enter")
-        def _enter(event: KeyPressEvent) -> None:
-            entry = self.current()
-            if entry is None:
-                return
-            if self.menu is not None:
-                event.app.exit(result=(entry, self.menu[self.menu_index]))
-            elif self.with_menu:
-                self.menu = actions_for(entry)
-                self.menu_index = 0
-            else:
-                event.app.exit(result=(entry, None))
-
-        @kb.add("escape", eager=True)
-        def _escape(event: KeyPressEvent) -> None:
-            if self.menu is not None:
-                self.menu = None
-            elif self.filter.text:
-                self.filter.text = ""
-            else:
-                event.app.exit(result=None)
+    def _bind_choices(self, kb: KeyBindings) -> None:
+        """Enter chooses (or opens the actions menu), Escape steps back, Ctrl-C/D quit."""
+        kb.add("enter")(self._enter)
+        kb.add("escape", eager=True)(self._escape)
 
         @kb.add("c-c")
         @kb.add("c-d")
         def _quit(event: KeyPressEvent) -> None:
             event.app.exit(result=None)
 
+    def _enter(self, event: KeyPressEvent) -> None:
+        entry = self.current()
+        if entry is None:
+            return
+        if self.menu is not None:
+            event.app.exit(result=(entry, self.menu[self.menu_index]))
+        elif self.with_menu:
+            self.menu = actions_for(entry)
+            self.menu_index = 0
+        else:
+            event.app.exit(result=(entry, None))
+
+    def _escape(self, event: KeyPressEvent) -> None:
+        if self.menu is not None:
+            self.menu = None
+        elif self.filter.text:
+            self.filter.text = ""
+        else:
+            event.app.exit(result=None)
+
+    def _bind_menu(self, kb: KeyBindings) -> None:
+        """In the actions menu, a digit chooses an action and other typing is swallowed."""
         for digit in "123456789":
 
             @kb.add(digit, filter=_in_menu(self))
@@ -200,6 +211,8 @@ class _Picker:
         def _swallow(event: KeyPressEvent) -> None:
             """In the menu, typing does not edit the filter."""
 
+    def _layout(self) -> HSplit:
+        """Header, filter line, the list, a rule, the selected entry's details, the help line."""
         filter_line = VSplit(
             [
                 Window(FormattedTextControl([("class:help", " filter: ")]), width=9),
@@ -219,7 +232,7 @@ class _Picker:
             height=Dimension(min=3, weight=1),
             wrap_lines=False,
         )
-        root = HSplit(
+        return HSplit(
             [
                 Window(FormattedTextControl(self.header), height=1),
                 filter_line,
@@ -228,13 +241,6 @@ class _Picker:
                 lower,
                 Window(FormattedTextControl(self.help), height=1),
             ]
-        )
-        return Application(
-            layout=Layout(root, focused_element=self.filter),
-            key_bindings=kb,
-            style=STYLE,
-            full_screen=True,
-            mouse_support=False,
         )
 
 

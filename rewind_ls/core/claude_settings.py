@@ -13,15 +13,6 @@ from typing import Any
 
 from rewind_ls.core.errors import BadInput
 
-# Events we listen to and the tool matcher for each (None: the event has no matcher).
-EVENTS: dict[str, str | None] = {
-    "SessionStart": None,
-    "UserPromptSubmit": None,
-    "PreToolUse": "Write|Edit|NotebookEdit|Bash",
-    "PostToolUse": "Write|Edit|NotebookEdit|Bash",
-    "Stop": None,
-}
-
 
 def _marks(agent: str) -> tuple[str, str]:
     # The fallback form (`python -m rewind_ls hook AGENT`) is ours too.
@@ -58,14 +49,6 @@ def hook_commands(path: str, agent: str = "claude-code") -> list[str]:
     return found
 
 
-def settings_path(workspace: str, user: bool) -> str:
-    if user:
-        from rewind_ls.core.config import claude_dir
-
-        return os.path.join(claude_dir(), "settings.json")
-    return os.path.join(workspace, ".claude", "settings.json")
-
-
 def _load(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as f:
@@ -99,9 +82,12 @@ def install(
     agent: str = "claude-code",
     events: dict[str, str | None] | None = None,
 ) -> list[str]:
-    """Add (or remove) our hooks. Returns a list of what changed (empty: nothing to do)."""
-    events = EVENTS if events is None else events
+    """Add (or remove) our hooks for `events` (by default the agent's, from the registry). Returns
+    a list of what changed (empty: nothing to do)."""
+    if events is None:
+        from rewind_ls.core.agents import AGENTS
 
+        events = AGENTS[agent].events
     data = _load(path)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
@@ -111,37 +97,8 @@ def install(
         groups = hooks.get(event, [])
         if not isinstance(groups, list):
             raise BadInput(f"{path}: hooks.{event} is not a list; nothing was changed")
-        kept = []
-        found = False
-        for group in groups:
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(inner, list):
-                kept.append(group)
-                continue
-            mine = [h for h in inner if _ours(h, agent)]
-            if (
-                mine
-                and not uninstall
-                and not found
-                and any(h.get("command") == command for h in mine)
-                and group.get("matcher") == matcher
-            ):
-                found = True
-                kept.append(group)
-                continue
-            if mine:
-                changed.append(f"removed {event}")
-                rest = [h for h in inner if not _ours(h, agent)]
-                if rest:
-                    kept.append({**group, "hooks": rest})
-                continue
-            kept.append(group)
-        if not uninstall and not found:
-            entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
-            if matcher is not None:
-                entry = {"matcher": matcher, **entry}
-            kept.append(entry)
-            changed.append(f"added {event}")
+        hook = None if uninstall else {"command": command, "matcher": matcher}
+        kept = _event_groups(groups, event, hook, agent, changed)
         if kept:
             hooks[event] = kept
         else:
@@ -149,28 +106,52 @@ def install(
     if not hooks:
         data.pop("hooks", None)
     if changed:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = path + ".rewind-ls.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, path)
+        _write_json(path, data)
     return changed
 
 
-def installed(path: str, agent: str = "claude-code") -> bool:
-    try:
-        data = _load(path)
-    except BadInput:
-        return False
-    hooks = data.get("hooks", {})
-    if not isinstance(hooks, dict):
-        return False
-    return any(
-        _ours(h, agent)
-        for groups in hooks.values()
-        if isinstance(groups, list)
-        for g in groups
-        if isinstance(g, dict)
-        for h in (g.get("hooks") or [])
-    )
+def _event_groups(
+    groups: list[Any], event: str, hook: dict[str, Any] | None, agent: str, changed: list[str]
+) -> list[Any]:
+    """One event's hook groups with ours removed, except one group already holding `hook` (its
+    command with its matcher), which is kept, or else added; `hook` None: ours all removed.
+    What changed is appended to `changed`."""
+    kept = []
+    found = False
+    for group in groups:
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        mine = [h for h in inner if _ours(h, agent)] if isinstance(inner, list) else []
+        if not mine:
+            kept.append(group)
+            continue
+        assert isinstance(inner, list)
+        if (
+            hook is not None
+            and not found
+            and any(h.get("command") == hook["command"] for h in mine)
+            and group.get("matcher") == hook["matcher"]
+        ):
+            found = True
+            kept.append(group)
+            continue
+        changed.append(f"removed {event}")
+        rest = [h for h in inner if not _ours(h, agent)]
+        if rest:
+            kept.append({**group, "hooks": rest})
+    if hook is not None and not found:
+        entry: dict[str, Any] = {"hooks": [{"type": "command", "command": hook["command"]}]}
+        if hook["matcher"] is not None:
+            entry = {"matcher": hook["matcher"], **entry}
+        kept.append(entry)
+        changed.append(f"added {event}")
+    return kept
+
+
+def _write_json(path: str, data: dict[str, Any]) -> None:
+    """Replace the settings file at once (a temporary file renamed over it)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".rewind-ls.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)

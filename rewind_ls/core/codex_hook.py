@@ -21,8 +21,7 @@ from rewind_ls.core.hook_steps import Outcome, optional_text
 AGENT = "codex"
 PATCH_TOOLS = {"apply_patch"}
 SHELL_TOOLS = {"Bash"}
-TURN_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
-TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+EVENTS = steps.CLAUDE_EVENTS  # Codex sends Claude's event names
 
 
 def patch_paths(tool_input: Any, cwd: str) -> list[str]:
@@ -58,46 +57,35 @@ def _turn_for(rec: Any, session_id: str, turn_id: str | None) -> str:
 def handle_event(payload: dict[str, Any]) -> Outcome:
     """Record one Codex hook event."""
     from rewind_ls.core.agents import codex_home
-    from rewind_ls.core.paths import relative_path, session_workspace_root
+    from rewind_ls.core.paths import session_workspace_root
     from rewind_ls.core.store import Store
 
     hook = steps.HookEvent(payload)
-    event, session_id, cwd, transcript, tool = hook.parts()
     turn_id = optional_text(payload, "turn_id")
-    if not hook.watched(TURN_EVENTS, TOOL_EVENTS, PATCH_TOOLS, SHELL_TOOLS):
-        return Outcome(f"{event}: ignored")
+    if not hook.watched(EVENTS, PATCH_TOOLS, SHELL_TOOLS):
+        return Outcome(f"{hook.name}: ignored")
     files: list[str] = []
-    if tool in PATCH_TOOLS and event in TOOL_EVENTS:
+    if hook.is_tool_event(EVENTS, PATCH_TOOLS):
         files = [
             p
-            for p in patch_paths(payload.get("tool_input"), cwd)
-            if not steps.inside_folder(p, cwd, codex_home())
+            for p in patch_paths(payload.get("tool_input"), hook.cwd)
+            if not steps.inside_folder(p, hook.cwd, codex_home())
         ]
-    root = session_workspace_root(session_id, cwd, None)
+    root = session_workspace_root(hook.session_id, hook.cwd, None)
 
     with Store.open(root) as store:
         rec = steps.recorder(store)
-        if event == "SessionStart":
-            source = payload.get("source")
-            return steps.session_start(rec, session_id, AGENT, transcript, source)
-        if event == "UserPromptSubmit":
+        if hook.name == EVENTS.prompt:
             info = json.dumps({"turnId": turn_id}) if turn_id else None
             prompt = payload.get("prompt")
-            turn = steps.open_turn(rec, session_id, prompt, AGENT, transcript, info)
+            turn = steps.open_turn(rec, hook.session_id, prompt, AGENT, hook.transcript, info)
             return Outcome(f"turn {turn} opened (codex turn {turn_id})")
-        if event in ("Stop", "SessionEnd"):
-            return steps.close_turn(rec, session_id, notify=event == "Stop")
-        store.ensure_session(session_id, "agent", AGENT, transcript)
-        turn = _turn_for(rec, session_id, turn_id)
-        if tool in SHELL_TOOLS:
-            run_id = optional_text(payload, "tool_use_id") or "-"
-            if event == "PostToolUse":
-                changed = steps.shell_finished(rec, session_id, run_id, turn)
-                return Outcome(f"{tool}: {len(changed)} changed file(s)")
-            steps.shell_started(rec, session_id, run_id)
-            return Outcome(f"{tool}: command registered")
-        rels = [relative_path(root, f, cwd) for f in files]
-        for rel in rels:
-            steps.record_path(rec, session_id, rel, event == "PreToolUse", AGENT)
-        when = "before" if event == "PreToolUse" else "after"
-        return Outcome(f"apply_patch {', '.join(rels)}: {when} recorded in {turn}")
+        done = steps.session_event(rec, hook, EVENTS, AGENT, payload.get("source"))
+        if done is not None:
+            return done
+        store.ensure_session(hook.session_id, "agent", AGENT, hook.transcript)
+        turn = _turn_for(rec, hook.session_id, turn_id)
+        if hook.tool in SHELL_TOOLS:
+            return steps.shell_event(rec, hook, EVENTS, steps.run_id(payload), lambda: turn)[0]
+        recorded, _ = steps.record_edits(rec, hook, EVENTS, root, files, AGENT)
+        return Outcome(f"{recorded} in {turn}")

@@ -13,17 +13,23 @@ The workspace scan has its own (`REWIND_LS_IGNORE`, `REWIND_LS_BASELINE_SECONDS`
 from __future__ import annotations
 
 import os
+from typing import TypeVar
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
 
 
-def _env_int(name: str, default: int) -> int:
+Number = TypeVar("Number", int, float)
+
+
+def env_positive(name: str, default: Number) -> Number:
+    """A positive number (of `default`'s type) from the environment variable `name`; `default`
+    when it is unset, not a number or not positive."""
     raw = os.environ.get(name)
     if not raw:
         return default
     try:
-        value = int(raw)
+        value = type(default)(raw)
     except ValueError:
         return default
     return value if value > 0 else default
@@ -43,15 +49,15 @@ def home_dir() -> str:
 
 
 def max_file_bytes() -> int:
-    return _env_int("REWIND_LS_MAX_FILE_BYTES", 16 * MiB)
+    return env_positive("REWIND_LS_MAX_FILE_BYTES", 16 * MiB)
 
 
 def retention_days() -> int:
-    return _env_int("REWIND_LS_RETENTION_DAYS", 30)
+    return env_positive("REWIND_LS_RETENTION_DAYS", 30)
 
 
 def max_store_bytes() -> int:
-    return _env_int("REWIND_LS_MAX_STORE_BYTES", 5 * GiB)
+    return env_positive("REWIND_LS_MAX_STORE_BYTES", 5 * GiB)
 
 
 def claude_dir() -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from typing import Any
 
 from rewind_ls.core import config
@@ -40,130 +41,151 @@ def run_hook_command(command: str, root: str, agent: str = "claude-code") -> str
     return None
 
 
+def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
+    return {"name": name, "ok": ok, "detail": detail}
+
+
+NOT_INSTALLED = "not installed: rewind-ls install claude-code"
+
+
 def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> dict[str, Any]:
-    from rewind_ls.core.apply_disk import recover
-    from rewind_ls.core.claude_settings import hook_commands, settings_path
-    from rewind_ls.core.store import DB_NAME, DatabaseError, Store, store_dir_for, store_error
+    from rewind_ls.core.store import DB_NAME, store_dir_for
 
-    checks: list[dict[str, Any]] = []
-
-    def check(name: str, ok: bool, detail: str) -> None:
-        checks.append({"name": name, "ok": ok, "detail": detail})
-
-    home = config.home_dir()
-    check("store home", True, home)
+    checks = [_check("store home", True, config.home_dir())]
     if moved_from is not None:
         checks.append(reattach_check(root, moved_from))
     directory = store_dir_for(root)
-    damaged = False
-    store_db = os.path.join(directory, DB_NAME)
-    if not os.path.exists(store_db):
-        check("store", True, f"no checkpoints for {root} yet")
+    if not os.path.exists(os.path.join(directory, DB_NAME)):
+        checks.append(_check("store", True, f"no checkpoints for {root} yet"))
     else:
-        try:
-            with Store.open(root, create=False) as store:
-                rolled = recover(store)
-                check(
-                    "interrupted restores", True, f"rolled back {len(rolled)}" if rolled else "none"
-                )
-                integrity = store.quick_check()
-                damaged = integrity != "ok"
-                check(
-                    "database integrity",
-                    not damaged,
-                    str(integrity) + (" (--repair salvages what can be read)" if damaged else ""),
-                )
-                bad = []
-                for h in store.blob_hashes():
-                    try:
-                        store.get_blob(h)
-                    except CorruptBlob as exc:
-                        bad.append(str(exc))
-                check(
-                    "stored content",
-                    not bad,
-                    f"{len(bad)} damaged: {'; '.join(bad[:3])}"
-                    if bad
-                    else "every blob matches its hash",
-                )
-                missing = store.missing_file_contents()
-                check(
-                    "checkpoints complete",
-                    missing == 0,
-                    f"{missing} referenced content(s) missing"
-                    if missing
-                    else "every checkpoint's content is present",
-                )
-                checks.append(unrecorded_check(store))
-                from rewind_ls.core.transcript_capture import transcript_check
-
-                checks.append(transcript_check(store))
-                st = store.stats()
-                check(
-                    "size",
-                    True,
-                    f"{st['turns']} turns, {st['blobs']} contents, {st['storedBytes']} bytes stored",
-                )
-        except RewindError as exc:
-            damaged = damaged or "damaged" in str(exc)
-            check("store", False, str(exc))
-        except DatabaseError as exc:
-            damaged = True
-            check("database integrity", False, str(store_error(exc, store_db)))
+        store_checks, damaged = _store_checks(root, directory)
+        checks += store_checks
         if damaged and repair:
             checks.extend(repair_damaged_store(root))
-        loose = []
-        for dirpath, dirnames, filenames in os.walk(directory):
-            for name in dirnames + filenames:
-                full = os.path.join(dirpath, name)
-                mode = stat.S_IMODE(os.lstat(full).st_mode)
-                if mode & 0o077:
-                    loose.append(full)
-                    if repair:
-                        os.chmod(full, 0o700 if os.path.isdir(full) else 0o600)
-        check(
-            "permissions",
-            not loose or repair,
-            "owner-only"
-            if not loose
-            else f"{len(loose)} readable by others"
-            + (" (fixed)" if repair else " (--repair fixes)"),
-        )
+        checks.append(permissions_check(directory, repair))
     checks.append(moved_check())
-    project = settings_path(root, user=False)
-    user = settings_path(root, user=True)
-    commands = hook_commands(project) + [
-        c for c in hook_commands(user) if c not in hook_commands(project)
-    ]
-    if not commands:
-        check("claude code hooks", False, "not installed: rewind-ls install claude-code")
-    for command in commands:
-        failure = run_hook_command(command, root)
-        check(
-            "claude code hooks",
-            failure is None,
-            f"installed, and `{command}` runs" if failure is None else failure,
-        )
-    # The other agents' hooks, where installed, must run too (not installed is not a problem).
-    from rewind_ls.core.agents import AGENTS
+    checks += hook_checks(root)
+    # Hooks that are not installed are not a store problem; a hook command that fails is.
+    ok = all(c["ok"] for c in checks if c["detail"] != NOT_INSTALLED)
+    return {"ok": ok, "workspace": root, "storeDir": directory, "checks": checks}
 
-    for other in AGENTS.values():
-        if other.name == "claude-code":
-            continue
+
+def _store_checks(root: str, directory: str) -> tuple[list[dict[str, Any]], bool]:
+    """The checks of an existing store (each of STORE_CHECKS on the open store), and whether it
+    is damaged (so `--repair` salvages it)."""
+    from rewind_ls.core.store import DB_NAME, DatabaseError, Store, store_error
+
+    checks: list[dict[str, Any]] = []
+    try:
+        with Store.open(root, create=False) as store:
+            for step in STORE_CHECKS:
+                checks.append(step(store))
+    except RewindError as exc:
+        checks.append(_check("store", False, str(exc)))
+        return checks, _integrity_failed(checks) or "damaged" in str(exc)
+    except DatabaseError as exc:
+        db = os.path.join(directory, DB_NAME)
+        checks.append(_check("database integrity", False, str(store_error(exc, db))))
+        return checks, True
+    return checks, _integrity_failed(checks)
+
+
+def _integrity_failed(checks: list[dict[str, Any]]) -> bool:
+    return any(c["name"] == "database integrity" and not c["ok"] for c in checks)
+
+
+def interrupted_check(store: Any) -> dict[str, Any]:
+    """Restores a crash interrupted: rolled back (or finished) now."""
+    from rewind_ls.core.apply_disk import recover
+
+    rolled = recover(store)
+    return _check("interrupted restores", True, f"rolled back {len(rolled)}" if rolled else "none")
+
+
+def integrity_check(store: Any) -> dict[str, Any]:
+    integrity = store.quick_check()
+    damaged = integrity != "ok"
+    hint = " (--repair salvages what can be read)" if damaged else ""
+    return _check("database integrity", not damaged, str(integrity) + hint)
+
+
+def content_check(store: Any) -> dict[str, Any]:
+    """Every stored content still matches its hash."""
+    bad = []
+    for h in store.blob_hashes():
+        try:
+            store.get_blob(h)
+        except CorruptBlob as exc:
+            bad.append(str(exc))
+    detail = f"{len(bad)} damaged: {'; '.join(bad[:3])}" if bad else "every blob matches its hash"
+    return _check("stored content", not bad, detail)
+
+
+def complete_check(store: Any) -> dict[str, Any]:
+    """Every checkpoint's content is present."""
+    missing = store.missing_file_contents()
+    detail = (
+        f"{missing} referenced content(s) missing"
+        if missing
+        else "every checkpoint's content is present"
+    )
+    return _check("checkpoints complete", missing == 0, detail)
+
+
+def transcript_hooks_check(store: Any) -> dict[str, Any]:
+    from rewind_ls.core.transcript_check import transcript_check
+
+    return transcript_check(store)
+
+
+def size_check(store: Any) -> dict[str, Any]:
+    st = store.stats()
+    detail = f"{st['turns']} turns, {st['blobs']} contents, {st['storedBytes']} bytes stored"
+    return _check("size", True, detail)
+
+
+def permissions_check(directory: str, repair: bool) -> dict[str, Any]:
+    """Everything in the store folder is the owner's only (`repair`: made so)."""
+    loose = []
+    for dirpath, dirnames, filenames in os.walk(directory):
+        for name in dirnames + filenames:
+            full = os.path.join(dirpath, name)
+            mode = stat.S_IMODE(os.lstat(full).st_mode)
+            if mode & 0o077:
+                loose.append(full)
+                if repair:
+                    os.chmod(full, 0o700 if os.path.isdir(full) else 0o600)
+    if not loose:
+        return _check("permissions", True, "owner-only")
+    fixed = " (fixed)" if repair else " (--repair fixes)"
+    return _check("permissions", repair, f"{len(loose)} readable by others" + fixed)
+
+
+def _hook_check(name: str, command: str, root: str, agent: str) -> dict[str, Any]:
+    """An installed hook command runs the way the agent runs it."""
+    failure = run_hook_command(command, root, agent)
+    detail = f"installed, and `{command}` runs" if failure is None else failure
+    return _check(name, failure is None, detail)
+
+
+def hook_checks(root: str) -> list[dict[str, Any]]:
+    """Each agent's installed hook commands (project and user settings) run. Claude Code's hooks
+    must be installed; the other agents' need not be."""
+    from rewind_ls.core.agents import AGENTS
+    from rewind_ls.core.claude_settings import hook_commands
+
+    checks = []
+    for who in AGENTS.values():
         found: list[str] = []
         for user_level in (False, True):
-            path = other.settings_path(root, user_level)
-            found += [c for c in hook_commands(path, other.name) if c not in found]
-        for command in found:
-            failure = run_hook_command(command, root, other.name)
-            check(
-                f"{other.title} hooks",
-                failure is None,
-                f"installed, and `{command}` runs" if failure is None else failure,
-            )
-    # Hooks that are not installed are not a store problem; a hook command that fails is.
-    ok = all(c["ok"] for c in checks if c["name"] != "claude code hooks" or commands)
-    return {"ok": ok, "workspace": root, "storeDir": directory, "checks": checks}
+            path = who.settings_path(root, user_level)
+            found += [c for c in hook_commands(path, who.name) if c not in found]
+        claude = who.name == "claude-code"
+        if claude and not found:
+            checks.append(_check("claude code hooks", False, NOT_INSTALLED))
+        name = "claude code hooks" if claude else f"{who.title} hooks"
+        checks += [_hook_check(name, c, root, who.name) for c in found]
+    return checks
 
 
 def repair_damaged_store(root: str) -> list[dict[str, Any]]:
@@ -234,3 +256,15 @@ def unrecorded_check(store: Any) -> dict[str, Any]:
         "ok": True,
         "detail": "none" if not gaps else f"{len(gaps)}: " + "; ".join(gaps[:10]),
     }
+
+
+# The checks of an open store, in the order doctor shows them.
+STORE_CHECKS: list[Callable[[Any], dict[str, Any]]] = [
+    interrupted_check,
+    integrity_check,
+    content_check,
+    complete_check,
+    unrecorded_check,
+    transcript_hooks_check,
+    size_check,
+]

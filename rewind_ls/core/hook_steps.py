@@ -10,7 +10,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rewind_ls.core.errors import BadInput
 from rewind_ls.core.model import TurnState
@@ -63,8 +63,28 @@ def required_cwd(payload: dict[str, Any]) -> str:
 def inside_folder(path: str, cwd: str, folder: str) -> bool:
     """Whether `path` (relative ones are relative to `cwd`) is inside `folder`: the agent's own
     folder (sessions, plans, todos) is the agent's business, not the project's."""
+    from rewind_ls.core.paths import is_below
+
     full = os.path.realpath(path if os.path.isabs(path) else os.path.join(cwd, path))
-    return full.startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep)
+    return is_below(full, os.path.realpath(folder))
+
+
+class EventNames(NamedTuple):
+    """One agent's names for the hook events rewind-ls handles. (A NamedTuple, not a dataclass:
+    the hook process must not pay for importing dataclasses.)"""
+
+    start: str  # the session starts, resumes or is compacted
+    prompt: str  # a prompt: a turn opens
+    stop: str  # the agent finished answering: the turn closes
+    end: str  # the session ends
+    before_tool: str
+    after_tool: str
+
+
+# Claude Code's names, which Codex CLI uses too.
+CLAUDE_EVENTS = EventNames(
+    "SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreToolUse", "PostToolUse"
+)
 
 
 class HookEvent:
@@ -85,17 +105,36 @@ class HookEvent:
         tool = payload.get("tool_name")
         self.tool = tool if isinstance(tool, str) else None
 
-    def parts(self) -> tuple[str, str, str, str | None, str | None]:
-        """(event name, session id, cwd, transcript path, tool name)."""
-        return self.name, self.session_id, self.cwd, self.transcript, self.tool
-
-    def watched(
-        self, turn_events: Collection[str], tool_events: Collection[str], *tools: Collection[str]
-    ) -> bool:
+    def watched(self, names: EventNames, *tools: Collection[str]) -> bool:
         """A turn event, or a tool event of a tool in one of `tools` (the others are ignored)."""
-        return self.name in turn_events or (
-            self.name in tool_events and any(self.tool in t for t in tools)
+        if self.name in (names.start, names.prompt, names.stop, names.end):
+            return True
+        return self.is_tool_event(names) and any(self.tool in t for t in tools)
+
+    def is_tool_event(self, names: EventNames, tools: Collection[str] | None = None) -> bool:
+        """Before or after a tool (of `tools`, when given)."""
+        if self.name not in (names.before_tool, names.after_tool):
+            return False
+        return tools is None or self.tool in tools
+
+
+def edit_target(
+    hook: HookEvent,
+    payload: dict[str, Any],
+    names: EventNames,
+    tools: dict[str, str],
+    agent_home: str,
+) -> tuple[str | None, Outcome | None]:
+    """The file an edit tool's event names (`tools`: tool -> its tool_input field), None for other
+    events; with an Outcome when that file is in the agent's own folder, which is not recorded."""
+    if hook.tool is None or not hook.is_tool_event(names, tools):
+        return None, None
+    file_path = tool_file(payload, hook.tool, tools[hook.tool])
+    if inside_folder(file_path, hook.cwd, agent_home):
+        return file_path, Outcome(
+            f"{hook.tool} {file_path}: in the agent's own folder, not recorded"
         )
+    return file_path, None
 
 
 def tool_file(payload: dict[str, Any], tool: str, field: str) -> str:
@@ -236,3 +275,49 @@ def record_path(rec: Recorder, session_id: str, rel: str, before: bool, agent: s
     if before:
         return rec.before(session_id, rel, "tool", agent)
     return rec.after(session_id, rel, "tool", agent)
+
+
+def session_event(
+    rec: Recorder, hook: HookEvent, names: EventNames, agent: str, source: Any = None
+) -> Outcome | None:
+    """A session's start, or a turn's end (the agent stopped answering, or the session ended);
+    None for the other events."""
+    if hook.name == names.start:
+        return session_start(rec, hook.session_id, agent, hook.transcript, source)
+    if hook.name in (names.stop, names.end):
+        return close_turn(rec, hook.session_id, notify=hook.name == names.stop)
+    return None
+
+
+def run_id(payload: dict[str, Any]) -> str:
+    """The id of a shell command's run: its tool call id ("-" when the payload has none)."""
+    return optional_text(payload, "tool_use_id") or "-"
+
+
+def shell_event(
+    rec: Recorder, hook: HookEvent, names: EventNames, run: str, turn_of: Callable[[], str]
+) -> tuple[Outcome, str | None, list[Any]]:
+    """A shell command starts (registered), or finished: what it changed goes to the turn
+    `turn_of()`. Returns the outcome, and once it finished, that turn and the changed files."""
+    if hook.name == names.after_tool:
+        turn = turn_of()
+        changed = shell_finished(rec, hook.session_id, run, turn)
+        return Outcome(f"{hook.tool}: {len(changed)} changed file(s)"), turn, changed
+    shell_started(rec, hook.session_id, run)
+    return Outcome(f"{hook.tool}: command registered"), None, []
+
+
+def record_edits(
+    rec: Recorder, hook: HookEvent, names: EventNames, root: str, paths: list[str], agent: str
+) -> tuple[str, str | None]:
+    """Record the files an edit tool names (relative ones are relative to the payload's cwd),
+    before it runs or after it ran. Returns the log line ("<tool> <files>: before|after
+    recorded") and the turn the last file was recorded in (None: no file)."""
+    from rewind_ls.core.paths import relative_path
+
+    before = hook.name == names.before_tool
+    rels = [relative_path(root, p, hook.cwd) for p in paths]
+    turn = None
+    for rel in rels:
+        turn = record_path(rec, hook.session_id, rel, before, agent)
+    return f"{hook.tool} {', '.join(rels)}: {'before' if before else 'after'} recorded", turn

@@ -19,7 +19,7 @@ from rewind_ls.core.gallop import common_run, common_run_before
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
 __all__ = ["MergeConflict", "MergeResult", "diffstat", "is_binary", "merge3"]
 
@@ -157,51 +157,68 @@ def merge3(base: bytes, ours: bytes, theirs: bytes) -> MergeResult:
     b = base.splitlines(True)
     o = ours.splitlines(True)
     t = theirs.splitlines(True)
-    # Tag 0 = ours, 1 = theirs; sort by base position so overlapping hunks are neighbours.
-    tagged = [(h[0], h[1], 0, h) for h in _diff(b, o)]
-    tagged += [(h[0], h[1], 1, h) for h in _diff(b, t)]
-    tagged.sort()
-
     out: list[bytes] = []
     conflicts: list[MergeConflict] = []
-    sides = (o, t)
-    # Line offset side_index - base_index after the hunks consumed so far, per side.
+    # Line offset side_index - base_index after the regions consumed so far, per side.
     shift = [0, 0]
     pos = 0  # next base line not yet emitted
+    for lo, hi, group in _regions(_diff(b, o), _diff(b, t)):
+        out.extend(b[pos:lo])
+        pos = hi
+        mine, other = _side_spans((o, t), group, lo, hi, shift)
+        if not group[1]:
+            out.extend(mine)
+        elif not group[0] or mine == other:
+            out.extend(other)
+        else:
+            conflicts.append(MergeConflict(lo, hi, mine, other))
+    if conflicts:
+        return MergeResult(None, conflicts)
+    out.extend(b[pos:])
+    return MergeResult(b"".join(out), [])
+
+
+def _regions(ours: list[Hunk], theirs: list[Hunk]) -> Iterator[tuple[int, int, list[list[Hunk]]]]:
+    """The base regions changed on either side, in order: (lo, hi, [our hunks, their hunks]),
+    every hunk of either side that overlaps or touches the growing region absorbed into it."""
+    # Tag 0 = ours, 1 = theirs; sort by base position so overlapping hunks are neighbours.
+    tagged = [(h[0], h[1], 0, h) for h in ours]
+    tagged += [(h[0], h[1], 1, h) for h in theirs]
+    tagged.sort()
     k = 0
     n = len(tagged)
     while k < n:
         lo, hi = tagged[k][0], tagged[k][1]
         group: list[list[Hunk]] = [[], []]
-        # Greedily absorb every hunk that overlaps or touches the growing region.
         while k < n and tagged[k][0] <= hi:
             _, end, side, hunk = tagged[k]
             group[side].append(hunk)
             if end > hi:
                 hi = end
             k += 1
-        out.extend(b[pos:lo])
-        pos = hi
-        spans: list[list[bytes]] = []
-        for side in (0, 1):
-            hs = group[side]
-            if hs:
-                start = hs[0][2] - (hs[0][0] - lo)
-                end = hs[-1][3] + (hi - hs[-1][1])
-                spans.append(sides[side][start:end])
-                shift[side] = end - hi
-            else:
-                spans.append(sides[side][lo + shift[side] : hi + shift[side]])
-        if not group[1]:
-            out.extend(spans[0])
-        elif not group[0] or spans[0] == spans[1]:
-            out.extend(spans[1])
+        yield lo, hi, group
+
+
+def _side_spans(
+    sides: tuple[list[bytes], list[bytes]],
+    group: list[list[Hunk]],
+    lo: int,
+    hi: int,
+    shift: list[int],
+) -> tuple[list[bytes], list[bytes]]:
+    """What each side holds in place of base[lo:hi]: a side without hunks there holds the base
+    lines, shifted by its earlier hunks. Updates `shift` past the region."""
+    spans: list[list[bytes]] = []
+    for side in (0, 1):
+        hs = group[side]
+        if hs:
+            start = hs[0][2] - (hs[0][0] - lo)
+            end = hs[-1][3] + (hi - hs[-1][1])
+            spans.append(sides[side][start:end])
+            shift[side] = end - hi
         else:
-            conflicts.append(MergeConflict(lo, hi, spans[0], spans[1]))
-    if conflicts:
-        return MergeResult(None, conflicts)
-    out.extend(b[pos:])
-    return MergeResult(b"".join(out), [])
+            spans.append(sides[side][lo + shift[side] : hi + shift[side]])
+    return spans[0], spans[1]
 
 
 def _diff(a: Sequence[bytes], b: Sequence[bytes]) -> list[Hunk]:

@@ -34,8 +34,14 @@ def refuse_filesystem_root(root: str, why: str) -> str:
     return root
 
 
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+def is_below(path: str, folder: str) -> bool:
+    """`path` is strictly below `folder` (both real paths: links resolved by the caller)."""
+    return path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def is_within(path: str, folder: str) -> bool:
+    """`path` is `folder` or below it (both real paths)."""
+    return path == folder or is_below(path, folder)
 
 
 def session_workspace_root(session_id: str, cwd: str, project_dir: str | None) -> str:
@@ -57,7 +63,7 @@ def session_workspace_root(session_id: str, cwd: str, project_dir: str | None) -
             remembered = f.read().strip()
     except OSError:
         remembered = ""
-    if remembered and os.path.isdir(remembered) and _inside(here, remembered):
+    if remembered and os.path.isdir(remembered) and is_within(here, remembered):
         return remembered
     root = refuse_filesystem_root(find_workspace_root(here), f"cwd {cwd!r}")
     try:
@@ -94,7 +100,7 @@ def relative_path(root: str, path: str, cwd: str | None = None) -> str:
     full = path if os.path.isabs(path) else os.path.join(cwd or root, path)
     real = os.path.realpath(full)
     root_real = os.path.realpath(root)
-    if real == root_real or not real.startswith(root_real.rstrip(os.sep) + os.sep):
+    if not is_below(real, root_real):
         raise OutsideWorkspace(path, root_real)
     rel = os.path.relpath(real, root_real)
     if rel.split(os.sep)[0] == ".git" or f"{os.sep}.git{os.sep}" in f"{os.sep}{rel}":
@@ -127,7 +133,7 @@ def safe_target(root: str, rel: str) -> str:
     while not os.path.lexists(probe):
         probe = os.path.dirname(probe)
     real_parent = os.path.realpath(probe)
-    if real_parent != root_real and not real_parent.startswith(root_real + os.sep):
+    if not is_within(real_parent, root_real):
         raise OutsideWorkspace(
             rel, root_real, "a parent folder is a link that leads outside the workspace"
         )

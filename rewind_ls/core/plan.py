@@ -258,7 +258,7 @@ def _check_others(store: Store, pp: PathPlan, turn: Turn, history: list[PathChan
 
 def _note_reconstructed(plan: Plan, turns: list[Turn | None]) -> None:
     """A preview says when a turn it restores was rebuilt from the agent's transcript."""
-    from rewind_ls.core.transcript_capture import reconstructed_note
+    from rewind_ls.core.transcript_recorder import reconstructed_note
 
     notes = {n for n in (reconstructed_note(t) for t in turns if t is not None) if n}
     for note in sorted(notes):

@@ -79,8 +79,7 @@ class Summary:
         self.direction = direction
         self.summary = summary
         self.lines = lines
-        resume = f"claude --resume {session_id}"
-        self.resume_command = f"cd {shlex.quote(start_dir)} && {resume}" if start_dir else resume
+        self.resume_command = transcript.resume_command(session_id, start_dir)
 
 
 # --- the conversation as text -----------------------------------------------------------------
@@ -128,12 +127,9 @@ def conversation_text(lines: list[dict[str, Any]]) -> str:
 
 
 def timeout_seconds() -> float:
-    raw = os.environ.get("REWIND_LS_SUMMARIZER_TIMEOUT", "")
-    try:
-        value = float(raw)
-    except ValueError:
-        return DEFAULT_TIMEOUT
-    return value if value > 0 else DEFAULT_TIMEOUT
+    from rewind_ls.core.config import env_positive
+
+    return env_positive("REWIND_LS_SUMMARIZER_TIMEOUT", float(DEFAULT_TIMEOUT))
 
 
 def summarizer_command(instructions: str | None) -> tuple[list[str] | str, str]:
@@ -165,44 +161,13 @@ def run_summarizer(
     """The summary of `text`; RewindError naming the command when it fails, times out or prints
     nothing."""
     command, name = summarizer_command(instructions)
-    limit = timeout_seconds()
     env = dict(os.environ)
     if instructions:
         env["REWIND_LS_SUMMARY_INSTRUCTIONS"] = instructions
     say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
     with tempfile.TemporaryDirectory(prefix="rewind-ls-summarize-") as cwd:
-        try:
-            proc = subprocess.Popen(
-                command,
-                shell=isinstance(command, str),
-                cwd=cwd,  # not the project: its settings and hooks stay out of the summary run
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise RewindError(f"summarizer {name!r} could not start: {exc}") from exc
-        done = threading.Event()
-        started = time.monotonic()
-
-        def report() -> None:
-            while not done.wait(PROGRESS_EVERY):
-                say(f"summarizing with {name}: {time.monotonic() - started:.0f}s ...")
-
-        ticker = threading.Thread(target=report, daemon=True)
-        ticker.start()
-        try:
-            out, err = proc.communicate(text.encode("utf-8"), timeout=limit)
-        except subprocess.TimeoutExpired as exc:
-            _kill(proc)
-            raise RewindError(
-                f"summarizer {name!r} timed out after {limit:g}s "
-                "(REWIND_LS_SUMMARIZER_TIMEOUT); no session written"
-            ) from exc
-        finally:
-            done.set()
+        proc = _start(command, name, cwd, env)
+        out, err = _communicate(proc, name, text, say)
     stderr = err.decode("utf-8", "replace").strip()
     if proc.returncode != 0:
         raise RewindError(
@@ -213,6 +178,52 @@ def run_summarizer(
     if not summary:
         raise RewindError(f"summarizer {name!r} printed nothing; no session written")
     return summary
+
+
+def _start(
+    command: str | list[str], name: str, cwd: str, env: dict[str, str]
+) -> subprocess.Popen[bytes]:
+    """The summarizer's process, in `cwd`, in a session of its own (so a timeout kills it all)."""
+    try:
+        return subprocess.Popen(
+            command,
+            shell=isinstance(command, str),
+            cwd=cwd,  # not the project: its settings and hooks stay out of the summary run
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise RewindError(f"summarizer {name!r} could not start: {exc}") from exc
+
+
+def _communicate(
+    proc: subprocess.Popen[bytes], name: str, text: str, say: Callable[[str], None]
+) -> tuple[bytes, bytes]:
+    """Feed `text` to the summarizer and collect (stdout, stderr) within the time limit, saying
+    every PROGRESS_EVERY seconds that it still runs."""
+    limit = timeout_seconds()
+    done = threading.Event()
+    started = time.monotonic()
+
+    def report() -> None:
+        while not done.wait(PROGRESS_EVERY):
+            say(f"summarizing with {name}: {time.monotonic() - started:.0f}s ...")
+
+    ticker = threading.Thread(target=report, daemon=True)
+    ticker.start()
+    try:
+        return proc.communicate(text.encode("utf-8"), timeout=limit)
+    except subprocess.TimeoutExpired as exc:
+        _kill(proc)
+        raise RewindError(
+            f"summarizer {name!r} timed out after {limit:g}s "
+            "(REWIND_LS_SUMMARIZER_TIMEOUT); no session written"
+        ) from exc
+    finally:
+        done.set()
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

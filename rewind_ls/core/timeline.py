@@ -13,7 +13,7 @@ from rewind_ls.core.model import Change, PathChange, Turn
 from rewind_ls.core.paths import to_uri
 from rewind_ls.core.plan import current_session
 from rewind_ls.core.store import Store
-from rewind_ls.core.transcript_capture import reconstructed_note
+from rewind_ls.core.transcript_recorder import reconstructed_note
 
 
 def iso(ts: float | None) -> str | None:

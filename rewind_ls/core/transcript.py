@@ -16,6 +16,7 @@ import json
 import os
 import shlex
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from rewind_ls.core import config
@@ -33,11 +34,16 @@ class Fork:
         self.path = path
         self.prompt = prompt
         self.lines = lines
-        # `--resume ID` looks for the file under the CURRENT folder's project slug, so the command
-        # starts in the folder the session was started in: it then works from anywhere, and the
-        # resumed agent runs in the project, with the project's hooks.
-        resume = f"claude --resume {session_id}" if lines else "claude"
-        self.resume_command = f"cd {shlex.quote(start_dir)} && {resume}" if start_dir else resume
+        self.resume_command = resume_command(session_id if lines else None, start_dir)
+
+
+def resume_command(session_id: str | None, start_dir: str | None) -> str:
+    """The command that continues Claude Code session `session_id` (None: starts a new one).
+    `--resume ID` looks for the file under the CURRENT folder's project slug, so the command
+    starts in the folder the session was started in: it then works from anywhere, and the
+    resumed agent runs in the project, with the project's hooks."""
+    resume = f"claude --resume {session_id}" if session_id else "claude"
+    return f"cd {shlex.quote(start_dir)} && {resume}" if start_dir else resume
 
 
 def check_transcript_path(path: str) -> str:
@@ -55,18 +61,33 @@ def check_transcript_path(path: str) -> str:
     return real
 
 
+def json_objects(raws: Iterable[bytes]) -> list[dict[str, Any]]:
+    """Every JSON object among `raws` (one line each); damaged or partial lines are skipped, never
+    fatal."""
+    out: list[dict[str, Any]] = []
+    for raw in raws:
+        try:
+            obj = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            continue  # RecursionError: nested deeper than the parser allows
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
 def read_lines(path: str) -> list[dict[str, Any]]:
     """Every parseable JSON object line; damaged lines are skipped, not fatal."""
-    out: list[dict[str, Any]] = []
     with open(path, "rb") as f:
-        for raw in f:
-            try:
-                obj = json.loads(raw)
-            except (ValueError, UnicodeDecodeError, RecursionError):
-                continue  # RecursionError: nested deeper than the parser allows
-            if isinstance(obj, dict):
-                out.append(obj)
-    return out
+        return json_objects(f)
+
+
+def content_blocks(line: dict[str, Any], line_type: str, block_type: str) -> list[dict[str, Any]]:
+    """The `block_type` blocks of a `line_type` line's message content (none for other lines)."""
+    message = line.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if line.get("type") != line_type or not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == block_type]
 
 
 def prompt_text(line: dict[str, Any]) -> str | None:
@@ -130,28 +151,18 @@ def find_prompt(
 
 
 def _tool_use_ids(line: dict[str, Any]) -> set[str]:
-    message = line.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if line.get("type") != "assistant" or not isinstance(content, list):
-        return set()
     return {
         b["id"]
-        for b in content
-        if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+        for b in content_blocks(line, "assistant", "tool_use")
+        if isinstance(b.get("id"), str)
     }
 
 
 def _tool_result_ids(line: dict[str, Any]) -> set[str]:
-    message = line.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if line.get("type") != "user" or not isinstance(content, list):
-        return set()
     return {
         b["tool_use_id"]
-        for b in content
-        if isinstance(b, dict)
-        and b.get("type") == "tool_result"
-        and isinstance(b.get("tool_use_id"), str)
+        for b in content_blocks(line, "user", "tool_result")
+        if isinstance(b.get("tool_use_id"), str)
     }
 
 

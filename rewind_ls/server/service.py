@@ -117,7 +117,7 @@ class Service:
         # Baseline now, so a turn recorded right after start-up is reported by the first poll.
         self._data_version = self.store.data_version()
         self._turn_mark = self._mark()
-        from rewind_ls.core.transcript_capture import TranscriptFollower
+        from rewind_ls.core.transcript_follower import TranscriptFollower
 
         # When the agent's hooks do not fire, its transcript still says what it did.
         self.follower = TranscriptFollower(self.store)
@@ -503,7 +503,7 @@ class Service:
     def hook_warnings(self) -> list[str]:
         """Once per session, when the transcript showed turns no hook reported: a line for the
         client's log (VS Code shows it in the output channel)."""
-        from rewind_ls.core.transcript_capture import hooks_not_firing
+        from rewind_ls.core.transcript_check import hooks_not_firing
 
         if not self.follower.recorded:
             return []

@@ -1,0 +1,322 @@
+"""Claude Code transcript lines -> events: a prompt, an edit-tool call that succeeded, a turn's end.
+
+A transcript (and each subagent's file beside it) holds what rewind-ls needs, as written by the real
+2.1.197 binary: every prompt line carries its `promptId`; every Write/Edit result line carries
+`toolUseResult.filePath` and `toolUseResult.originalFile` (null for a new file) plus what was written
+(`content` for Write; `oldString`/`newString`/`replaceAll` and a `structuredPatch` for Edit);
+NotebookEdit's carries `original_file`/`updated_file`. Subagent files carry the tool calls and their
+results but no `toolUseResult`: there the "before" is the last content rewind-ls knows.
+
+Reading only: recording the events is `transcript_recorder`'s job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from rewind_ls.core.claude_hook import EDIT_TOOLS
+from rewind_ls.core.transcript import content_blocks, json_objects, prompt_text, timestamp
+
+# Lines that close the agent's turn (written when the agent stops and waits for the person).
+END_TYPES = {"last-prompt"}
+
+MISSING = object()  # a side of a change the transcript does not tell
+
+
+class Prompt:
+    __slots__ = ("at", "prompt_id", "session_id", "text", "transcript")
+
+    def __init__(
+        self, session_id: str, prompt_id: str, text: str, at: float, transcript: str
+    ) -> None:
+        self.session_id = session_id
+        self.prompt_id = prompt_id
+        self.text = text
+        self.at = at
+        self.transcript = transcript
+
+
+@dataclass(slots=True)
+class Edit:
+    """One edit-tool call that succeeded: what the file held before and what the tool wrote
+    (`MISSING` when the transcript does not say; `None` for an absent file)."""
+
+    session_id: str
+    prompt_id: str
+    tool_use_id: str
+    tool: str
+    path: str
+    cwd: str | None
+    before: Any
+    after: Any
+    at: float
+    agent_type: str | None
+    agent_id: Any
+
+
+class End:
+    __slots__ = ("at", "session_id")
+
+    def __init__(self, session_id: str, at: float) -> None:
+        self.session_id = session_id
+        self.at = at
+
+
+Event = Prompt | Edit | End
+
+
+def _text_or_none(value: Any) -> Any:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else MISSING
+
+
+def apply_edit(original: str, old: str, new: str, replace_all: bool) -> str | None:
+    """What Claude Code's Edit wrote: `old` replaced by `new` (first or every occurrence)."""
+    if not old or old not in original:
+        return None
+    return original.replace(old, new) if replace_all else original.replace(old, new, 1)
+
+
+def apply_patch(original: str, hunks: Any) -> str | None:
+    """`structuredPatch` applied to `original` (hunks of ' ', '-', '+' lines), or None."""
+    if not isinstance(hunks, list):
+        return None
+    lines = original.split("\n")
+    out: list[str] = []
+    pos = 0
+    try:
+        for hunk in hunks:
+            start = int(hunk["oldStart"]) - 1
+            start = max(start, 0)
+            out.extend(lines[pos:start])
+            pos = start
+            for ln in hunk["lines"]:
+                mark, body = ln[:1], ln[1:]
+                if mark == " ":
+                    if lines[pos] != body:
+                        return None
+                    out.append(body)
+                    pos += 1
+                elif mark == "-":
+                    if lines[pos] != body:
+                        return None
+                    pos += 1
+                elif mark == "+":
+                    out.append(body)
+                elif mark != "\\":
+                    return None
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    out.extend(lines[pos:])
+    return "\n".join(out)
+
+
+def _edits_applied(tool: str, tool_input: dict[str, Any], before: str, result: Any) -> Any:
+    """What an Edit or MultiEdit wrote over `before`: its replacements in order, else the result's
+    `structuredPatch`; MISSING when neither applies."""
+    edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+    text: str | None = before
+    for e in edits if isinstance(edits, list) else []:
+        if text is None or not isinstance(e, dict):
+            break
+        text = apply_edit(
+            text,
+            str(e.get("old_string", "")),
+            str(e.get("new_string", "")),
+            bool(e.get("replace_all")),
+        )
+    if text is None:
+        text = apply_patch(before, result.get("structuredPatch"))
+    return text if text is not None else MISSING
+
+
+def _notebook_sides(tool_input: dict[str, Any], result: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """(path, before, after) of a NotebookEdit call."""
+    path = result.get("notebook_path") or tool_input.get("notebook_path")
+    before = _text_or_none(result.get("original_file")) if "original_file" in result else MISSING
+    after = result["updated_file"] if isinstance(result.get("updated_file"), str) else MISSING
+    return path, before, after
+
+
+def _file_sides(
+    tool: str, tool_input: dict[str, Any], result: dict[str, Any], block: dict[str, Any]
+) -> tuple[Any, Any, Any]:
+    """(path, before, after) of a Write, Edit or MultiEdit call."""
+    path = result.get("filePath") or tool_input.get("file_path")
+    before = _text_or_none(result.get("originalFile")) if "originalFile" in result else MISSING
+    after: Any = MISSING
+    if tool == "Write":
+        written = result.get("content", tool_input.get("content"))
+        after = written if isinstance(written, str) else MISSING
+        if before is MISSING and str(block.get("content", "")).startswith(
+            "File created successfully"
+        ):
+            before = None  # a subagent's Write of a new file (no toolUseResult)
+    elif isinstance(before, str):
+        after = _edits_applied(tool, tool_input, before, result)
+    return path, before, after
+
+
+class TranscriptParser:
+    """Events of one transcript file, line by line (keeps the tool calls still waiting for their
+    result across calls, so it can be fed appended lines)."""
+
+    def __init__(self, path: str, agent_type: str | None = None) -> None:
+        self.path = path
+        self.agent_type = agent_type
+        self.pending: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.prompts_seen: set[str] = set()
+        self.session_id: str | None = None
+        self.cwd: str | None = None
+        self.last_at = 0.0
+
+    def feed(self, line: dict[str, Any]) -> list[Event]:
+        sid = self._follow_context(line)
+        if sid is None:
+            return []
+        at = self.last_at
+        kind = line.get("type")
+        if kind in END_TYPES and self.agent_type is None:
+            return [End(sid, at)]
+        if kind == "assistant":
+            self._remember_calls(line)
+            return []
+        prompt_id = line.get("promptId")
+        if kind != "user" or not isinstance(prompt_id, str) or not prompt_id:
+            return []
+        prompt = self._prompt(line, sid, prompt_id, at)
+        if prompt is not None:
+            return [prompt]
+        return self._results(line, prompt_id, at)
+
+    def _follow_context(self, line: dict[str, Any]) -> str | None:
+        """Keep the session id, cwd and time the lines so far have given; returns the session id."""
+        session_id = line.get("sessionId")
+        if isinstance(session_id, str) and session_id:
+            self.session_id = session_id
+        cwd = line.get("cwd")
+        if isinstance(cwd, str) and os.path.isabs(cwd):
+            self.cwd = cwd
+        if self.session_id is None:
+            return None
+        # `last-prompt` lines carry no timestamp: they take the time of the line before them, so a
+        # turn's end sorts after its own prompt and edits when one poll reads them together.
+        stamped = timestamp(line)
+        if stamped is not None:
+            self.last_at = stamped
+        return self.session_id
+
+    def _remember_calls(self, line: dict[str, Any]) -> None:
+        """An assistant line's edit-tool calls wait for their results."""
+        for block in content_blocks(line, "assistant", "tool_use"):
+            if (
+                block.get("name") in EDIT_TOOLS
+                and isinstance(block.get("id"), str)
+                and isinstance(block.get("input"), dict)
+            ):
+                self.pending[block["id"]] = (block["name"], block["input"])
+
+    def _prompt(self, line: dict[str, Any], sid: str, prompt_id: str, at: float) -> Prompt | None:
+        """The main agent's prompt line, the first time its prompt id is seen."""
+        if self.agent_type is not None or line.get("isMeta"):
+            return None
+        text = prompt_text(line)
+        if text is None or prompt_id in self.prompts_seen:
+            return None
+        self.prompts_seen.add(prompt_id)
+        return Prompt(sid, prompt_id, text, at, self.path)
+
+    def _results(self, line: dict[str, Any], prompt_id: str, at: float) -> list[Event]:
+        """The edits of a user line's tool results that answer a waiting edit-tool call."""
+        out: list[Event] = []
+        for block in content_blocks(line, "user", "tool_result"):
+            call = self.pending.pop(str(block.get("tool_use_id")), None)
+            if call is None or block.get("is_error"):
+                continue  # not an edit tool, or it failed (denied, string not found)
+            edit = self._edit(line, block, call, prompt_id, at)
+            if edit is not None:
+                out.append(edit)
+        return out
+
+    def _edit(
+        self,
+        line: dict[str, Any],
+        block: dict[str, Any],
+        call: tuple[str, dict[str, Any]],
+        prompt_id: str,
+        at: float,
+    ) -> Edit | None:
+        tool, tool_input = call
+        result = line.get("toolUseResult")
+        result = result if isinstance(result, dict) else {}
+        if tool == "NotebookEdit":
+            path, before, after = _notebook_sides(tool_input, result)
+        else:
+            path, before, after = _file_sides(tool, tool_input, result, block)
+        if not isinstance(path, str) or not path:
+            return None
+        assert self.session_id is not None
+        return Edit(
+            session_id=self.session_id,
+            prompt_id=prompt_id,
+            tool_use_id=str(block.get("tool_use_id")),
+            tool=tool,
+            path=path,
+            cwd=line.get("cwd") if isinstance(line.get("cwd"), str) else self.cwd,
+            before=before,
+            after=after,
+            at=at,
+            agent_type=self.agent_type,
+            agent_id=line.get("agentId") if self.agent_type else None,
+        )
+
+
+def parse_lines(data: bytes) -> list[dict[str, Any]]:
+    return json_objects(data.split(b"\n"))
+
+
+def subagent_files(transcript: str) -> list[tuple[str, str | None]]:
+    """(path, agent type) of the subagents' transcripts of a session (`<id>/subagents/`)."""
+    folder = os.path.join(transcript[: -len(".jsonl")], "subagents")
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    out: list[tuple[str, str | None]] = []
+    for name in names:
+        if not name.endswith(".jsonl"):
+            continue
+        agent_type = "subagent"
+        try:
+            with open(os.path.join(folder, name[: -len(".jsonl")] + ".meta.json"), "rb") as f:
+                meta = json.load(f)
+            if isinstance(meta, dict) and isinstance(meta.get("agentType"), str):
+                agent_type = meta["agentType"]
+        except (OSError, ValueError):
+            pass
+        out.append((os.path.join(folder, name), agent_type))
+    return out
+
+
+def read_file_events(path: str, agent_type: str | None = None) -> tuple[list[Event], str | None]:
+    """Every event of one transcript file, and its session id."""
+    parser = TranscriptParser(path, agent_type)
+    with open(path, "rb") as f:
+        data = f.read()
+    events: list[Event] = []
+    for line in parse_lines(data):
+        events.extend(parser.feed(line))
+    return events, parser.session_id
+
+
+def session_events(transcript: str) -> tuple[list[Event], str | None]:
+    """The events of a session's transcript and of its subagents' files."""
+    events, sid = read_file_events(transcript)
+    for path, agent_type in subagent_files(transcript):
+        more, _ = read_file_events(path, agent_type)
+        events.extend(more)
+    return events, sid

@@ -1,0 +1,295 @@
+"""Recording Claude Code transcript events (from `transcript_events`) in a workspace store, for
+when hooks do not fire.
+
+Everything is recorded through the store, each prompt id and tool_use id once: the hooks claim the
+same ids (`Store.claim_event`), so whichever records first wins and the other skips. A tool call the
+hook recorded without its before (no PreToolUse) gets the transcript's before.
+
+`import_transcripts` records past sessions (no workspace scan: shell side effects of those turns may
+be missing, and the turn says so); `transcript_follower` records them live.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat as stat_mod
+from collections.abc import Iterable
+from typing import Any
+
+from rewind_ls.core import config
+from rewind_ls.core.capture import Recorder, read_current, turn_info
+from rewind_ls.core.errors import BadPath, OutsideWorkspace
+from rewind_ls.core.hook_steps import inside_folder
+from rewind_ls.core.model import Turn
+from rewind_ls.core.store import ABSENT_VERSION, FILE, UNKNOWN, Store, Version
+from rewind_ls.core.transcript_events import MISSING, Edit, Event, Prompt, session_events
+
+AGENT = "claude-code"
+SOURCE = "transcript"
+PLACEHOLDER_PROMPT = "(edits outside a recorded prompt)"
+
+
+def is_reconstructed(turn: Turn | None) -> bool:
+    return turn_info(turn).get("reconstructed") == SOURCE
+
+
+def reconstructed_note(turn: Turn | None) -> str | None:
+    """What a preview and `turns` say of a turn rebuilt from the transcript (None otherwise)."""
+    info = turn_info(turn)
+    if info.get("reconstructed") != SOURCE:
+        return None
+    note = "reconstructed from the agent's transcript (its hooks did not record it)"
+    if not info.get("scanned"):
+        note += "; shell side effects of this turn may be missing (no workspace scan ran then)"
+    return note
+
+
+class TranscriptRecorder:
+    """Records transcript events in one workspace store. `live`: the events are happening now,
+    and the workspace is scanned once the batch is recorded (`finish`), into the batch's latest
+    reconstructed turn, as the hooks scan at turn boundaries. The edits are recorded first, from
+    the transcript's exact contents: a scan run at each boundary would find the later turns'
+    files already written (the follower reads after the fact) and misattribute them. Not live:
+    past events, no scan (today's disk says nothing of that time)."""
+
+    def __init__(self, store: Store, live: bool) -> None:
+        self.store = store
+        self.live = live
+        self.rec = Recorder(store)
+        self.turns = 0
+        self.changes = 0
+        self.filled = 0
+        self.skipped: list[str] = []
+        self.tools_of: dict[tuple[str, str], list[str]] = {}
+        self.scan_turns: dict[str, str] = {}
+
+    def finish(self) -> None:
+        """Live: shell side effects, found by a workspace scan, go to the batch's latest turn."""
+        if not self.live:
+            return
+        for sid, turn in self.scan_turns.items():
+            self.changes += len(self.rec.scan_into(turn, sid))
+        self.scan_turns = {}
+
+    def record(self, events: Iterable[Event]) -> None:
+        ordered = sorted(events, key=lambda e: e.at)
+        self.tools_of = {}
+        for ev in ordered:
+            if isinstance(ev, Edit):
+                key = (ev.session_id, ev.prompt_id)
+                self.tools_of.setdefault(key, []).append(ev.tool_use_id)
+        for ev in ordered:
+            if isinstance(ev, Prompt):
+                self._prompt(ev)
+            elif isinstance(ev, Edit):
+                self._edit(ev)
+            else:
+                self._end(ev.session_id, ev.at)
+
+    def close_sessions(self, session_ids: Iterable[str], at: float | None) -> None:
+        for sid in session_ids:
+            self._end(sid, at)
+
+    def _open_turn(self, session_id: str) -> str | None:
+        row = self.store.session(session_id)
+        return None if row is None else row.open_turn
+
+    def _prompt(self, ev: Prompt) -> None:
+        sid = ev.session_id
+        self.store.ensure_session(sid, "agent", AGENT, ev.transcript)
+        if not self.store.claim_event(sid, "prompt", ev.prompt_id, SOURCE):
+            return  # the hook recorded it
+        info = {"promptId": ev.prompt_id, "reconstructed": SOURCE, "scanned": self.live}
+        row = self._hook_placeholder(sid, ev.prompt_id)
+        if row is not None:
+            # A hook saw this prompt's edits but not the prompt itself: that turn is this one.
+            merged = {**turn_info(row), "promptId": ev.prompt_id, "promptFrom": SOURCE}
+            self.store.set_turn_prompt(row.id, ev.text, json.dumps(merged))
+            self.store.set_event_turn(sid, "prompt", ev.prompt_id, row.id)
+            return
+        open_turn = self._open_turn(sid)
+        if open_turn is not None:
+            self.store.end_turn(open_turn, ended_at=ev.at)
+        turn = self.store.begin_turn(sid, ev.text, info=json.dumps(info), started_at=ev.at)
+        self.scan_turns[sid] = turn
+        self.store.set_event_turn(sid, "prompt", ev.prompt_id, turn)
+        self.turns += 1
+
+    def _hook_placeholder(self, session_id: str, prompt_id: str) -> Turn | None:
+        """The turn a hook opened for this prompt's tool calls without seeing the prompt itself
+        (no UserPromptSubmit): the session's open unlabelled turn, or the turn a hook recorded
+        one of the prompt's tool calls in. None when there is none."""
+        candidates = []
+        open_turn = self._open_turn(session_id)
+        if open_turn:
+            candidates.append(open_turn)
+        for tool_use_id in self.tools_of.get((session_id, prompt_id), []):
+            row = self.store.event(session_id, "tool", tool_use_id)
+            if row is not None and row.source == "hook" and row.turn_id:
+                candidates.append(row.turn_id)
+        for turn_id in reversed(candidates):
+            turn = self.store.turn(turn_id)
+            if (
+                turn is not None
+                and turn.prompt == PLACEHOLDER_PROMPT
+                and not turn_info(turn).get("promptId")
+            ):
+                return turn
+        return None
+
+    def _end(self, session_id: str, at: float | None) -> None:
+        open_turn = self._open_turn(session_id)
+        row = self.store.turn(open_turn) if open_turn else None
+        if row is None or not is_reconstructed(row):
+            return  # the hooks' turn: their Stop (or the next prompt) closes it
+        self.store.end_turn(row.id, ended_at=at)
+        if self.live:
+            self.scan_turns[session_id] = row.id
+
+    def _version(self, rel: str, text: Any, known: Version | None) -> Version | None:
+        """The Version of content `text` (None: absent; MISSING: what rewind-ls last knew)."""
+        if text is MISSING:
+            return known
+        if text is None:
+            return ABSENT_VERSION
+        data = str(text).encode("utf-8", "surrogateescape")
+        h = self.store.put_blob(data)
+        mode = 0o644
+        try:
+            mode = stat_mod.S_IMODE(
+                os.lstat(os.path.join(self.store.root, *rel.split("/"))).st_mode
+            )
+        except OSError:
+            if known is not None and known.mode is not None:
+                mode = known.mode
+        return Version(FILE, h, mode, len(data))
+
+    def _fill_gap(self, ev: Edit, rel: str) -> None:
+        """A hook recorded this call, maybe without its before (no PreToolUse): then it kept the
+        before as unknown, or, when a scan had already seen the new content, dropped the change
+        as no change at all. The transcript knows both sides: fill them in."""
+        row = self.store.event(ev.session_id, "tool", ev.tool_use_id)
+        if row is None or not row.turn_id or ev.before is MISSING:
+            return
+        turn = row.turn_id
+        before = self._version(rel, ev.before, None)
+        assert before is not None
+        change = self.store.change(turn, rel)
+        if change is not None:
+            if self.store.set_before(turn, rel, before):
+                self.filled += 1
+            return
+        after = self._version(rel, ev.after, None)
+        if after is not None and after != before:
+            self.rec.record_known_change(turn, rel, before, after, SOURCE)
+            self.filled += 1
+
+    def _edit(self, ev: Edit) -> None:
+        rel = self._relative(ev)
+        if rel is None:
+            return
+        sid = ev.session_id
+        known_row = self.store.known(rel)
+        known = None if known_row is None else known_row[0]
+        if self.store.event(sid, "tool", ev.tool_use_id) is not None:
+            self._fill_gap(ev, rel)
+            return
+        self.store.ensure_session(sid, "agent", AGENT)
+        turn = self._turn_of(ev)
+        if not self._claim(ev, rel, turn):
+            self._fill_gap(ev, rel)
+            return
+        if turn is None:
+            turn = self.store.begin_turn(
+                sid,
+                PLACEHOLDER_PROMPT,
+                info=json.dumps({"reconstructed": SOURCE}),
+                started_at=ev.at,
+            )
+        self.store.set_event_turn(sid, "tool", ev.tool_use_id, turn)
+        before = self._version(rel, ev.before, known)
+        after = self._version(rel, ev.after, None)
+        if after is None and self.live:
+            after = self.rec.snapshot(rel, known)  # happening now: the disk holds what it wrote
+        if before is None:
+            before = Version(UNKNOWN)
+        if after is None:
+            self.skipped.append(f"{ev.tool} {rel}: what it wrote is not in the transcript")
+            return
+        self.rec.record_known_change(turn, rel, before, after, SOURCE)
+        self.changes += 1
+        self._remember_disk(rel, after)
+        if ev.agent_type:
+            self.rec.note_subagent(turn, ev.agent_type, ev.agent_id)
+
+    def _relative(self, ev: Edit) -> str | None:
+        """The edit's workspace-relative path; None for a file outside the workspace or in the
+        agent's own folder."""
+        from rewind_ls.core.paths import relative_path
+
+        cwd = ev.cwd or self.store.root
+        try:
+            if inside_folder(ev.path, cwd, config.claude_dir()):
+                return None
+            return relative_path(self.store.root, ev.path, cwd)
+        except (OutsideWorkspace, BadPath):
+            return None
+
+    def _turn_of(self, ev: Edit) -> str | None:
+        """The turn of the edit's prompt when it is recorded, else the session's open turn."""
+        sid = ev.session_id
+        prompt = self.store.event(sid, "prompt", ev.prompt_id) if ev.prompt_id else None
+        if prompt is not None and prompt.turn_id:
+            return str(prompt.turn_id)
+        return self._open_turn(sid)
+
+    def _claim(self, ev: Edit, rel: str, turn: str | None) -> bool:
+        """Claim the edit's tool call for the transcript; False when a hook recorded it."""
+        sid = ev.session_id
+        hook_change = self.store.change(turn, rel) if turn is not None else None
+        if hook_change is not None and hook_change.source == "tool":
+            # An edit-tool hook recorded this path in this turn (a store from before tool ids
+            # were kept): its record stands; it is the hook's call.
+            self.store.claim_event(sid, "tool", ev.tool_use_id, "hook", turn)
+            return False
+        return self.store.claim_event(sid, "tool", ev.tool_use_id, SOURCE)
+
+    def _remember_disk(self, rel: str, after: Version) -> None:
+        """The disk still holds what the tool wrote: remember it, so a scan does not report it
+        again."""
+        try:
+            now, _data, st = read_current(self.store.root, rel)
+        except (BadPath, OSError):
+            now, st = None, None
+        if now is not None and now == after and after.kind == FILE and now.hash == after.hash:
+            self.store.set_known(rel, now, st)
+
+
+def import_transcripts(store: Store, transcripts: list[str]) -> dict[str, Any]:
+    """Record past sessions from their transcripts (nothing already recorded is recorded again)."""
+    rec = TranscriptRecorder(store, live=False)
+    sessions = []
+    for path in transcripts:
+        events, sid = session_events(path)
+        if sid is None:
+            continue
+        before = rec.turns, rec.changes
+        rec.record(events)
+        last = max((e.at for e in events), default=None)
+        rec.close_sessions([sid], last)
+        sessions.append(
+            {
+                "sessionId": sid,
+                "transcript": path,
+                "turns": rec.turns - before[0],
+                "changes": rec.changes - before[1],
+            }
+        )
+    return {
+        "sessions": sessions,
+        "turns": rec.turns,
+        "changes": rec.changes,
+        "filledBefores": rec.filled,
+        "skipped": rec.skipped,
+    }

@@ -22,9 +22,9 @@ checkout` do not. At each turn boundary and after each shell command the hook sc
   and calling it created would make a rewind delete it.
 
 The first scan of a workspace is its baseline: every file goes into the store (content-addressed,
-so later scans and turns store nothing twice). Files are read, hashed and compressed in a thread
-pool (hashlib and zlib release the GIL) and written in large transactions. A baseline may run under
-a time budget (`REWIND_LS_BASELINE_SECONDS`, default 10 s in hooks, where the agent waits):
+so later scans and turns store nothing twice). Files are read and hashed in a thread pool (hashlib
+releases the GIL) and written in large transactions, where the store packs them. A baseline may run
+under a time budget (`REWIND_LS_BASELINE_SECONDS`, default 10 s in hooks, where the agent waits):
 whatever is left is taken at the next boundary, and `rewind-ls scan` takes the rest with no limit.
 
 Two phases keep a crash or a concurrent writer from losing a change: files are read and compressed
@@ -52,7 +52,6 @@ import os
 import re
 import stat as stat_mod
 import time
-import zlib
 from hashlib import sha256
 
 from rewind_ls.core import config
@@ -61,7 +60,6 @@ from rewind_ls.core.store import (
     ABSENT_VERSION,
     FILE,
     RAW,
-    ZLIB,
     Store,
     Version,
     too_large,
@@ -217,10 +215,8 @@ def _read_file(full: str, keep_raw: bool, limit: int) -> _Read | str:
     finally:
         os.close(fd)
     h = sha256(data).hexdigest()
-    # Level 1 like git's loose objects: source compresses nearly as well, several times faster.
-    packed = zlib.compress(data, 1)
-    payload, codec = (packed, ZLIB) if len(packed) < len(data) else (data, RAW)
-    return _Read(Version(FILE, h, mode, len(data)), st, payload, codec, data if keep_raw else None)
+    # The content as is: the store packs small contents together (better than one by one).
+    return _Read(Version(FILE, h, mode, len(data)), st, data, RAW, data if keep_raw else None)
 
 
 def _sig_matches(

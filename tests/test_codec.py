@@ -25,7 +25,6 @@ from rewind_ls.core.store import (
     PACKED,
     RAW,
     ZLIB,
-    ZSTD,
     Store,
     Version,
     digest,
@@ -71,7 +70,7 @@ def test_round_trip_packs_and_single_contents(tmp_path: Path) -> None:
         }
         kinds = dict(store.conn.execute("SELECT hash, codec FROM blobs").fetchall())
         assert kinds[digest(contents[0])] == PACKED
-        assert kinds[digest(contents[-6])] == ZSTD  # over PACK_MEMBER_MAX: on its own
+        assert kinds[digest(contents[-6])] == ZLIB  # over PACK_MEMBER_MAX: on its own
         # A content stored on its own by an edit, then its older version becomes a delta.
         old, new = contents[1], contents[1] + b"one more line\n"
         store.put_blob(old)  # already packed: stays as it is

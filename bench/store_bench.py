@@ -7,6 +7,8 @@ For each size: the first checkpoint (`rewind-ls scan` of a fresh tree) against a
 that rewrote every file, restored with `rewind-ls rewind TURN --yes` and undone with `rewind-ls undo
 --yes`, against `git checkout <commit> -- .` of the same files. One run each (the sizes are large
 enough that the noise is small). Set PYTHONPATH to a checkout of another version to measure it.
+Store bytes are the store folder's apparent size: the packs plus SQLite's rows and indexes for every
+path (hashes, `known`): about 0.4 MB per 1,000 files on top of the packs.
 """
 
 from __future__ import annotations
@@ -90,6 +92,9 @@ def bench(tmp: str, files: int) -> list[str]:
 def main(argv: list[str]) -> int:
     sizes = [int(a) for a in argv] or [10_000]
     with tempfile.TemporaryDirectory(prefix="rewind-store-bench-") as tmp:
+        # The hook runs with the bench's working folder: `python -m` would import a rewind_ls found
+        # there before PYTHONPATH's.
+        os.chdir(tmp)
         for files in sizes:
             for line in bench(tmp, files):
                 print(line, flush=True)

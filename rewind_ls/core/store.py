@@ -24,6 +24,8 @@ from rewind_ls.core.codec import DELTA, PACKED, RAW, ZLIB, ZSTD
 from rewind_ls.core.errors import CorruptBlob, StoreError
 
 SCHEMA_VERSION = 3
+# Bytes of decompressed packs a Store keeps (a restore reads many neighbours from each pack).
+_PACK_CACHE = 32 << 20
 
 # Test hook for crash-safety tests, like apply_disk's: `REWIND_LS_FAULT=before-commit:3` kills the
 # process (os._exit) just before the third write transaction of the process commits,
@@ -420,7 +422,7 @@ class Store:
             except ValueError as exc:
                 raise CorruptBlob(h, f"pack {pack}: {exc}") from exc
             # Packs are never rewritten under the same id (AUTOINCREMENT): a cached one stays true.
-            if len(self._packs) >= 2:
+            while self._packs and sum(map(len, self._packs.values())) + len(data) > _PACK_CACHE:
                 self._packs.pop(next(iter(self._packs)))
             self._packs[pack] = data
         if off + size > len(data):
@@ -1000,7 +1002,11 @@ class Store:
             )
 
     def blob_hashes(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT hash FROM blobs").fetchall()]
+        """Every stored hash, members of one pack together (a check that reads them all
+        decompresses each pack once)."""
+        return [
+            r[0] for r in self.conn.execute("SELECT hash FROM blobs ORDER BY pack, off").fetchall()
+        ]
 
     def drop_blobs(self, hashes: list[str]) -> None:
         """Delete these blobs; a pack that held any of them is rewritten with its other members

@@ -230,3 +230,48 @@ def test_sigkill_while_writing_a_pack_loses_nothing_committed(tmp_path: Path, se
         assert len(stored) - len(committed) in (0, 1500)
         for h in stored - set(committed):
             assert digest(store.get_blob(h)) == h
+
+
+_EDIT_HOOKS = textwrap.dedent(
+    """
+    import io, json, sys
+    from rewind_ls.core.claude_hook import run
+    ws = sys.argv[1]
+    for event, extra in [
+        ("UserPromptSubmit", {"prompt": "p"}),
+        ("PreToolUse", {"tool_name": "Write", "tool_input": {"file_path": "a.txt"}}),
+        ("PostToolUse", {"tool_name": "Write", "tool_input": {"file_path": "a.txt"}}),
+        ("Stop", {}),
+    ]:
+        payload = {"session_id": "s", "cwd": ws, "hook_event_name": event, **extra}
+        assert run("claude-code", stdin=io.BytesIO(json.dumps(payload).encode())) == 0
+        if event == "UserPromptSubmit":
+            with open(ws + "/a.txt", "a") as f:
+                f.write("an edit\\n")
+    print(json.dumps("zstandard" in sys.modules))
+    """
+)
+
+
+def test_hooks_after_the_baseline_do_not_import_zstandard(tmp_path: Path) -> None:
+    """Packs are for many contents at once (a baseline); a hook that records an edit or two stores
+    them with zlib and never pays for zstandard's import."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(5):
+        (ws / f"f{i}.txt").write_text(f"file {i}\n" * 50)
+    (ws / "a.txt").write_text("a\n")
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "REWIND_LS_HOME": str(tmp_path / "home"), "PYTHONPATH": str(repo)}
+    subprocess.run([sys.executable, "-m", "rewind_ls", "scan"], cwd=ws, env=env, check=True)
+    with Store.open(str(ws), home=str(tmp_path / "home"), create=False) as store:
+        assert store.pack_count() == 1  # the baseline went into a pack
+    (ws / "f1.txt").write_text("changed outside a turn\n")  # recorded by the first hook's scan
+    proc = subprocess.run(
+        [sys.executable, "-c", _EDIT_HOOKS, str(ws)], env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "false"
+    with Store.open(str(ws), home=str(tmp_path / "home"), create=False) as store:
+        assert store.get_blob(digest(b"a\nan edit\n")) == b"a\nan edit\n"
+        assert store.get_blob(digest(b"changed outside a turn\n")) == b"changed outside a turn\n"

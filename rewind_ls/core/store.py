@@ -990,6 +990,8 @@ class Store:
     def _write_packs(self, items: list[tuple[str, bytes]]) -> None:
         """Packs of `items` and their members' rows (call inside a transaction: a process killed
         midway leaves neither)."""
+        if not items:
+            return  # zstandard stays unimported (the hook that records a file or two)
         for pack in codec.build_packs(items):
             row = self.conn.execute(
                 "INSERT INTO packs(codec, size, data) VALUES (?, ?, ?) RETURNING id",

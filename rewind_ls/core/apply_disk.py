@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from rewind_ls.core.capture import REWIND_SESSION, read_current
+from rewind_ls.core.disk_sync import flush_files, parallel_map, rename_noreplace
 from rewind_ls.core.errors import ConflictError, RewindError
 from rewind_ls.core.faults import FAULT as _FAULT
 from rewind_ls.core.faults import fault as _fault
@@ -135,16 +136,18 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
-def _write_tmp(tmp: str, data: bytes, mode: int | None) -> None:
+def _write_tmp(tmp: str, data: bytes, mode: int | None, sync: bool = True) -> None:
+    """Write a temporary file; `sync=False` leaves the flush to `flush_files` (one for many)."""
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        os.fchmod(fd, mode if mode is not None else 0o644)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
-    os.chmod(tmp, mode if mode is not None else 0o644)
 
 
 def _missing_dirs(directory: str) -> list[str]:
@@ -171,6 +174,9 @@ _NO_LINK = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EML
 
 def _place(src: str, dst: str) -> bool:
     """Move `src` to `dst` unless `dst` exists. False (and `src` left where it is) when it does."""
+    moved = rename_noreplace(src, dst)
+    if moved is not None:
+        return moved
     try:
         os.link(src, dst, follow_symlinks=False)
     except FileExistsError:
@@ -331,11 +337,7 @@ def rollback(
         undone = _undo_op(store, op)
         if undone.result == "left" or undone.notes:
             problems.append(undone)
-    for d in sorted(created_dirs, key=len, reverse=True):
-        try:
-            os.rmdir(d)
-        except OSError:
-            pass
+    _remove_dirs(created_dirs)
     return problems
 
 
@@ -397,10 +399,39 @@ def swap(
     `discard_backups` (in that order: until the point is applied, the backups are the way back).
     On failure everything swapped is put back and the error is raised. `disk_expected` overrides
     the content expected on disk (the server plans against buffers, but swaps files)."""
-    root = store.root
+    ops = _journal(store, point, items)
+    expected = [(disk_expected or {}).get(pp.path, pp.current) for pp in items]
+    created_dirs: list[str] = []
+    try:
+        _write_all(ops, items, created_dirs)
+        _check_all(store.root, items, expected)
+        for index, (op, pp, want) in enumerate(zip(ops, items, expected, strict=True), 1):
+            _pause("before-aside", index)
+            _swap_one(op, want, pp.target, index)
+            _fault("after-swap", index)
+        for d in {os.path.dirname(op["full"]) for op in ops}:
+            _fsync_dir(d)
+    except BaseException as exc:
+        _fail(exc, rollback(ops, created_dirs, store), point)
+        raise
+    reached: Reached = {}
+    for op, pp in zip(ops, items, strict=True):
+        try:
+            st: os.stat_result | None = os.lstat(op["full"]) if pp.target.kind == FILE else None
+        except OSError:
+            st = None
+        reached[pp.path] = (pp.target, st)
+    return reached, ops
+
+
+def _journal(store: Store, point: str, items: Sequence[PathPlan]) -> list[dict[str, Any]]:
+    """The journal entry of every path, recorded in the restore point. It names every temporary
+    and backup file, and every folder the restore will create, before any of them exists: a process
+    killed at any later instant leaves nothing unnamed."""
     ops: list[dict[str, Any]] = []
+    planned_dirs: dict[str, None] = {}
     for pp in items:
-        full = safe_target(root, pp.path)
+        full = safe_target(store.root, pp.path)
         tmp, backup = _names(full)
         ops.append(
             {
@@ -414,62 +445,59 @@ def swap(
                 "target_mode": pp.target.mode,
             }
         )
-    # The journal names every temporary and backup file, and every folder the restore will create,
-    # before any of them exists: a process killed at any later instant leaves nothing unnamed.
-    planned_dirs: list[str] = []
+        if pp.target.kind == FILE:
+            planned_dirs.update(dict.fromkeys(_missing_dirs(os.path.dirname(full))))
+    update_journal(store, point, ops=ops, created_dirs=list(planned_dirs))
+    return ops
+
+
+# Up to this many files, each temporary file is fsynced; beyond, one syncfs flushes them all.
+_SYNC_EACH_MAX = 16
+
+
+def _write_all(
+    ops: list[dict[str, Any]], items: Sequence[PathPlan], created_dirs: list[str]
+) -> None:
+    """Every new content in its temporary file, durable before any file is moved."""
+    sync_each = len(items) <= _SYNC_EACH_MAX
     for op, pp in zip(ops, items, strict=True):
         if pp.target.kind == FILE:
-            for d in _missing_dirs(os.path.dirname(op["full"])):
-                if d not in planned_dirs:
-                    planned_dirs.append(d)
-    update_journal(store, point, ops=ops, created_dirs=planned_dirs)
-    created_dirs: list[str] = []
-    try:
-        for op, pp in zip(ops, items, strict=True):
-            if pp.target.kind == FILE:
-                assert pp.target_data is not None
-                _makedirs(os.path.dirname(op["full"]), created_dirs)
-                _write_tmp(op["tmp"], pp.target_data, pp.target.mode)
-        for pp in items:
-            now = _held(safe_target(root, pp.path))
-            expected = (disk_expected or {}).get(pp.path, pp.current)
-            if not now == expected:
-                raise ConflictError(
-                    f"{pp.path}: changed while the restore was being prepared; nothing written",
-                    [pp.path],
-                )
-        for index, (op, pp) in enumerate(zip(ops, items, strict=True), 1):
-            _pause("before-aside", index)
-            _swap_one(op, (disk_expected or {}).get(pp.path, pp.current), pp.target, index)
-            _fault("after-swap", index)
-        for d in {os.path.dirname(op["full"]) for op in ops}:
-            _fsync_dir(d)
-    except BaseException as exc:
-        problems = rollback(ops, created_dirs, store)
-        lost = [u for u in problems if u.result == "left"]
-        if isinstance(exc, ConflictError):
-            extra = f"; {_problem_text(problems)}" if problems else ""
-            raise ConflictError(f"{exc}{extra}", [*exc.paths, *(u.path for u in lost)]) from exc
-        if problems:
-            raise RewindError(
-                f"restore failed ({exc}); {_problem_text(problems)}; the content before the "
-                f"restore is in restore point {point}"
-            ) from exc
-        if isinstance(exc, RewindError):
-            raise
-        if isinstance(exc, OSError):
-            raise RewindError(
-                f"{getattr(exc, 'filename', '') or 'restore'}: {exc.strerror or exc}; nothing changed"
-            ) from exc
-        raise
-    reached: Reached = {}
-    for op, pp in zip(ops, items, strict=True):
-        try:
-            st: os.stat_result | None = os.lstat(op["full"]) if pp.target.kind == FILE else None
-        except OSError:
-            st = None
-        reached[pp.path] = (pp.target, st)
-    return reached, ops
+            assert pp.target_data is not None
+            _makedirs(os.path.dirname(op["full"]), created_dirs)
+            _write_tmp(op["tmp"], pp.target_data, pp.target.mode, sync=sync_each)
+    if not sync_each:
+        flush_files({os.path.dirname(op["tmp"]) for op in ops if op["target_kind"] == FILE})
+
+
+def _check_all(root: str, items: Sequence[PathPlan], expected: list[Version]) -> None:
+    """Every path still holds what the plan expected (read in a few threads: a large restore reads
+    thousands of files). Each is checked again at its swap; this catches a change before any file
+    is moved."""
+    held = parallel_map(lambda pp: _held(safe_target(root, pp.path)), items)
+    for pp, now, want in zip(items, held, expected, strict=True):
+        if not now == want:
+            raise ConflictError(
+                f"{pp.path}: changed while the restore was being prepared; nothing written",
+                [pp.path],
+            )
+
+
+def _fail(exc: BaseException, problems: list[Undone], point: str) -> None:
+    """Raise the error a failed swap reports, once `problems` (what the roll back could not put
+    back) are known; returns when `exc` itself is the right one to raise."""
+    lost = [u for u in problems if u.result == "left"]
+    if isinstance(exc, ConflictError):
+        extra = f"; {_problem_text(problems)}" if problems else ""
+        raise ConflictError(f"{exc}{extra}", [*exc.paths, *(u.path for u in lost)]) from exc
+    if problems:
+        raise RewindError(
+            f"restore failed ({exc}); {_problem_text(problems)}; the content before the "
+            f"restore is in restore point {point}"
+        ) from exc
+    if isinstance(exc, OSError) and not isinstance(exc, RewindError):
+        raise RewindError(
+            f"{getattr(exc, 'filename', '') or 'restore'}: {exc.strerror or exc}; nothing changed"
+        ) from exc
 
 
 def _swap_one(op: dict[str, Any], expected: Version, target: Version, index: int = 0) -> None:
@@ -497,20 +525,23 @@ def _swap_one(op: dict[str, Any], expected: Version, target: Version, index: int
 def discard_backups(ops: Sequence[dict[str, Any]]) -> list[str]:
     """Delete the backups of an applied restore. A backup written to after it was checked (a
     process that held the old file open kept writing into it) or whose content is not in the store
-    is kept; returns those file names."""
-    kept: list[str] = []
-    for op in ops:
-        backup = op["backup"]
-        if not os.path.lexists(backup):
-            continue
-        if op.get("keep_backup") or _sig(backup) != op.get("backup_sig", _sig(backup)):
-            kept.append(backup)
-            continue
-        try:
-            os.unlink(backup)
-        except FileNotFoundError:
-            pass
-    return kept
+    is kept; returns those file names (deleted in a few threads: a large restore has thousands)."""
+    return [b for b in parallel_map(_discard_backup, ops) if b is not None]
+
+
+def _discard_backup(op: dict[str, Any]) -> str | None:
+    """Delete one backup (see `discard_backups`); its name when it is kept."""
+    backup: str = op["backup"]
+    sig = _sig(backup)
+    if sig is None:
+        return None
+    if op.get("keep_backup") or sig != op.get("backup_sig", sig):
+        return backup
+    try:
+        os.unlink(backup)
+    except FileNotFoundError:
+        pass
+    return None
 
 
 def recover(store: Store, wait: bool = False) -> list[str]:
@@ -594,24 +625,40 @@ def _foresee(op: dict[str, Any]) -> tuple[Version, bytes | None, Version, bytes 
     return now, now_data, old, old_data
 
 
+_Forecast = dict[str, tuple[Version, bytes | None, Version, bytes | None]]
+
+
+def _open_recovery(store: Store, point: str, forecast: _Forecast) -> str | None:
+    """A restore point for the roll back of `point` (so `rewind-ls undo` brings back what the
+    roll back found), when it changes any path."""
+    if not forecast:
+        return None
+    turn = store.turn(point)
+    assert turn is not None
+    plan = Plan(RestoreMode.RECOVER, turn, f"recovery of an interrupted restore ({turn.prompt})")
+    items = []
+    for path, (now, now_data, old, old_data) in forecast.items():
+        pp = PathPlan(path, now, now_data)
+        pp.set_target(old, old_data)
+        items.append(pp)
+    return open_restore_point(
+        store, plan, items, {"applier": "recovery", "recovers": point, "ops": []}
+    )
+
+
+def _remove_dirs(dirs: Sequence[str]) -> None:
+    """Remove the folders a restore created, deepest first, where they are empty."""
+    for d in sorted(dirs, key=len, reverse=True):
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
+
 def _recover_disk(store: Store, point: str, journal: dict[str, Any]) -> str:
     ops: list[dict[str, Any]] = journal.get("ops", [])
     forecast = {op["path"]: f for op in ops if (f := _foresee(op)) is not None}
-    recovery = None
-    if forecast:
-        turn = store.turn(point)
-        assert turn is not None
-        plan = Plan(
-            RestoreMode.RECOVER, turn, f"recovery of an interrupted restore ({turn.prompt})"
-        )
-        items = []
-        for path, (now, now_data, old, old_data) in forecast.items():
-            pp = PathPlan(path, now, now_data)
-            pp.set_target(old, old_data)
-            items.append(pp)
-        recovery = open_restore_point(
-            store, plan, items, {"applier": "recovery", "recovers": point, "ops": []}
-        )
+    recovery = _open_recovery(store, point, forecast)
     restored: Reached = {}
     left: list[str] = []
     notes: list[str] = []
@@ -628,11 +675,7 @@ def _recover_disk(store: Store, point: str, journal: dict[str, Any]) -> str:
             restored[op["path"]] = (version, st)
         elif undone.result == "left":
             left.append(op["path"])
-    for d in sorted(journal.get("created_dirs", []), key=len, reverse=True):
-        try:
-            os.rmdir(d)
-        except OSError:
-            pass
+    _remove_dirs(journal.get("created_dirs", []))
     if recovery is not None:
         missed = [p for p in forecast if p not in restored]
         finish_restore_point(
@@ -665,16 +708,7 @@ def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> list[str
     failed = set(journal.get("failed", []))
     left: list[str] = []
     reached: Reached = {}
-    ops: list[dict[str, Any]] = list(journal.get("ops", []))
-    for path in journal.get("serverPaths", []):
-        if path not in {op["path"] for op in ops}:
-            try:
-                full = safe_target(store.root, path)
-            except RewindError:
-                failed.add(path)
-                continue
-            tmp, backup = _names(full)
-            ops.append({"path": path, "full": full, "tmp": tmp, "backup": backup})
+    ops = _server_ops(store, journal, failed)
     for op in ops:
         row = targets.get(op["path"])
         if row is None:
@@ -697,6 +731,24 @@ def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> list[str
     finish_restore_point(store, point, reached, sorted(failed))
     discard_backups(ops)
     return left
+
+
+def _server_ops(store: Store, journal: dict[str, Any], failed: set[str]) -> list[dict[str, Any]]:
+    """The journal's ops, plus one for each path the server was to write that has none yet (the
+    server died before journaling it); a path that is no longer a safe target goes to `failed`."""
+    ops: list[dict[str, Any]] = list(journal.get("ops", []))
+    have = {op["path"] for op in ops}
+    for path in journal.get("serverPaths", []):
+        if path not in have:
+            try:
+                full = safe_target(store.root, path)
+            except RewindError:
+                failed.add(path)
+                continue
+            tmp, backup = _names(full)
+            ops.append({"path": path, "full": full, "tmp": tmp, "backup": backup})
+            have.add(path)
+    return ops
 
 
 def _finish_one(store: Store, op: dict[str, Any], before: Version, target: Version) -> bool:

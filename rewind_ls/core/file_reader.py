@@ -1,8 +1,8 @@
-"""Reading files for the store: a file's stat signature, and its content read, hashed and compressed.
+"""Reading files for the store: a file's stat signature, and its content read and hashed.
 
 A file is read again only when its signature (size, mtime_ns, inode, permission bits) differs from
 the one recorded with its `known` row: `same_signature` is that test, for the scan and the recorder
-alike. `read_many` reads many files in a thread pool (hashlib and zlib release the GIL), in order,
+alike. `read_many` reads many files in a thread pool (hashlib releases the GIL), in order,
 with bounded look-ahead, and stops at a deadline.
 """
 
@@ -11,9 +11,8 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 import time
-import zlib
 
-from rewind_ls.core.store import FILE, RAW, ZLIB, Version, digest, too_large
+from rewind_ls.core.store import FILE, RAW, Version, digest, too_large
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,7 +24,7 @@ RACY_NS = 100_000_000
 # Below this many files to read, a thread pool costs more than it saves.
 _POOL_MIN = 64
 # Files go to the pool in chunks: one task per file costs more in executor overhead than hashing
-# and compressing a typical 2 KB source file does.
+# a typical 2 KB source file does.
 _CHUNK = 64
 
 
@@ -68,7 +67,7 @@ class FileRead:
 
 
 def read_file(full: str, keep_raw: bool, limit: int) -> FileRead | str:
-    """Read, hash and compress one file; a string says why it could not be read. Thread-safe."""
+    """Read and hash one file; a string says why it could not be read. Thread-safe."""
     try:
         # O_NOFOLLOW: a path swapped for a link after the walk is not followed out of the workspace;
         # O_NONBLOCK: a path swapped for a FIFO does not hang the hook.
@@ -95,11 +94,9 @@ def read_file(full: str, keep_raw: bool, limit: int) -> FileRead | str:
         return exc.strerror or str(exc)
     finally:
         os.close(fd)
-    # Level 1 like git's loose objects: source compresses nearly as well, several times faster.
-    packed = zlib.compress(data, 1)
-    payload, codec = (packed, ZLIB) if len(packed) < len(data) else (data, RAW)
+    # The content as is: the store packs small contents together (better than one by one).
     version = Version(FILE, digest(data), mode, len(data))
-    return FileRead(version, st, payload, codec, data if keep_raw else None)
+    return FileRead(version, st, data, RAW, data if keep_raw else None)
 
 
 def _read_chunk(fulls: Sequence[str], limit: int) -> list[FileRead | str]:

@@ -20,8 +20,8 @@ checkout` do not. At each turn boundary and after each shell command the hook sc
   and calling it created would make a rewind delete it.
 
 The first scan of a workspace is its baseline: every file goes into the store (content-addressed,
-so later scans and turns store nothing twice). Files are read, hashed and compressed in a thread
-pool (`core.file_reader.read_many`) and written in large transactions. A baseline may run under
+so later scans and turns store nothing twice). Files are read and hashed in a thread pool
+(`core.file_reader.read_many`) and written in large transactions, where the store packs them. A baseline may run under
 a time budget (`REWIND_LS_BASELINE_SECONDS`, default 10 s in hooks, where the agent waits):
 whatever is left is taken at the next boundary, and `rewind-ls scan` takes the rest with no limit.
 

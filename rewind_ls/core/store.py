@@ -1,8 +1,9 @@
 """The checkpoint store: one SQLite database (WAL) per workspace, outside the workspace.
 
 Layout: `<home>/workspaces/<sha256(root)[:16]>/store.sqlite3`. Content is addressed by its SHA-256
-and stored once (zlib; an older version of a file is re-encoded as a delta against its newer
-version, so the newest content is always one decompression away). Every write happens in one
+and stored once: small contents written together (a baseline) go into zstd packs, others into
+their own zstd frame (see `codec`), and an older version of a file stored on its own is re-encoded
+as a delta against its newer version, so the newest content is always one decompression away. Every write happens in one
 `BEGIN IMMEDIATE` transaction, so a process killed at any instant leaves the last committed
 checkpoint whole, and several processes (agent hooks, the server, the CLI) can write at once.
 """
@@ -14,11 +15,18 @@ import os
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from rewind_ls.core import config
+from rewind_ls.core import codec, config
+
+# The blob codecs, re-exported for the readers that hand the store encoded payloads.
+from rewind_ls.core.codec import DELTA as DELTA
+from rewind_ls.core.codec import PACKED as PACKED
+from rewind_ls.core.codec import RAW as RAW
+from rewind_ls.core.codec import ZLIB as ZLIB
+from rewind_ls.core.codec import ZSTD as ZSTD
 from rewind_ls.core.errors import CorruptBlob, StoreError
 from rewind_ls.core.faults import fault
 
@@ -43,7 +51,9 @@ from rewind_ls.core.model import (
 from rewind_ls.core.model import Version as Version
 from rewind_ls.core.model import too_large as too_large
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+# Bytes of decompressed packs a Store keeps (a restore reads many neighbours from each pack).
+_PACK_CACHE = 32 << 20
 
 # The database's errors, for the modules that must tell them apart without knowing the database:
 # `DbError` is every one of them; `DatabaseError` a damaged, full or unusable file;
@@ -57,15 +67,14 @@ OperationalError = sqlite3.OperationalError
 _commits = 0
 
 
-# Blob codecs.
-RAW = 0
-ZLIB = 1
-DELTA = 2  # zlib(delta against `base`)
-
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS blobs(
   hash TEXT PRIMARY KEY, size INTEGER NOT NULL, codec INTEGER NOT NULL, base TEXT,
+  data BLOB NOT NULL, pack INTEGER, off INTEGER);
+CREATE INDEX IF NOT EXISTS blobs_pack ON blobs(pack) WHERE pack IS NOT NULL;
+CREATE TABLE IF NOT EXISTS packs(
+  id INTEGER PRIMARY KEY AUTOINCREMENT, codec INTEGER NOT NULL, size INTEGER NOT NULL,
   data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions(
   id TEXT PRIMARY KEY, kind TEXT NOT NULL, agent TEXT, transcript_path TEXT,
@@ -103,6 +112,19 @@ INSERT OR IGNORE INTO agent_events(session_id, kind, key, turn_id, source, at)
   FROM turns WHERE json_valid(info) AND json_type(info, '$.promptId') = 'text';
 UPDATE meta SET value = '2' WHERE key = 'schema_version'
 """
+
+# Schema 3 adds packs (codec.PACKED: a blob is `size` bytes at `off` in pack `pack`). Stored blobs
+# keep their codec and stay readable as they are; new contents use zstd.
+_MIGRATE_2_TO_3 = """
+ALTER TABLE blobs ADD COLUMN pack INTEGER;
+ALTER TABLE blobs ADD COLUMN off INTEGER;
+CREATE INDEX IF NOT EXISTS blobs_pack ON blobs(pack) WHERE pack IS NOT NULL;
+CREATE TABLE IF NOT EXISTS packs(
+  id INTEGER PRIMARY KEY AUTOINCREMENT, codec INTEGER NOT NULL, size INTEGER NOT NULL,
+  data BLOB NOT NULL);
+UPDATE meta SET value = '3' WHERE key = 'schema_version'
+"""
+_MIGRATIONS = {1: _MIGRATE_1_TO_2, 2: _MIGRATE_2_TO_3}
 
 
 def digest(data: bytes) -> str:
@@ -176,6 +198,8 @@ class Store:
         self.root = root
         self.path = path
         self._in_tx = False
+        # The last packs read, decompressed (a restore reads many neighbours from one pack).
+        self._packs: dict[int, bytes] = {}
 
     # --- opening -------------------------------------------------------------------------------
 
@@ -268,10 +292,12 @@ class Store:
             row = self.conn.execute(
                 "SELECT value FROM meta WHERE key = 'schema_version'"
             ).fetchone()
-            if row is not None and int(row[0]) == 1:
-                for statement in _MIGRATE_1_TO_2.strip().split(";"):
+            current = int(row[0]) if row is not None else SCHEMA_VERSION
+            while current < SCHEMA_VERSION:
+                for statement in _MIGRATIONS[current].strip().split(";"):
                     if statement.strip():
                         self.conn.execute(statement)
+                current += 1
 
     def close(self) -> None:
         self.conn.close()
@@ -331,12 +357,10 @@ class Store:
         with self.transaction():
             if self.has_blob(h):
                 return h
-            level = 6 if len(data) < 4 * config.MiB else 1
-            packed = zlib.compress(data, level)
-            codec, payload = (ZLIB, packed) if len(packed) < len(data) else (RAW, data)
+            kind, payload = codec.compress(data)
             self.conn.execute(
                 "INSERT INTO blobs(hash, size, codec, base, data) VALUES (?, ?, ?, NULL, ?)",
-                (h, len(data), codec, payload),
+                (h, len(data), kind, payload),
             )
             if previous and previous != h:
                 self._rebase_as_delta(previous, h, data)
@@ -344,15 +368,16 @@ class Store:
 
     def _rebase_as_delta(self, old: str, new: str, new_data: bytes) -> None:
         row = self.conn.execute("SELECT codec, data FROM blobs WHERE hash = ?", (old,)).fetchone()
-        # Only whole blobs become deltas, and only against a whole blob: the base graph stays acyclic.
-        if row is None or row[0] == DELTA:
+        # Only whole blobs stored on their own become deltas, and only against a whole blob: the
+        # base graph stays acyclic. A packed blob stays: its bytes are shared with its pack.
+        if row is None or row[0] in (DELTA, PACKED):
             return
         try:
             from rewind_ls.core.delta import make_delta
         except ImportError:  # pragma: no cover - delta support is optional at runtime
             return
         old_data = self._decode(old, row[0], row[1], None)
-        delta = zlib.compress(make_delta(new_data, old_data), 6)
+        delta = codec.delta_payload(make_delta(new_data, old_data))
         if len(delta) * 2 < len(row[1]):
             # Delete and re-insert rather than update in place: the row moves to the end of the
             # table among other small rows, and the leaf page that held the whole blob's inline
@@ -372,10 +397,13 @@ class Store:
         cur = h
         while True:
             row = self.conn.execute(
-                "SELECT codec, base, data FROM blobs WHERE hash = ?", (cur,)
+                "SELECT codec, base, data, pack, off, size FROM blobs WHERE hash = ?", (cur,)
             ).fetchone()
             if row is None:
                 raise CorruptBlob(cur, "missing from the store")
+            if row[0] == PACKED:
+                chain.append((cur, RAW, self._pack_slice(cur, row[3], row[4], row[5]), None))
+                break
             chain.append((cur, row[0], row[2], row[1]))
             if row[0] != DELTA or row[1] is None:
                 break
@@ -383,34 +411,67 @@ class Store:
                 raise CorruptBlob(h, "its chain of deltas never reaches a whole version")
             cur = row[1]
         data: bytes | None = None
-        for key, codec, payload, base in reversed(chain):
-            data = self._decode(key, codec, payload, base, base_data=data)
+        for key, kind, payload, base in reversed(chain):
+            data = self._decode(key, kind, payload, base, base_data=data)
         assert data is not None
         return data
+
+    def get_blobs(self, hashes: Iterable[str]) -> dict[str, bytes]:
+        """hash -> content for each of `hashes`, members of one pack read together (each pack
+        decompressed once). Raises CorruptBlob like `get_blob`."""
+        wanted = list(dict.fromkeys(hashes))
+        where: dict[str, tuple[int, int]] = {}
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            rows = self.conn.execute(
+                f"SELECT hash, pack, off FROM blobs WHERE codec = {PACKED} AND hash IN"
+                f" ({', '.join('?' * len(part))})",
+                part,
+            ).fetchall()
+            where.update((r[0], (r[1], r[2])) for r in rows)
+        return {h: self.get_blob(h) for h in sorted(wanted, key=lambda x: where.get(x, (-1, 0)))}
+
+    def _pack_slice(self, h: str, pack: int | None, off: int | None, size: int) -> bytes:
+        if pack is None or off is None:
+            raise CorruptBlob(h, "packed without a pack")
+        data = self._packs.get(pack)
+        if data is None:
+            row = self.conn.execute(
+                "SELECT codec, size, data FROM packs WHERE id = ?", (pack,)
+            ).fetchone()
+            if row is None:
+                raise CorruptBlob(h, f"its pack {pack} is missing from the store")
+            try:
+                data = codec.unpack(row[2], row[1])
+            except ValueError as exc:
+                raise CorruptBlob(h, f"pack {pack}: {exc}") from exc
+            # Packs are never rewritten under the same id (AUTOINCREMENT): a cached one stays true.
+            while self._packs and sum(map(len, self._packs.values())) + len(data) > _PACK_CACHE:
+                self._packs.pop(next(iter(self._packs)))
+            self._packs[pack] = data
+        if off + size > len(data):
+            raise CorruptBlob(h, f"outside its pack {pack}")
+        return data[off : off + size]
 
     def _decode(
         self,
         h: str,
-        codec: int,
+        kind: int,
         payload: bytes,
         base: str | None,
         depth: int = 0,
         base_data: bytes | None = None,
     ) -> bytes:
         try:
-            if codec == RAW:
-                data = bytes(payload)
-            elif codec == ZLIB:
-                data = zlib.decompress(payload)
-            elif codec == DELTA:
+            if kind == DELTA:
                 if base is None or depth > 10_000:
                     raise CorruptBlob(h, "delta without a usable base")
                 from rewind_ls.core.delta import apply_delta
 
                 source = base_data if base_data is not None else self.get_blob(base)
-                data = apply_delta(source, zlib.decompress(payload))
+                data = apply_delta(source, codec.delta_bytes(payload))
             else:
-                raise CorruptBlob(h, f"unknown codec {codec}")
+                data = codec.decompress(kind, payload)
         except (zlib.error, ValueError) as exc:
             raise CorruptBlob(h, str(exc)) from exc
         if digest(data) != h:
@@ -916,12 +977,54 @@ class Store:
     # --- blobs in bulk, checks and maintenance -------------------------------------------------
 
     def insert_packed_blobs(self, blobs: list[tuple[str, int, int, bytes]]) -> None:
-        """(hash, size, codec, payload) of whole blobs already encoded; one already stored stays."""
+        """(hash, size, codec, payload) of whole blobs; one already stored stays. RAW payloads (the
+        content itself) are encoded here: the small ones together in packs, in the given order."""
         with self.transaction():
+            fresh = self._not_stored([b[0] for b in blobs])
+            small: list[tuple[str, bytes]] = []
+            rows: list[tuple[str, int, int, bytes]] = []
+            for h, size, kind, payload in blobs:
+                if h not in fresh:
+                    continue
+                fresh.discard(h)
+                if kind != RAW:
+                    rows.append((h, size, kind, payload))
+                elif len(payload) <= codec.PACK_MEMBER_MAX:
+                    small.append((h, payload))
+                else:
+                    rows.append((h, size, *codec.compress(payload)))
+            if len(small) == 1:  # a pack of one is a blob on its own
+                rows.append((small[0][0], len(small[0][1]), *codec.compress(small[0][1])))
+                small = []
             self.conn.executemany(
-                "INSERT OR IGNORE INTO blobs(hash, size, codec, base, data)"
-                " VALUES (?, ?, ?, NULL, ?)",
-                blobs,
+                "INSERT INTO blobs(hash, size, codec, base, data) VALUES (?, ?, ?, NULL, ?)", rows
+            )
+            self._write_packs(small)
+
+    def _not_stored(self, hashes: list[str]) -> set[str]:
+        fresh = set(hashes)
+        for i in range(0, len(hashes), 500):
+            part = hashes[i : i + 500]
+            found = self.conn.execute(
+                f"SELECT hash FROM blobs WHERE hash IN ({', '.join('?' * len(part))})", part
+            )
+            fresh.difference_update(r[0] for r in found)
+        return fresh
+
+    def _write_packs(self, items: list[tuple[str, bytes]]) -> None:
+        """Packs of `items` and their members' rows (call inside a transaction: a process killed
+        midway leaves neither)."""
+        if not items:
+            return  # zstandard stays unimported (the hook that records a file or two)
+        for pack in codec.build_packs(items):
+            row = self.conn.execute(
+                "INSERT INTO packs(codec, size, data) VALUES (?, ?, ?) RETURNING id",
+                (ZSTD, pack.size, pack.payload),
+            ).fetchone()
+            self.conn.executemany(
+                "INSERT INTO blobs(hash, size, codec, base, data, pack, off)"
+                f" VALUES (?, ?, {PACKED}, NULL, x'', {int(row[0])}, ?)",
+                [(h, size, off) for h, off, size in pack.members],
             )
 
     def delta_encode_older(self, old: str, new: str, new_data: bytes) -> None:
@@ -931,12 +1034,44 @@ class Store:
             self._rebase_as_delta(old, new, new_data)
 
     def blob_hashes(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT hash FROM blobs").fetchall()]
+        """Every stored hash, members of one pack together (a check that reads them all
+        decompresses each pack once)."""
+        return [
+            r[0] for r in self.conn.execute("SELECT hash FROM blobs ORDER BY pack, off").fetchall()
+        ]
 
     def drop_blobs(self, hashes: list[str]) -> None:
+        """Delete these blobs; a pack that held any of them is rewritten with its other members
+        (or deleted when none is left), so their bytes are reclaimed now."""
         with self.transaction():
+            touched: set[int] = set()
             for h in hashes:
-                self.conn.execute("DELETE FROM blobs WHERE hash = ?", (h,))
+                row = self.conn.execute("DELETE FROM blobs WHERE hash = ? RETURNING pack", (h,))
+                pack = row.fetchone()
+                if pack is not None and pack[0] is not None:
+                    touched.add(int(pack[0]))
+            for pack_id in sorted(touched):
+                self._repack(pack_id)
+
+    def _repack(self, pack_id: int) -> None:
+        members = self.conn.execute(
+            "SELECT hash FROM blobs WHERE pack = ? ORDER BY off", (pack_id,)
+        ).fetchall()
+        items = [(r[0], self.get_blob(r[0])) for r in members]
+        self.conn.execute("DELETE FROM blobs WHERE pack = ?", (pack_id,))
+        self.conn.execute("DELETE FROM packs WHERE id = ?", (pack_id,))
+        self._packs.pop(pack_id, None)
+        if len(items) == 1:
+            h, data = items[0]
+            self.conn.execute(
+                "INSERT INTO blobs(hash, size, codec, base, data) VALUES (?, ?, ?, NULL, ?)",
+                (h, len(data), *codec.compress(data)),
+            )
+        elif items:
+            self._write_packs(items)
+
+    def pack_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM packs").fetchone()[0])
 
     def referenced_blobs(self) -> set[str]:
         """The hashes a change (before or after) or a known path names."""
@@ -965,8 +1100,11 @@ class Store:
         return int(row[0])
 
     def stored_bytes(self) -> int:
-        """The size of every blob as stored (compressed or delta)."""
-        row = self.conn.execute("SELECT coalesce(sum(length(data)), 0) FROM blobs").fetchone()
+        """The size of every blob as stored (compressed, delta or in a pack)."""
+        row = self.conn.execute(
+            "SELECT (SELECT coalesce(sum(length(data)), 0) FROM blobs)"
+            " + (SELECT coalesce(sum(length(data)), 0) FROM packs)"
+        ).fetchone()
         return int(row[0])
 
     def quick_check(self) -> str:
@@ -995,16 +1133,27 @@ class Store:
             self.checkpoint()
 
     def stats(self) -> dict[str, Any]:
-        blobs, raw, stored = self.conn.execute(
-            "SELECT count(*), coalesce(sum(size), 0), coalesce(sum(length(data)), 0) FROM blobs"
+        blobs, raw = self.conn.execute(
+            "SELECT count(*), coalesce(sum(size), 0) FROM blobs"
         ).fetchone()
+        stored = self.stored_bytes()
         turns = self.conn.execute("SELECT count(*) FROM turns").fetchone()[0]
         return {"blobs": blobs, "contentBytes": raw, "storedBytes": stored, "turns": turns}
 
 
 # --- damaged and moved stores -------------------------------------------------------------------
 
-_TABLES = ("meta", "counter", "sessions", "turns", "changes", "known", "blobs", "agent_events")
+_TABLES = (
+    "meta",
+    "counter",
+    "sessions",
+    "turns",
+    "changes",
+    "known",
+    "packs",
+    "blobs",
+    "agent_events",
+)
 DB_NAME = "store.sqlite3"
 
 
@@ -1051,7 +1200,11 @@ def is_full(exc: BaseException) -> bool:
 def _copy_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str) -> tuple[int, int]:
     """Copy every readable row of `table`: a scan first, then row by row around damaged pages.
     Returns (rows copied, rowids that could not be read)."""
-    cols = [r[1] for r in dst.execute(f"PRAGMA table_info({table})")]
+    # The columns both have: a damaged store of an older schema is copied into the current one.
+    have = {r[1] for r in src.execute(f"PRAGMA table_info({table})")}
+    if not have:
+        return 0, 0
+    cols = [r[1] for r in dst.execute(f"PRAGMA table_info({table})") if r[1] in have]
     names = ", ".join(cols)
     insert = f"INSERT OR IGNORE INTO {table}(rowid, {names}) VALUES (?{', ?' * len(cols)})"
     copied: set[int] = set()

@@ -1,0 +1,108 @@
+"""Restores of more files than `apply_disk` fsyncs one by one (one syncfs flushes them all, moves use
+renameat2, checks and deletes run in threads), through the real CLI: bytes on disk, a process killed
+midway rolled back, and the file-system calls' own edge cases."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rewind_ls.core import apply_disk
+from rewind_ls.core.disk_sync import flush_files, parallel_map, rename_noreplace
+from tests.conftest import Cli
+from tests.support.agent import FakeClaude
+
+FILES = 100  # over apply_disk._SYNC_EACH_MAX and parallel_map's threshold
+
+
+def _setup(ws: Path, agent: FakeClaude, cli: Cli) -> None:
+    for i in range(FILES):
+        d = ws / f"dir{i % 7}"
+        d.mkdir(exist_ok=True)
+        (d / f"f{i}.txt").write_bytes(b"original %d\n" % i * (i + 1))
+    (ws / "run.sh").write_bytes(b"#!/bin/sh\n")
+    (ws / "run.sh").chmod(0o755)
+    cli("scan")
+
+
+def _turn(agent: FakeClaude) -> None:
+    agent.turns += 1
+    agent.hook("UserPromptSubmit", prompt="rewrite everything")
+    agent.shell(
+        "for f in dir*/*.txt; do printf 'rewritten\\n' >> \"$f\"; done; "
+        "mkdir -p new/deep && echo made > new/deep/x.txt && chmod 600 run.sh"
+    )
+    agent.hook("Stop", stop_hook_active=False)
+
+
+def test_large_rewind_and_undo_bytes_exact(ws: Path, agent: FakeClaude, cli: Cli, snapshot) -> None:  # type: ignore[no-untyped-def]
+    assert FILES > apply_disk._SYNC_EACH_MAX
+    _setup(ws, agent, cli)
+    start = snapshot()
+    _turn(agent)
+    changed = snapshot()
+    assert len(changed) == len(start) + 1  # new/deep/x.txt
+    cli("rewind", "1", "--yes")
+    assert snapshot() == start
+    cli("undo", "--yes")
+    assert snapshot() == changed
+    leftovers = [p for p in ws.rglob("*") if ".rewind-" in p.name]
+    assert not leftovers
+
+
+def test_large_rewind_killed_midway_is_rolled_back(
+    ws: Path, agent: FakeClaude, cli: Cli, snapshot
+) -> None:  # type: ignore[no-untyped-def]
+    _setup(ws, agent, cli)
+    _turn(agent)
+    changed = snapshot()
+    killed = Cli(ws, cli.home)
+    killed.env["REWIND_LS_FAULT"] = f"after-swap:{FILES // 2}"
+    proc = killed("rewind", "1", "--yes", ok=False)
+    assert proc.returncode == 137, proc.stderr
+    assert snapshot() != changed  # half swapped
+    cli("turns")  # any command recovers first
+    assert snapshot() == changed
+    assert not [p for p in ws.rglob("*") if ".rewind-" in p.name]
+
+
+def test_rename_noreplace(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_text("a")
+    b.write_text("b")
+    # Supported on this machine's file systems (tmpfs, ext4, overlayfs): the fallback is not taken.
+    assert rename_noreplace(str(a), str(b)) is False
+    assert a.read_text() == "a" and b.read_text() == "b"
+    b.unlink()
+    assert rename_noreplace(str(a), str(b)) is True
+    assert not a.exists() and b.read_text() == "a"
+    try:
+        rename_noreplace(str(a), str(tmp_path / "c"))
+    except FileNotFoundError as exc:
+        assert exc.filename == str(a)
+    else:
+        raise AssertionError("a missing source must raise")
+
+
+def test_flush_and_parallel_map(tmp_path: Path) -> None:
+    flush_files([str(tmp_path), str(tmp_path)])
+    try:
+        flush_files([str(tmp_path / "missing")])
+    except FileNotFoundError:
+        pass
+    else:
+        raise AssertionError("a missing folder must raise")
+    assert list(parallel_map(lambda x: x * 2, list(range(500)))) == [x * 2 for x in range(500)]
+
+    def boom(x: int) -> int:
+        if x == 300:
+            raise OSError(5, "boom", f"f{x}")
+        return x
+
+    try:
+        list(parallel_map(boom, list(range(500))))
+    except OSError as exc:
+        assert exc.filename == "f300"
+    else:
+        raise AssertionError("the worker's error must reach the caller")
+    assert os.path.isdir(tmp_path)

@@ -59,11 +59,13 @@ def cmd_turns(args: argparse.Namespace) -> int:
         listing = list_sessions(store, args.session)
         unrecorded = _unrecorded(store)
     if not args.all and args.session is None:
-        current = listing["currentSessionId"]
+        current = listing["current_session_id"]
         listing["sessions"] = [s for s in listing["sessions"] if s["id"] == current]
     listing["unrecorded"] = unrecorded
     if args.json:
-        _print_json(listing)
+        from rewind_ls.server.protocol import TurnsOutput, wire
+
+        _print_json(wire(TurnsOutput, listing))
         return 0
     _print_unrecorded(listing["unrecorded"])
     if not listing["sessions"]:
@@ -210,14 +212,15 @@ def _render_plan(plan: Any, out: Callable[[str], None]) -> None:
             text = f"conflict ({pp.conflict.kind}): {_safe(pp.conflict.message)}"
             line += "\n            " + paint(text, RED, on)
             for hunk in pp.conflict.hunks[:3]:
-                line += f"\n              base lines {hunk['baseStart'] + 1}-{hunk['baseEnd']}"
+                line += f"\n              base lines {hunk['base_start'] + 1}-{hunk['base_end']}"
         out(line)
 
 
 def _plan_json(plan: Any) -> list[dict[str, object]]:
     from rewind_ls.core.plan import describe
+    from rewind_ls.server.protocol import PlannedFile, wire
 
-    return [describe(pp) for pp in plan.shown()]
+    return [wire(PlannedFile, describe(pp)) for pp in plan.shown()]
 
 
 def _confirm(plan: Any, args: argparse.Namespace) -> tuple[bool, bool, bool]:
@@ -387,12 +390,14 @@ def cmd_gc(args: argparse.Namespace) -> int:
     with _open(args) as store:
         result = gc.run(store, dry_run=args.dry_run, **kw)
     if args.json:
-        _print_json(result)
+        from rewind_ls.server.protocol import GcOutput, wire
+
+        _print_json(wire(GcOutput, result))
     else:
         verb = "would drop" if args.dry_run else "dropped"
         print(
-            f"{verb} {result['turnsDropped']} turn(s), {result['blobsDropped']} stored content(s); "
-            f"store {result['bytesBefore']} -> {result['bytesAfter']} bytes"
+            f"{verb} {result['turns_dropped']} turn(s), {result['blobs_dropped']} stored content(s); "
+            f"store {result['bytes_before']} -> {result['bytes_after']} bytes"
         )
     return 0
 
@@ -438,7 +443,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     report = diagnose(_workspace(args), repair=args.repair, moved_from=args.moved_from)
     if args.json:
-        _print_json(report)
+        from rewind_ls.server.protocol import DoctorOutput, wire
+
+        _print_json(wire(DoctorOutput, report))
     else:
         for check in report["checks"]:
             print(f"{'ok  ' if check['ok'] else 'FAIL'} {check['name']}: {_safe(check['detail'])}")

@@ -103,7 +103,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
                 check(
                     "size",
                     True,
-                    f"{st['turns']} turns, {st['blobs']} contents, {st['storedBytes']} bytes stored",
+                    f"{st['turns']} turns, {st['blobs']} contents, {st['stored_bytes']} bytes stored",
                 )
         except RewindError as exc:
             damaged = damaged or "damaged" in str(exc)
@@ -164,7 +164,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
             )
     # Hooks that are not installed are not a store problem; a hook command that fails is.
     ok = all(c["ok"] for c in checks if c["name"] != "claude code hooks" or commands)
-    return {"ok": ok, "workspace": root, "storeDir": directory, "checks": checks}
+    return {"ok": ok, "workspace": root, "store_dir": directory, "checks": checks}
 
 
 def repair_damaged_store(root: str) -> list[dict[str, Any]]:
@@ -180,12 +180,12 @@ def repair_damaged_store(root: str) -> list[dict[str, Any]]:
     copied = sum(n for n, _ in report["tables"].values())
     detail = (
         f"copied {copied} readable row(s) into a new store; damaged file kept at "
-        f"{report['keptAside']}"
+        f"{report['kept_aside']}"
     )
-    if lost or report.get("damagedContents"):
+    if lost or report.get("damaged_contents"):
         detail += (
             f"; unreadable: {', '.join(f'{t} ({n})' for t, n in lost.items()) or 'none'}, "
-            f"{report.get('damagedContents', 0)} damaged content(s) dropped"
+            f"{report.get('damaged_contents', 0)} damaged content(s) dropped"
         )
     try:
         with Store.open(root, create=False) as store:

@@ -303,8 +303,8 @@ def plan_revert(store: Store, turn: sqlite3.Row, reader: Reader, label: str = ""
                 f"{path}: later changes overlap this turn's changes ({len(result.conflicts)} hunk(s))",
                 [
                     {
-                        "baseStart": c.base_start,
-                        "baseEnd": c.base_end,
+                        "base_start": c.base_start,
+                        "base_end": c.base_end,
                         "ours": [line.decode("utf-8", "replace") for line in c.ours],
                         "theirs": [line.decode("utf-8", "replace") for line in c.theirs],
                     }

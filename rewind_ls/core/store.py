@@ -973,7 +973,7 @@ class Store:
             "SELECT count(*), coalesce(sum(size), 0), coalesce(sum(length(data)), 0) FROM blobs"
         ).fetchone()
         turns = self.conn.execute("SELECT count(*) FROM turns").fetchone()[0]
-        return {"blobs": blobs, "contentBytes": raw, "storedBytes": stored, "turns": turns}
+        return {"blobs": blobs, "content_bytes": raw, "stored_bytes": stored, "turns": turns}
 
 
 # --- damaged and moved stores -------------------------------------------------------------------
@@ -1113,7 +1113,7 @@ def salvage(root: str, home: str | None = None) -> dict[str, Any]:
         with store.transaction():
             for h in bad:
                 store.conn.execute("DELETE FROM blobs WHERE hash = ?", (h,))
-        report["damagedContents"] = len(bad)
+        report["damaged_contents"] = len(bad)
         store.conn.execute("PRAGMA journal_mode=WAL")
     finally:
         store.close()
@@ -1124,7 +1124,7 @@ def salvage(root: str, home: str | None = None) -> dict[str, Any]:
     os.replace(db, aside)
     os.replace(fresh, db)
     os.chmod(db, 0o600)
-    report["keptAside"] = aside
+    report["kept_aside"] = aside
     return report
 
 

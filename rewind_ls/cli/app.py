@@ -126,7 +126,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         payload: dict[str, Any] = {"turnId": turn["id"], "number": turn["number"], "files": diffs}
         if other is not None or args.current:
             payload["to"] = other["id"] if other is not None else "current"
-        _print_json(payload)
+        from rewind_ls.server.protocol import DiffOutput, wire
+
+        _print_json(wire(DiffOutput, payload))
         return 0
     if not diffs:
         print(f"no difference: {what}" + (f", {path}" if path else ""))
@@ -218,9 +220,8 @@ def _render_plan(plan: Any, out: Callable[[str], None]) -> None:
 
 def _plan_json(plan: Any) -> list[dict[str, object]]:
     from rewind_ls.core.plan import describe
-    from rewind_ls.server.protocol import PlannedFile, wire
 
-    return [wire(PlannedFile, describe(pp)) for pp in plan.shown()]
+    return [describe(pp) for pp in plan.shown()]
 
 
 def _confirm(plan: Any, args: argparse.Namespace) -> tuple[bool, bool, bool]:
@@ -293,7 +294,9 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
         if args.dry_run:
             result["status"] = "planned"
             if args.json:
-                _print_json(result)
+                from rewind_ls.server.protocol import RestoreOutput, wire
+
+                _print_json(wire(RestoreOutput, result))
             return 3 if plan.conflicts and code_scope else 0
         proceed, force, skip = (
             _confirm(plan, args)
@@ -343,7 +346,9 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
             lines.append("the turn's prompt, to edit and send again:")
             lines.append("  " + fork.prompt.replace("\n", "\n  "))
     if args.json:
-        _print_json(result)
+        from rewind_ls.server.protocol import RestoreOutput, wire
+
+        _print_json(wire(RestoreOutput, result))
     else:
         for line in lines:
             print(line)
@@ -426,7 +431,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
             "seconds": round(result.elapsed, 3),
         }
     if args.json:
-        _print_json(info)
+        from rewind_ls.server.protocol import ScanOutput, wire
+
+        _print_json(wire(ScanOutput, info))
         return 0
     print(
         f"scanned {result.files} file(s) in {result.elapsed:.1f} s: {result.adopted} added to the "

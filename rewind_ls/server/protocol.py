@@ -324,6 +324,62 @@ class PlannedFile(Output):
     conflict: Conflict | None
 
 
+class RestoreOutput(Output):
+    """`rewind-ls rewind|revert|undo --json` (`--dry-run`: status `planned`, nothing applied)."""
+
+    mode: Literal["rewind", "revert", "undo"]
+    turn_id: str
+    number: int
+    scope: Scope
+    files: list[PlannedFile] = []
+    notes: list[str] = []
+    unrecorded: list[str] = []
+    status: RestoreStatus
+    message: str | None = None
+    restore_point_id: str | None = None
+    conversation: ConversationFork | None = None
+
+
+class SummarizeOutput(Output):
+    """`rewind-ls summarize --json`."""
+
+    mode: Literal["summarize"]
+    direction: SummarizeDirection
+    turn_id: str
+    number: int
+    status: Literal["applied"]
+    conversation: ConversationFork
+
+
+class FileDiff(Output):
+    path: str
+    change: str
+    diff: str = Field(description="Unified diff text.")
+
+
+class DiffOutput(Output):
+    """`rewind-ls diff TURN [TURN_B|PATH] --json`."""
+
+    turn_id: str
+    number: int
+    files: list[FileDiff]
+    to: str | None = Field(default=None, description="The other checkpoint's turn id, or current.")
+
+
+class ScanOutput(Output):
+    """`rewind-ls scan --json`."""
+
+    files: int
+    read: int
+    baseline_added: int
+    baseline_complete: bool
+    changes: list[str]
+    turn_id: str | None
+    deferred: int
+    skipped: list[str]
+    seconds: float
+
+
 class FileVersion(Output):
     turn_id: str | None
     number: int | None

@@ -81,16 +81,19 @@ def test_cli_json_is_the_protocol_shapes(ws: Path, agent: FakeClaude, cli: Cli) 
     check_shape(protocol.LogOutput, log)
     assert [v["sessionKind"] for v in log["versions"]][-1] is None  # the version first seen
     check_shape(protocol.GcOutput, json.loads(cli("gc", "--dry-run", "--json").stdout))
+    check_shape(
+        protocol.DiffOutput, json.loads(cli("diff", "1", "--json").stdout), every_field=False
+    )
     doctor = json.loads(cli("doctor", "--json", ok=False).stdout)
     check_shape(protocol.DoctorOutput, doctor, every_field=False)
     assert "storeDir" in doctor
     proc = cli("revert", "1", "--dry-run", "--json", ok=False)
     assert proc.returncode == 3, proc.stderr
-    files = json.loads(proc.stdout)["files"]
-    conflicted = [f for f in files if f["conflict"]]
+    planned = json.loads(proc.stdout)
+    check_shape(protocol.RestoreOutput, planned, every_field=False)
+    assert planned["status"] == "planned"
+    conflicted = [f for f in planned["files"] if f["conflict"]]
     assert [f["path"] for f in conflicted] == ["a.txt"]
-    for f in files:
-        check_shape(protocol.PlannedFile, f)
     hunk = conflicted[0]["conflict"]["hunks"][0]
     assert (hunk["baseStart"], hunk["baseEnd"], hunk["ours"], hunk["theirs"]) == (
         0,
@@ -98,6 +101,7 @@ def test_cli_json_is_the_protocol_shapes(ws: Path, agent: FakeClaude, cli: Cli) 
         ["mine\n"],
         ["zero\n"],
     )
+    check_shape(protocol.ScanOutput, json.loads(cli("scan", "--json").stdout))
 
 
 def test_wire_checks_and_camelizes_without_adding_defaults() -> None:

@@ -139,6 +139,28 @@ def test_typescript_types_are_the_models() -> None:
     assert "export type Scope = 'code' | 'conversation' | 'both';" in ts
 
 
+# camelCase names the Neovim client sends that are not protocol fields: initializationOptions, which
+# server/lsp.py reads.
+LUA_INIT_OPTIONS = {"closedFiles", "didChangeTurns"}
+
+
+def test_neovim_client_uses_only_fields_the_models_define() -> None:
+    """No type checker for Lua here (lua-language-server is not in the registries we install from):
+    every camelCase field the Lua client reads (`x.fooBar`) or builds (`fooBar = ...`) must be a field
+    of a protocol model, so a renamed or misspelt field fails here as it fails tsc for VS Code."""
+    aliases = {f.alias or n for m in protocol_ts.models() for n, f in m.model_fields.items()}
+    used: dict[str, str] = {}
+    for path in sorted((ROOT / "editors" / "nvim").rglob("*.lua")):
+        code = "\n".join(line.split("--", 1)[0] for line in path.read_text().splitlines())
+        for name in re.findall(r"\.([a-z]+[A-Z]\w*)\b", code):
+            used[name] = path.name
+        for name in re.findall(r"\b([a-z]+[A-Z]\w*)\s*=(?!=)", code):
+            used[name] = path.name
+    assert {"currentSessionId", "turnId", "resumeCommand"} <= set(used)  # the scan finds them
+    unknown = {n: f for n, f in used.items() if n not in aliases | LUA_INIT_OPTIONS}
+    assert not unknown, f"not fields of any protocol model: {unknown}"
+
+
 @pytest.mark.editor
 def test_vscode_client_compiles_only_against_fields_the_models_define(tmp_path: Path) -> None:
     """The client and its unit tests compile against the generated types; a client that reads a

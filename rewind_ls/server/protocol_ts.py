@@ -33,7 +33,7 @@ def _aliases() -> dict[object, str]:
     }
 
 
-def _models() -> list[type[BaseModel]]:
+def models() -> list[type[BaseModel]]:
     """Every model of the module, in definition order (the bases excepted)."""
     return [
         value
@@ -99,7 +99,7 @@ def render() -> str:
         "",
     ]
     out += [f"export type {name} = {ts_type(value, {})};" for value, name in aliases.items()]
-    for model in _models():
+    for model in models():
         out += ["", *_interface(model, aliases)]
     methods = {m.split("/", 1)[1]: m for m in protocol.METHODS}
     commands = {c.split(".", 1)[1]: c for c in protocol.COMMANDS}

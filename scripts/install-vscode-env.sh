@@ -3,7 +3,8 @@
 #   - Debian packages: chromium, ripgrep, and the build deps of code-server's native modules
 #   - code-server 4.100.3 (= VS Code 1.100.3, runs on Node 20) into .tools/code-server/
 #   - the extension's npm dependencies (editors/vscode/node_modules, includes playwright-core)
-#   - the built and packaged extension: .tools/rewind-ls.vsix
+#   - the built and packaged extension: .tools/rewind-ls.vsix (REWIND_VSIX elsewhere), its
+#     src/protocol.ts generated first from the Python protocol models
 # Idempotent: every step is skipped when its result is already there (a second run takes seconds).
 # Environment: REWIND_TOOLS_DIR (default: <repo>/.tools).
 set -euo pipefail
@@ -72,6 +73,12 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
 else
   log "editors/vscode/node_modules up to date"
 fi
+
+# The protocol's TypeScript types are generated from the Python models (not in git).
+PY=${REWIND_PYTHON:-$ROOT/.venv/bin/python}
+[ -x "$PY" ] || { echo "$PY missing: scripts/test.sh creates .venv (or set REWIND_PYTHON)" >&2; exit 1; }
+log "generating src/protocol.ts from rewind_ls/server/protocol.py"
+"$PY" -m rewind_ls.server.protocol_ts
 
 sources_hash() {
   (cd "$EXT_DIR" && find src media package.json package-lock.json tsconfig.json esbuild.mjs README.md \

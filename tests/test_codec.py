@@ -132,7 +132,7 @@ def test_gc_reclaims_contents_held_in_packs(tmp_path: Path) -> None:
         for i, c in enumerate(live):
             store.set_known(f"f{i}", Version(FILE, digest(c), 0o644, len(c)))
         result = gc.run(store, retention_days=3650, max_bytes=1 << 40)
-        assert result["blobsDropped"] == len(contents) - len(live)
+        assert result["blobs_dropped"] == len(contents) - len(live)
         assert store.stored_bytes() < full * 0.45
         assert store.blob_hashes() and set(store.blob_hashes()) == {digest(c) for c in live}
         for c in live:

@@ -19,6 +19,7 @@ from pygls.exceptions import JsonRpcException
 
 from tests.support.agent import FakeClaude
 from tests.support.lsp_client import Editor, start, uri_of
+from tests.support.wire import check_response
 
 # "+edit": closed files travel in the WorkspaceEdit (closedFiles: "edit") instead of being written by
 # the server (the default).
@@ -53,7 +54,10 @@ class Session:
         self.agent = agent
 
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        return as_dict(await request(self.client, method, params or {}))
+        result = as_dict(await request(self.client, method, params or {}))
+        if method.startswith("rewind/"):
+            check_response(method, result)  # every answer is exactly its protocol shape
+        return result
 
     async def turn_ids(self) -> list[str]:
         listing = await self.call("rewind/listTurns", {"sessionId": self.agent.session_id})

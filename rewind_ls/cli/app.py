@@ -59,11 +59,13 @@ def cmd_turns(args: argparse.Namespace) -> int:
         listing = list_sessions(store, args.session)
         unrecorded = _unrecorded(store)
     if not args.all and args.session is None:
-        current = listing["currentSessionId"]
+        current = listing["current_session_id"]
         listing["sessions"] = [s for s in listing["sessions"] if s["id"] == current]
     listing["unrecorded"] = unrecorded
     if args.json:
-        _print_json(listing)
+        from rewind_ls.server.protocol import TurnsOutput, wire
+
+        _print_json(wire(TurnsOutput, listing))
         return 0
     _print_unrecorded(listing["unrecorded"])
     if not listing["sessions"]:
@@ -124,7 +126,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         payload: dict[str, Any] = {"turnId": turn.id, "number": turn.number, "files": diffs}
         if other is not None or args.current:
             payload["to"] = other.id if other is not None else "current"
-        _print_json(payload)
+        from rewind_ls.server.protocol import DiffOutput, wire
+
+        _print_json(wire(DiffOutput, payload))
         return 0
     if not diffs:
         print(f"no difference: {what}" + (f", {path}" if path else ""))
@@ -210,7 +214,7 @@ def _render_plan(plan: Any, out: Callable[[str], None]) -> None:
             text = f"conflict ({pp.conflict.kind}): {_safe(pp.conflict.message)}"
             line += "\n            " + paint(text, RED, on)
             for hunk in pp.conflict.hunks[:3]:
-                line += f"\n              base lines {hunk['baseStart'] + 1}-{hunk['baseEnd']}"
+                line += f"\n              base lines {hunk['base_start'] + 1}-{hunk['base_end']}"
         out(line)
 
 
@@ -290,7 +294,9 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
         if args.dry_run:
             result["status"] = "planned"
             if args.json:
-                _print_json(result)
+                from rewind_ls.server.protocol import RestoreOutput, wire
+
+                _print_json(wire(RestoreOutput, result))
             return 3 if plan.conflicts and code_scope else 0
         proceed, force, skip = (
             _confirm(plan, args)
@@ -340,7 +346,9 @@ def _restore(args: argparse.Namespace, mode: str) -> int:
             lines.append("the turn's prompt, to edit and send again:")
             lines.append("  " + fork.prompt.replace("\n", "\n  "))
     if args.json:
-        _print_json(result)
+        from rewind_ls.server.protocol import RestoreOutput, wire
+
+        _print_json(wire(RestoreOutput, result))
     else:
         for line in lines:
             print(line)
@@ -387,12 +395,14 @@ def cmd_gc(args: argparse.Namespace) -> int:
     with _open(args) as store:
         result = gc.run(store, dry_run=args.dry_run, **kw)
     if args.json:
-        _print_json(result)
+        from rewind_ls.server.protocol import GcOutput, wire
+
+        _print_json(wire(GcOutput, result))
     else:
         verb = "would drop" if args.dry_run else "dropped"
         print(
-            f"{verb} {result['turnsDropped']} turn(s), {result['blobsDropped']} stored content(s); "
-            f"store {result['bytesBefore']} -> {result['bytesAfter']} bytes"
+            f"{verb} {result['turns_dropped']} turn(s), {result['blobs_dropped']} stored content(s); "
+            f"store {result['bytes_before']} -> {result['bytes_after']} bytes"
         )
     return 0
 
@@ -421,7 +431,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
             "seconds": round(result.elapsed, 3),
         }
     if args.json:
-        _print_json(info)
+        from rewind_ls.server.protocol import ScanOutput, wire
+
+        _print_json(wire(ScanOutput, info))
         return 0
     print(
         f"scanned {result.files} file(s) in {result.elapsed:.1f} s: {result.adopted} added to the "
@@ -438,7 +450,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     report = diagnose(_workspace(args), repair=args.repair, moved_from=args.moved_from)
     if args.json:
-        _print_json(report)
+        from rewind_ls.server.protocol import DoctorOutput, wire
+
+        _print_json(wire(DoctorOutput, report))
     else:
         for check in report["checks"]:
             print(f"{'ok  ' if check['ok'] else 'FAIL'} {check['name']}: {_safe(check['detail'])}")

@@ -30,11 +30,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     with _open(args, create=True) as store:
         report = import_transcripts(store, files)
     if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        from rewind_ls.server.protocol import ImportOutput, wire
+
+        print(json.dumps(wire(ImportOutput, report), indent=2, ensure_ascii=False))
         return 0
     for s in report["sessions"]:
         print(
-            f"session {s['sessionId']}: {s['turns']} turn(s), {s['changes']} change(s) "
+            f"session {s['session_id']}: {s['turns']} turn(s), {s['changes']} change(s) "
             f"imported from {s['transcript']}"
         )
     if report["turns"] or report["changes"]:

@@ -19,12 +19,12 @@ from rewind_ls.core.store import Store
 
 
 def where(entry: dict[str, object]) -> str:
-    kind = entry["sessionKind"]
+    kind = entry["session_kind"]
     if kind is None:
         return "-"
     if kind == "agent":
         return (
-            f"turn {entry['number']} of {entry['agent'] or 'agent'} {str(entry['sessionId'])[:8]}"
+            f"turn {entry['number']} of {entry['agent'] or 'agent'} {str(entry['session_id'])[:8]}"
         )
     if kind == "rewind":
         return f"restore point {entry['number']}"
@@ -40,7 +40,10 @@ def run_log(store: Store, rel: str, shown: str, args: argparse.Namespace) -> int
     if not versions and store.known(rel) is None:
         raise RewindError(f"{shown}: rewind-ls has no record of this path in this workspace")
     if args.json:
-        print(json.dumps({"path": rel, "versions": versions}, indent=2, ensure_ascii=False))
+        from rewind_ls.server.protocol import LogOutput, wire
+
+        output = wire(LogOutput, {"path": rel, "versions": versions})
+        print(json.dumps(output, indent=2, ensure_ascii=False))
         return 0
     if not versions:
         print(f"{shown}: one version, as first seen; no turn changed it")
@@ -57,5 +60,5 @@ def run_log(store: Store, rel: str, shown: str, args: argparse.Namespace) -> int
             tail += f": {' '.join(str(v['prompt']).split())}"
         if cols:
             tail = clip(tail, max(10, cols - 44))
-        print(head + (paint(tail, DIM, on) if v["sessionKind"] is None else tail))
+        print(head + (paint(tail, DIM, on) if v["session_kind"] is None else tail))
     return 0

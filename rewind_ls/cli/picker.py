@@ -140,7 +140,7 @@ def load_entries(store: Store) -> tuple[list[Entry], str]:
                 files=[
                     (CHANGE_MARKS.get(f["change"], "?"), safe(f["path"])) for f in turn["files"]
                 ],
-                can_fork=session["kind"] == AGENT and bool(session["transcriptPath"]),
+                can_fork=session["kind"] == AGENT and bool(session["transcript_path"]),
                 session_tag=tag,
             )
         )

@@ -38,7 +38,9 @@ def cmd_summarize(args: argparse.Namespace) -> int:
             "status": "applied",
             "conversation": conversation_json(result),
         }
-        print(json.dumps(out, indent=2, ensure_ascii=False))
+        from rewind_ls.server.protocol import SummarizeOutput, wire
+
+        print(json.dumps(wire(SummarizeOutput, out), indent=2, ensure_ascii=False))
         return 0
     what = "from" if direction == "from" else "up to"
     print(f"conversation summarized {what} turn {turn.number}: {result.resume_command}")

@@ -36,7 +36,7 @@ def session_lines(session: dict[str, Any], cols: int | None) -> list[str]:
         prompt_w, files_w = 40, 0
     lines.append(f"  {'#':>3}  {'started':16}  {pad('prompt', prompt_w)}  files")
     for turn in session["turns"]:
-        when = (turn["startedAt"] or "").replace("T", " ")[:16]
+        when = (turn["started_at"] or "").replace("T", " ")[:16]
         prompt = clip(safe(" ".join(turn["prompt"].split())), prompt_w)
         items = _items(turn)
         files = fit_items(items, files_w, ", ") if cols else ", ".join(items)

@@ -67,7 +67,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
     checks += hook_checks(root)
     # Hooks that are not installed are not a store problem; a hook command that fails is.
     ok = all(c["ok"] for c in checks if c["detail"] != NOT_INSTALLED)
-    return {"ok": ok, "workspace": root, "storeDir": directory, "checks": checks}
+    return {"ok": ok, "workspace": root, "store_dir": directory, "checks": checks}
 
 
 def _store_checks(root: str, directory: str) -> tuple[list[dict[str, Any]], bool]:
@@ -140,7 +140,7 @@ def transcript_hooks_check(store: Any) -> dict[str, Any]:
 
 def size_check(store: Any) -> dict[str, Any]:
     st = store.stats()
-    detail = f"{st['turns']} turns, {st['blobs']} contents, {st['storedBytes']} bytes stored"
+    detail = f"{st['turns']} turns, {st['blobs']} contents, {st['stored_bytes']} bytes stored"
     return _check("size", True, detail)
 
 
@@ -201,12 +201,12 @@ def repair_damaged_store(root: str) -> list[dict[str, Any]]:
     copied = sum(n for n, _ in report["tables"].values())
     detail = (
         f"copied {copied} readable row(s) into a new store; damaged file kept at "
-        f"{report['keptAside']}"
+        f"{report['kept_aside']}"
     )
-    if lost or report.get("damagedContents"):
+    if lost or report.get("damaged_contents"):
         detail += (
             f"; unreadable: {', '.join(f'{t} ({n})' for t, n in lost.items()) or 'none'}, "
-            f"{report.get('damagedContents', 0)} damaged content(s) dropped"
+            f"{report.get('damaged_contents', 0)} damaged content(s) dropped"
         )
     try:
         with Store.open(root, create=False) as store:

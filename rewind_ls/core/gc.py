@@ -52,10 +52,10 @@ def collect(
             # Raised inside the transaction: it is rolled back, nothing was dropped.
             raise _DryRun(
                 {
-                    "turnsDropped": len(doomed),
-                    "blobsDropped": dropped_blobs,
-                    "bytesBefore": before_bytes,
-                    "bytesAfter": after_bytes,
+                    "turns_dropped": len(doomed),
+                    "blobs_dropped": dropped_blobs,
+                    "bytes_before": before_bytes,
+                    "bytes_after": after_bytes,
                 }
             )
     if not dry_run:
@@ -64,11 +64,11 @@ def collect(
         except Exception:
             pass
     return {
-        "turnsDropped": len(doomed),
-        "blobsDropped": dropped_blobs,
-        "bytesBefore": before_bytes,
-        "bytesAfter": after_bytes,
-        "dryRun": False,
+        "turns_dropped": len(doomed),
+        "blobs_dropped": dropped_blobs,
+        "bytes_before": before_bytes,
+        "bytes_after": after_bytes,
+        "dry_run": False,
     }
 
 
@@ -82,7 +82,7 @@ def run(store: Store, dry_run: bool = False, **kw: Any) -> dict[str, Any]:
     try:
         return collect(store, dry_run=dry_run, **kw)
     except _DryRun as done:
-        return {**done.result, "dryRun": True}
+        return {**done.result, "dry_run": True}
 
 
 def _drop_dead_blobs(store: Store) -> int:

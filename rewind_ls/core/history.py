@@ -37,10 +37,10 @@ def file_log(store: Store, path: str) -> list[dict[str, Any]]:
         session = sessions.get(row.session_id)
         out.append(
             {
-                "turnId": row.turn_id,
+                "turn_id": row.turn_id,
                 "number": turn.number if turn is not None else None,
-                "sessionId": row.session_id,
-                "sessionKind": row.session_kind,
+                "session_id": row.session_id,
+                "session_kind": row.session_kind,
                 "agent": session.agent if session is not None else None,
                 "prompt": turn.prompt if turn is not None else "",
                 "time": iso(turn.started_at) if turn is not None else None,
@@ -56,10 +56,10 @@ def file_log(store: Store, path: str) -> list[dict[str, Any]]:
         first = rows[0]
         out.append(
             {
-                "turnId": None,
+                "turn_id": None,
                 "number": None,
-                "sessionId": None,
-                "sessionKind": None,
+                "session_id": None,
+                "session_kind": None,
                 "agent": None,
                 "prompt": "",
                 "time": None,

@@ -331,8 +331,8 @@ def _merge(
             f"{path}: later changes overlap this turn's changes ({len(result.conflicts)} hunk(s))",
             [
                 {
-                    "baseStart": c.base_start,
-                    "baseEnd": c.base_end,
+                    "base_start": c.base_start,
+                    "base_end": c.base_end,
                     "ours": [line.decode("utf-8", "replace") for line in c.ours],
                     "theirs": [line.decode("utf-8", "replace") for line in c.theirs],
                 }

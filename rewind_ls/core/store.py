@@ -1138,7 +1138,7 @@ class Store:
         ).fetchone()
         stored = self.stored_bytes()
         turns = self.conn.execute("SELECT count(*) FROM turns").fetchone()[0]
-        return {"blobs": blobs, "contentBytes": raw, "storedBytes": stored, "turns": turns}
+        return {"blobs": blobs, "content_bytes": raw, "stored_bytes": stored, "turns": turns}
 
 
 # --- damaged and moved stores -------------------------------------------------------------------
@@ -1246,7 +1246,7 @@ def salvage(root: str, home: str | None = None) -> dict[str, Any]:
         if os.path.exists(fresh + suffix):
             os.unlink(fresh + suffix)
     report = _copy_readable(db, fresh, os.path.realpath(root))
-    report["damagedContents"] = _drop_damaged_blobs(fresh, root, directory)
+    report["damaged_contents"] = _drop_damaged_blobs(fresh, root, directory)
     aside = f"{db}.damaged-{time.strftime('%Y%m%d-%H%M%S')}"
     for suffix in ("-wal", "-shm"):
         if os.path.exists(db + suffix):
@@ -1254,7 +1254,7 @@ def salvage(root: str, home: str | None = None) -> dict[str, Any]:
     os.replace(db, aside)
     os.replace(fresh, db)
     os.chmod(db, 0o600)
-    report["keptAside"] = aside
+    report["kept_aside"] = aside
     return report
 
 

@@ -1,6 +1,7 @@
 """Read-side views of the store shared by the CLI and the server: sessions with their turns and files
-(the shape of `rewind/listTurns`, camelCase, so `--json` and the protocol agree), and the timeline
-text document (`timeline_text`)."""
+(the fields of `rewind/listTurns`, snake_case: the server and the CLI's --json turn them into the
+wire's camelCase through `rewind_ls.server.protocol`), and the timeline text document
+(`timeline_text`)."""
 
 from __future__ import annotations
 
@@ -42,11 +43,11 @@ def turn_dict(store: Store, turn: Turn, session_kind: str, changes: list[Change]
     return {
         "id": turn.id,
         "number": turn.number,
-        "sessionId": turn.session_id,
-        "sessionKind": session_kind,
+        "session_id": turn.session_id,
+        "session_kind": session_kind,
         "prompt": turn.prompt,
-        "startedAt": iso(turn.started_at),
-        "endedAt": iso(turn.ended_at),
+        "started_at": iso(turn.started_at),
+        "ended_at": iso(turn.ended_at),
         "files": files,
         "subagents": turn_info(turn).get("subagents") or [],
         # Set when the turn was rebuilt from the agent's transcript (its hooks did not fire).
@@ -73,13 +74,13 @@ def list_sessions(store: Store, session_id: str | None = None) -> dict[str, Any]
                 "id": s.id,
                 "kind": s.kind,
                 "agent": s.agent,
-                "transcriptPath": s.transcript_path,
-                "startedAt": iso(s.started_at),
-                "lastActivityAt": iso(s.last_activity_at),
+                "transcript_path": s.transcript_path,
+                "started_at": iso(s.started_at),
+                "last_activity_at": iso(s.last_activity_at),
                 "turns": turns,
             }
         )
-    return {"workspace": store.root, "currentSessionId": current_session(store), "sessions": out}
+    return {"workspace": store.root, "current_session_id": current_session(store), "sessions": out}
 
 
 TIMELINE_TITLE = "rewind-ls timeline"
@@ -94,7 +95,7 @@ _SESSION_TITLES = {
 
 
 def _when(turn: dict[str, Any]) -> str:
-    return (turn["startedAt"] or "").replace("T", " ").rstrip("Z")
+    return (turn["started_at"] or "").replace("T", " ").rstrip("Z")
 
 
 def _one_line(text: str, limit: int = 100) -> str:
@@ -116,7 +117,7 @@ def timeline_text(store: Store, session_id: str | None = None) -> str:
             continue
         kind = session["kind"]
         if kind == "agent":
-            current = " (current)" if session["id"] == listing["currentSessionId"] else ""
+            current = " (current)" if session["id"] == listing["current_session_id"] else ""
             title = f"{session['agent'] or 'agent'} session {session['id'][:8]}{current}"
         else:
             title = _SESSION_TITLES.get(kind, kind)

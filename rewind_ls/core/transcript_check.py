@@ -18,11 +18,11 @@ def hooks_not_firing(store: Store) -> list[dict[str, Any]]:
         if missed:
             out.append(
                 {
-                    "sessionId": sid,
-                    "promptsFromTranscript": counts.get(f"prompt:{SOURCE}", 0),
-                    "toolCallsFromTranscript": counts.get(f"tool:{SOURCE}", 0),
-                    "promptsFromHooks": counts.get("prompt:hook", 0),
-                    "toolCallsFromHooks": counts.get("tool:hook", 0),
+                    "session_id": sid,
+                    "prompts_from_transcript": counts.get(f"prompt:{SOURCE}", 0),
+                    "tool_calls_from_transcript": counts.get(f"tool:{SOURCE}", 0),
+                    "prompts_from_hooks": counts.get("prompt:hook", 0),
+                    "tool_calls_from_hooks": counts.get("tool:hook", 0),
                 }
             )
     return out
@@ -38,8 +38,8 @@ def transcript_check(store: Store) -> dict[str, Any]:
             "detail": "every prompt and tool call seen in a transcript was reported by a hook",
         }
     parts = [
-        f"session {m['sessionId']}: {m['promptsFromTranscript']} prompt(s) and "
-        f"{m['toolCallsFromTranscript']} tool call(s) that no hook reported"
+        f"session {m['session_id']}: {m['prompts_from_transcript']} prompt(s) and "
+        f"{m['tool_calls_from_transcript']} tool call(s) that no hook reported"
         for m in missed[:5]
     ]
     return {

@@ -280,7 +280,7 @@ def import_transcripts(store: Store, transcripts: list[str]) -> dict[str, Any]:
         rec.close_sessions([sid], last)
         sessions.append(
             {
-                "sessionId": sid,
+                "session_id": sid,
                 "transcript": path,
                 "turns": rec.turns - before[0],
                 "changes": rec.changes - before[1],
@@ -290,6 +290,6 @@ def import_transcripts(store: Store, transcripts: list[str]) -> dict[str, Any]:
         "sessions": sessions,
         "turns": rec.turns,
         "changes": rec.changes,
-        "filledBefores": rec.filled,
+        "filled_befores": rec.filled,
         "skipped": rec.skipped,
     }

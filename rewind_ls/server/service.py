@@ -509,12 +509,12 @@ class Service:
             return []
         out = []
         for m in hooks_not_firing(self.store):
-            if m["sessionId"] in self._warned:
+            if m["session_id"] in self._warned:
                 continue
-            self._warned.add(m["sessionId"])
+            self._warned.add(m["session_id"])
             out.append(
-                f"rewind-ls: Claude Code session {m['sessionId']}: its hooks are not firing "
-                f"({m['promptsFromTranscript']} prompt(s), {m['toolCallsFromTranscript']} tool "
+                f"rewind-ls: Claude Code session {m['session_id']}: its hooks are not firing "
+                f"({m['prompts_from_transcript']} prompt(s), {m['tool_calls_from_transcript']} tool "
                 "call(s) no hook reported); the transcript is being followed instead (run "
                 "`rewind-ls doctor` for details)"
             )

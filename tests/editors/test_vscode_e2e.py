@@ -100,7 +100,10 @@ def _run_vscode(
         config = {"url": url, "workspace": str(ws), "chromium": tools["chromium"], "steps": steps}
         result = run_driver(tools["node"], config, tmp_path)
         server_log = _extension_log(cs.user_data)
-    result["context"] = f"driver log:\n{result['log']}\n--- extension output:\n{server_log}"
+    result["extension_log"] = server_log
+    result["context"] = (
+        f"driver log:\n{result['log']}\n--- extension output (end):\n{server_log[-6000:]}"
+    )
     conflict = [o for o in result["observations"] if o.get("label") == "conflict-dialog"]
     assert not conflict, f"unexpected conflict dialog: {conflict}\n{result['context']}"
     assert "error" not in result, f"{result['error']}\n{result['context']}"
@@ -389,7 +392,8 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
     assert not any("Pending response" in t or "connection" in t for t in start_error), start_error
     assert len(start_error) == 1, start_error
     assert not any("could not start" in t for t in _obs(result, "after-fix")["texts"]), ctx
-    assert "(workspace venv)" in ctx, ctx  # Output › Rewind: "starting: … (workspace venv)"
+    # Output › Rewind: "starting: … (workspace venv)", its first lines (the context shows only its end).
+    assert "(workspace venv)" in result["extension_log"], ctx
 
     conversation = _obs(result, "conversation")
     assert "claude --resume" in conversation["text"], f"{conversation}\n{ctx}"
@@ -446,7 +450,4 @@ def _extension_log(user_data: Path) -> str:
     logs = (
         sorted((user_data / "logs").rglob("*Rewind*.log")) if (user_data / "logs").is_dir() else []
     )
-    return (
-        "\n".join(p.read_text(errors="replace")[-6000:] for p in logs)
-        or "(no Rewind output log found)"
-    )
+    return "\n".join(p.read_text(errors="replace") for p in logs) or "(no Rewind output log found)"

@@ -180,9 +180,9 @@ export class Commands {
   async compareTurn(turnId?: string, fileUri?: string): Promise<void> {
     const turn = turnId ? await this.findTurn(turnId) : await this.pickTurn('Compare Turn with Current');
     if (!turn) return;
-    let file: FileChange | undefined;
+    let file: Pick<FileChange, 'path' | 'uri'> | undefined;
     if (fileUri) {
-      file = turn.files.find((f) => f.uri === fileUri) ?? { path: vscode.workspace.asRelativePath(vscode.Uri.parse(fileUri)), uri: fileUri, change: 'modified' };
+      file = turn.files.find((f) => f.uri === fileUri) ?? { path: vscode.workspace.asRelativePath(vscode.Uri.parse(fileUri)), uri: fileUri };
     } else if (turn.files.length === 0) {
       void this.say('info', `Rewind: turn #${turn.number} changed no file.`);
       return;

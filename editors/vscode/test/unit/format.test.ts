@@ -29,7 +29,9 @@ function turn(n: number, prompt: string, session = 's1', files: TurnInfo['files'
     sessionKind: 'agent',
     prompt,
     startedAt: local(2026, 11, 22, 14, n),
+    endedAt: null,
     files,
+    reconstructed: null,
   };
 }
 
@@ -62,9 +64,9 @@ describe('promptSummary', () => {
 describe('filesSummary', () => {
   it('marks changes git-style and counts the rest', () => {
     const files = [
-      { path: 'a.txt', uri: 'file:///w/a.txt', change: 'modified' as const },
-      { path: 'b/c.py', uri: 'file:///w/b/c.py', change: 'created' as const },
-      { path: 'd.md', uri: 'file:///w/d.md', change: 'deleted' as const },
+      { path: 'a.txt', uri: 'file:///w/a.txt', change: 'modified' as const, source: 'tool' },
+      { path: 'b/c.py', uri: 'file:///w/b/c.py', change: 'created' as const, source: 'tool' },
+      { path: 'd.md', uri: 'file:///w/d.md', change: 'deleted' as const, source: 'tool' },
     ];
     assert.equal(filesSummary(files), 'M a.txt  A b/c.py  D d.md');
     assert.equal(filesSummary(files, 1), 'M a.txt  (+2 more)');
@@ -77,9 +79,9 @@ describe('pickerEntries', () => {
     workspace: '/w',
     currentSessionId: 's1',
     sessions: [
-      { id: 'old-session', kind: 'agent', agent: 'claude-code', startedAt: local(2026, 11, 21, 8, 0), lastActivityAt: local(2026, 11, 21, 9, 0), turns: [turn(1, 'old', 'old-session')] },
-      { id: 's1', kind: 'agent', startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 2), turns: [turn(1, 'first'), turn(2, 'second')] },
-      { id: 'rp', kind: 'rewind', startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 30), turns: [turn(1, 'restore point', 'rp')] },
+      { id: 'old-session', kind: 'agent', agent: 'claude-code', transcriptPath: null, startedAt: local(2026, 11, 21, 8, 0), lastActivityAt: local(2026, 11, 21, 9, 0), turns: [turn(1, 'old', 'old-session')] },
+      { id: 's1', kind: 'agent', agent: null, transcriptPath: null, startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 2), turns: [turn(1, 'first'), turn(2, 'second')] },
+      { id: 'rp', kind: 'rewind', agent: null, transcriptPath: null, startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 30), turns: [turn(1, 'restore point', 'rp')] },
     ],
   };
   it('lists the current session newest first, then the other sessions under separators, without restore points', () => {
@@ -114,8 +116,8 @@ describe('turnLabel and scopeItems', () => {
       workspace: '/w',
       currentSessionId: 's1',
       sessions: [
-        { id: 's1', kind: 'agent', agent: 'claude-code', startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turns: [turn(1, 'agent prompt')] },
-        { id: 'editor', kind: 'editor', agent: 'editor', startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turns: [saves] },
+        { id: 's1', kind: 'agent', agent: 'claude-code', transcriptPath: null, startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turns: [turn(1, 'agent prompt')] },
+        { id: 'editor', kind: 'editor', agent: 'editor', transcriptPath: null, startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turns: [saves] },
       ],
     };
     const labels = pickerEntries(list, NOW).map((e) => e.label);
@@ -139,11 +141,11 @@ describe('turnLabel and scopeItems', () => {
 
 describe('conflictPrompt', () => {
   const f = (path: string, conflict: FilePreview['conflict'], action: FilePreview['action'] = 'modify'): FilePreview => ({
-    path, uri: `file:///w/${path}`, action, added: 1, removed: 1, conflict,
+    path, uri: `file:///w/${path}`, action, added: 1, removed: 1, binary: false, conflict,
   });
   it('names every conflicting path with the server message and explains the choices', () => {
     const p = conflictPrompt([
-      f('a.txt', { kind: 'modified-outside', message: 'changed on disk since the turn' }),
+      f('a.txt', { kind: 'modified-outside', message: 'changed on disk since the turn', hunks: [] }),
       f('b.txt', null),
       f('c.txt', null, 'unchanged'),
     ], 'Rewinding to turn #1');
@@ -154,12 +156,12 @@ describe('conflictPrompt', () => {
     assert.doesNotMatch(p.detail, /b\.txt/);
   });
   it('does not repeat a path the server message already names', () => {
-    const p = conflictPrompt([f('a.txt', { kind: 'modified-outside', message: 'a.txt: changed since rewind-ls last saw it' })]);
+    const p = conflictPrompt([f('a.txt', { kind: 'modified-outside', message: 'a.txt: changed since rewind-ls last saw it', hunks: [] })]);
     assert.match(p.detail, /^• a\.txt: changed since/m);
     assert.doesNotMatch(p.detail, /a\.txt: a\.txt/);
   });
   it('shortens long lists', () => {
-    const many = Array.from({ length: 20 }, (_, i) => f(`f${i}`, { kind: 'merge', message: 'does not merge' }));
+    const many = Array.from({ length: 20 }, (_, i) => f(`f${i}`, { kind: 'merge', message: 'does not merge', hunks: [] }));
     const p = conflictPrompt(many);
     assert.match(p.message, /20 files changed since rewind-ls last saw them/);
     assert.match(p.detail, /… and 5 more/);
@@ -169,7 +171,7 @@ describe('conflictPrompt', () => {
 describe('pathsToSave and restoredEntries', () => {
   const toPath = (uri: string): string => uri.replace('file://', '');
   const f = (path: string, action: FilePreview['action'], conflict: FilePreview['conflict'] = null): FilePreview => ({
-    path, uri: `file:///w/${path}`, action, added: 0, removed: 0, conflict,
+    path, uri: `file:///w/${path}`, action, added: 0, removed: 0, binary: false, conflict,
   });
   it('saves every restored file that is dirty now, also one that had unsaved edits', () => {
     const files = [f('clean.txt', 'modify'), f('dirty.txt', 'modify'), f('closed.txt', 'create'), f('same.txt', 'unchanged')];
@@ -177,7 +179,7 @@ describe('pathsToSave and restoredEntries', () => {
     assert.deepEqual(pathsToSave(restoredEntries(files), toPath, now), ['/w/clean.txt', '/w/dirty.txt']);
   });
   it('leaves out skipped conflicts and failed paths', () => {
-    const files = [f('a.txt', 'modify', { kind: 'modified-outside', message: 'x' }), f('b.txt', 'delete'), f('c.txt', 'modify')];
+    const files = [f('a.txt', 'modify', { kind: 'modified-outside', message: 'x', hunks: [] }), f('b.txt', 'delete'), f('c.txt', 'modify')];
     assert.deepEqual(restoredEntries(files, ['c.txt'], true).map((e) => e.path), ['b.txt']);
     assert.deepEqual(restoredEntries(files, [], false).map((e) => e.path), ['a.txt', 'b.txt', 'c.txt']);
   });
@@ -188,11 +190,11 @@ describe('pathsToSave and restoredEntries', () => {
 
 describe('resultReport and errorText', () => {
   const r = (status: RestoreResult['status'], extra: Partial<RestoreResult> = {}): RestoreResult => ({
-    status, message: 'm', files: [], failed: [], ...extra,
+    status, message: 'm', edit: null, restorePointId: null, files: [], writtenByServer: [], failed: [], conversation: null, prompt: null, ...extra,
   });
   it('maps statuses to severities and lists failed paths', () => {
     assert.equal(resultReport(r('applied')).severity, 'info');
-    const applied = r('applied', { message: 'restored 1 file(s)', files: [{ path: 'a.txt', uri: 'file:///w/a.txt', action: 'modify', added: 1, removed: 1 }] });
+    const applied = r('applied', { message: 'restored 1 file(s)', files: [{ path: 'a.txt', uri: 'file:///w/a.txt', action: 'modify', added: 1, removed: 1, binary: false, conflict: null }] });
     assert.equal(resultReport(applied).text, 'Rewind: restored 1 file(s): a.txt.');
     const nothing = r('nothing-to-do', { message: 'nothing to restore: every path already matches' });
     assert.equal(resultReport(nothing, 'Undo of the last rewind').text, 'Rewind: Undo of the last rewind: nothing to restore: every path already matches.');

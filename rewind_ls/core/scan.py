@@ -134,6 +134,7 @@ class ScanResult:
         "read",
         "skipped",
         "turn",
+        "watched",
     )
 
     def __init__(self) -> None:
@@ -146,6 +147,7 @@ class ScanResult:
         self.skipped: list[str] = []  # "path: reason" for files that could not be read
         self.baseline_complete = False
         self.elapsed = 0.0
+        self.watched = False  # only the paths the workspace watcher reported were looked at
 
     def __repr__(self) -> str:
         return (
@@ -535,7 +537,9 @@ def scan(
     incomplete baseline (changes to known files are always recorded). `progress(what, done, total)`
     reports reading.
     """
+    from rewind_ls.core import watched_scan
     from rewind_ls.core.ignore import IgnoreRules
+    from rewind_ls.core.walk import _relative_skips
 
     started = time.monotonic()
     start_ns = time.time_ns()
@@ -551,14 +555,22 @@ def scan(
 
     # The signature of every known file is all a scan compares; versions and row sequence numbers
     # are fetched only for paths that differ.
-    known = store.known_file_signatures()
-    gone = store.known_absent_paths()
+    patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
+    # The watcher syncs before anything is read (rules too): only what it saw change, or all.
+    watched = watched_scan.begin(store, patterns, have_baseline)
+    rules = IgnoreRules.load(root, patterns)
+    if watched.entries is None:
+        known = store.known_file_signatures()
+        gone = store.known_absent_paths()
+        files = _walk_files(store, rules, patterns, start_ns)
+    else:
+        result.watched = True
+        known, gone = watched.known(store)
+        files = watched.files(rules, _relative_skips(root, _skip_dirs(store)))
     changed: list[_Candidate] = []  # known paths (or known-absent) whose signature differs
     new: list[_Candidate] = []  # never seen
-    patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
-    rules = IgnoreRules.load(root, patterns)
     pop = known.pop
-    for rel, st in _walk_files(store, rules, patterns, start_ns):
+    for rel, st in files:
         if ".rewind-" in rel and _RESTORE_TEMP.search(rel):
             continue  # a restore's own temporary or backup file (apply_disk._names)
         if ".tmp." in rel and _AGENT_TEMP.search(rel):
@@ -633,6 +645,8 @@ def scan(
             store.set_meta(META_UNRECORDED, unrecorded)
         if complete and not have_baseline:
             store.set_meta(META_BASELINE, "complete")
+        clean = complete and not result.deferred and not result.skipped and not busy
+        watched.save_mark(store, clean)
     result.baseline_complete = complete or have_baseline
     result.elapsed = time.monotonic() - started
     return result

@@ -13,6 +13,8 @@ import os
 import random
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -336,9 +338,6 @@ def test_only_one_watcher_per_workspace(ws: Path, store: Store) -> None:
     first = watch_journal.watcher_pid(_wdir(store))
     for _ in range(3):
         watch_journal.ensure_running(store.root, store.path)
-    import subprocess
-    import sys
-
     extra = subprocess.run(
         [sys.executable, "-m", "rewind_ls.core.watcher", store.root, store.path],
         timeout=30,
@@ -355,3 +354,64 @@ def test_an_idle_watcher_stops(ws: Path, store: Store, monkeypatch: pytest.Monke
     _wait(lambda: not watch_journal.alive(_wdir(store)), "the idle watcher to stop", timeout=10)
     status = Path(_wdir(store), watch_journal.STATUS).read_text()
     assert status.startswith("idle")
+
+
+def _limited_watcher(store: Store, limit: int) -> subprocess.Popen[bytes]:
+    """The watcher in its own user namespace, whose inotify watch limit is `limit` (a per-namespace
+    sysctl: the machine's limit is left alone)."""
+    script = (
+        f"echo {limit} > /proc/sys/user/max_inotify_watches && "
+        'exec "$0" -m rewind_ls.core.watcher "$1" "$2"'
+    )
+    cmd = ["unshare", "--user", "--map-root-user", "sh", "-c", script]
+    return subprocess.Popen([*cmd, sys.executable, store.root, store.path])
+
+
+def _user_namespaces() -> bool:
+    try:
+        probe = subprocess.run(
+            [
+                "unshare",
+                "--user",
+                "--map-root-user",
+                "sh",
+                "-c",
+                "echo 3 > /proc/sys/user/max_inotify_watches",
+            ],
+            capture_output=True,
+            timeout=30,
+        )
+    except OSError:
+        return False
+    return probe.returncode == 0
+
+
+def test_watch_limit_means_a_full_walk(ws: Path, store: Store) -> None:
+    """A real ENOSPC from inotify_add_watch: new folders need more watches than the limit allows."""
+    if not _user_namespaces():
+        pytest.skip("no user namespaces here: cannot lower the inotify watch limit for one process")
+    _write(ws / "a" / "f.txt", "a\n")
+    _write(ws / "b" / "g.txt", "b\n")
+    proc = _limited_watcher(store, 5)  # the root, a, b and the sync folder: 4 watches
+    try:
+        _wait(lambda: _ready(store), "the limited watcher to be ready")
+        scan_mod.scan(store, lambda changes: None)  # baseline, synced: leaves the first mark
+        truth = _truth(ws, store)
+        (ws / "a" / "f.txt").write_text("watched\n")
+        result, truth = _scan_and_check(ws, store, truth)
+        assert result.watched
+        _write(ws / "c" / "d" / "e" / "deep.txt", "past the limit\n")  # c, d, e: 7 watches
+        assert proc.wait(timeout=20) == 0  # the watcher stopped on the limit
+        status = Path(_wdir(store), watch_journal.STATUS).read_text()
+        assert status.startswith("limit"), status
+        result, truth = _scan_and_check(ws, store, truth)
+        assert not result.watched
+        assert [c[0] for c in result.changes] == ["c/d/e/deep.txt"]
+        # No new watcher for a while: it would hit the same limit.
+        time.sleep(0.3)
+        assert not watch_journal.alive(_wdir(store))
+        assert not Path(_wdir(store), watch_journal.STARTING).exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

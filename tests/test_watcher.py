@@ -41,6 +41,8 @@ def store(ws: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sto
     monkeypatch.setenv("REWIND_LS_HOME", str(home))
     monkeypatch.setenv("REWIND_LS_WATCH", "1")
     monkeypatch.setenv("REWIND_LS_WATCH_IDLE", "120")
+    # A loaded machine may hold the watcher back for a while: a late answer is not a miss here.
+    monkeypatch.setenv("REWIND_LS_WATCH_SYNC", "30")
     with Store.open(str(ws)) as s:
         yield s
         _kill(s)
@@ -122,7 +124,12 @@ def _scan_and_check(ws: Path, store: Store, before: Truth) -> tuple[scan_mod.Sca
     now = _truth(ws, store)
     assert _known(store) == now, _diff(_known(store), now)
     expected = {p for p in before.keys() | now.keys() if before.get(p) != now.get(p)}
-    assert {c[0] for c in result.changes} == expected, (result.watched, result.changes, expected)
+    got = {c[0] for c in result.changes}
+    # New paths whose ctime is older than the previous scan (the files of a folder moved in keep
+    # theirs) are adopted, not recorded as created: the walk does the same (scan's watermark).
+    adopted = expected - got
+    assert got <= expected and len(adopted) == result.adopted, (result.watched, got, expected)
+    assert not adopted & before.keys(), adopted
     return result, now
 
 

@@ -218,7 +218,15 @@ def _lines(data: bytes) -> Iterator[tuple[str, str]]:
             yield text[0], unescape(text[2:])
 
 
-def sync(store_path: str, timeout: float = SYNC_TIMEOUT) -> Synced | None:
+def sync_timeout() -> float:
+    """`REWIND_LS_WATCH_SYNC`: seconds a scan waits for the watcher's answer (default 2)."""
+    try:
+        return float(os.environ.get("REWIND_LS_WATCH_SYNC", "") or SYNC_TIMEOUT)
+    except ValueError:
+        return SYNC_TIMEOUT
+
+
+def sync(store_path: str, timeout: float | None = None) -> Synced | None:
     """Ask the running watcher to write down everything it saw so far; None when no watcher is
     ready (not running, still installing its watches, ended, or not answering in `timeout`)."""
     wdir = watch_dir(store_path)
@@ -238,7 +246,7 @@ def sync(store_path: str, timeout: float = SYNC_TIMEOUT) -> Synced | None:
             return None
         if owner != [str(watcher_pid(wdir)).encode()]:
             return None
-        return _request(fd, path, wdir, epoch, timeout)
+        return _request(fd, path, wdir, epoch, sync_timeout() if timeout is None else timeout)
     finally:
         os.close(fd)
 

@@ -138,7 +138,12 @@ class Epoch:
         while stack:
             rel = stack.pop()
             full = os.path.join(self.root, rel) if rel else self.root
-            if os.path.realpath(full) in self.skip or not self._add(full, _TREE, rel):
+            if os.path.realpath(full) in self.skip:
+                continue
+            if not self._add(full, _TREE, rel):
+                if rel == "":
+                    # The workspace itself cannot be watched: nothing is covered.
+                    raise _Ended(f"{full}: cannot be watched (gone, or not a folder)")
                 continue
             base = rel + "/" if rel else ""
             try:
@@ -318,7 +323,8 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: python -m rewind_ls.core.watcher ROOT STORE_PATH", file=sys.stderr)
         return 2
-    return run(os.path.abspath(argv[0]), os.path.abspath(argv[1]))
+    # The real path: a watch on a link to the workspace would watch the link, not the folder.
+    return run(os.path.realpath(argv[0]), os.path.abspath(argv[1]))
 
 
 if __name__ == "__main__":

@@ -176,8 +176,8 @@ def _restore(agent: Agent, tree: str, rels: list[str], tmp: str) -> tuple[float,
     return ours, undo, git
 
 
-def bench_size(n: int, tmp: str, runs: int, restores: set[int], notes: list[str]) -> list[Figure]:
-    base = os.path.join(tmp, f"t{n}")
+def _make(n: int, base: str, notes: list[str]) -> tuple[str, list[str]]:
+    """The tree of `n` files committed to git, plus an ignored node_modules of two thirds."""
     tree = os.path.join(base, "tree")
     t = time.perf_counter()
     rels = make_tree(tree, n, n * 2 // 3)
@@ -188,6 +188,40 @@ def bench_size(n: int, tmp: str, runs: int, restores: set[int], notes: list[str]
         f"{n:,} files (+ {n * 2 // 3:,} ignored): generated and committed in "
         f"{time.perf_counter() - t:.0f} s"
     )
+    return tree, rels
+
+
+def _hook_on_edit(agent: Agent, target: str, runs: int) -> tuple[float, float]:
+    """The PreToolUse hook of an Edit (first touch in its turn) and `python -c pass`; medians."""
+    edit, py = [], []
+    for i in range(max(5, runs * 3)):
+        agent.hook("UserPromptSubmit", prompt=f"edit {i}")
+        tool_input = {"file_path": target, "old_string": "a", "new_string": "b"}
+        edit.append(
+            agent.hook("PreToolUse", tool_name="Edit", tool_input=tool_input, tool_use_id=f"e{i}")
+        )
+        py.append(timed(lambda: run([PY, "-c", "pass"], env=BASE_ENV)))
+        agent.hook("Stop", stop_hook_active=False)
+    return median(edit), median(py)
+
+
+def _start_watching(agent: Agent, tree: str, changed: list[str], n: int) -> None:
+    """A turn starts the watcher; once it is ready, two turns leave a mark in its epoch."""
+    agent.hook("UserPromptSubmit", prompt="start the watcher")
+    agent.hook("Stop", stop_hook_active=False)
+    deadline = time.monotonic() + 300
+    while not _watcher_ready(agent):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{n} files: the watcher did not get ready in 300 s")
+        time.sleep(0.05)
+    _turns(agent, tree, changed, 2, "warm")
+    if not _mark_is_current(agent):
+        raise RuntimeError(f"{n} files: the scans did not leave a mark in the watcher's epoch")
+
+
+def bench_size(n: int, tmp: str, runs: int, restores: set[int], notes: list[str]) -> list[Figure]:
+    base = os.path.join(tmp, f"t{n}")
+    tree, rels = _make(n, base, notes)
     figs: list[Figure] = []
     home = os.path.join(base, "home")
     walk = Agent(tree, home, REWIND_LS_BASELINE_SECONDS="0", REWIND_LS_WATCH="0")
@@ -204,8 +238,7 @@ def bench_size(n: int, tmp: str, runs: int, restores: set[int], notes: list[str]
         Figure(n, "first checkpoint: store bytes (vs loose objects)", store_bytes, loose, "B")
     )
 
-    step = max(1, len(rels) // 10)
-    changed = rels[1::step][:10]
+    changed = rels[1 :: max(1, len(rels) // 10)][:10]
     plain = _turns(walk, tree, changed, runs, "walk")
     figs.append(Figure(n, "git status (10 files changed)", plain["status"], None, "s"))
     figs.append(Figure(n, "shadow git add -A + commit", plain["shadow"], None, "s"))
@@ -215,16 +248,7 @@ def bench_size(n: int, tmp: str, runs: int, restores: set[int], notes: list[str]
 
     watched = Agent(tree, home, REWIND_LS_WATCH="1", REWIND_LS_WATCH_IDLE="600")
     try:
-        watched.hook("UserPromptSubmit", prompt="start the watcher")
-        watched.hook("Stop", stop_hook_active=False)
-        deadline = time.monotonic() + 300
-        while not _watcher_ready(watched):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{n} files: the watcher did not get ready in 300 s")
-            time.sleep(0.05)
-        _turns(watched, tree, changed, 2, "warm")
-        if not _mark_is_current(watched):
-            raise RuntimeError(f"{n} files: the scans did not leave a mark in the watcher's epoch")
+        _start_watching(watched, tree, changed, n)
         w = _turns(watched, tree, changed, runs, "watched")
         figs.append(
             Figure(n, "turn boundary, watcher (vs git status)", w["stop"], w["status"], "s", 0.2)
@@ -234,23 +258,8 @@ def bench_size(n: int, tmp: str, runs: int, restores: set[int], notes: list[str]
                 n, "turn boundary, watcher (vs shadow add+commit)", w["stop"], w["shadow"], "s", 0.5
             )
         )
-        edit, py = [], []
-        target = os.path.join(tree, changed[0])
-        for i in range(max(5, runs * 3)):
-            watched.hook("UserPromptSubmit", prompt=f"edit {i}")
-            edit.append(
-                watched.hook(
-                    "PreToolUse",
-                    tool_name="Edit",
-                    tool_input={"file_path": target, "old_string": "a", "new_string": "b"},
-                    tool_use_id=f"e{i}",
-                )
-            )
-            py.append(timed(lambda: run([PY, "-c", "pass"], env=BASE_ENV)))
-            watched.hook("Stop", stop_hook_active=False)
-        figs.append(
-            Figure(n, "hook on an edit (vs python -c pass)", median(edit), median(py), "s", 1.5)
-        )
+        edit, py = _hook_on_edit(watched, os.path.join(tree, changed[0]), runs)
+        figs.append(Figure(n, "hook on an edit (vs python -c pass)", edit, py, "s", 1.5))
 
         shadow_gc = timed(lambda: shadow.git("gc", "-q"))
         pack = _apparent(os.path.join(shadow.git_dir, "objects"))

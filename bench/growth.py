@@ -22,6 +22,7 @@ import platform
 import shutil
 import signal
 import sqlite3
+import sys
 import tempfile
 import time
 
@@ -85,6 +86,7 @@ def print_growth(figures: list[Figure]) -> None:
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for b in body:
         print("| " + " | ".join(x.ljust(w) for x, w in zip(b, widths, strict=True)) + " |")
+    sys.stdout.flush()
 
 
 def _git(tree: str, *args: str) -> str:
@@ -228,7 +230,11 @@ def bench_size(n: int, tmp: str, runs: int, restores: set[int], notes: list[str]
     shadow = Shadow(os.path.join(base, "tree-shadow.git"), tree)
 
     first_ours = walk.hook("SessionStart", source="startup")
-    first_git = timed(lambda: (shadow.init(), shadow.checkpoint("first")))
+    first_git = timed(shadow.init)
+    # No automatic gc: it would pack the loose objects measured below, in the background, and
+    # hold the lock of the `git gc` measured later.
+    run(["git", f"--git-dir={shadow.git_dir}", "config", "gc.auto", "0"], env=shadow.env)
+    first_git += timed(lambda: shadow.checkpoint("first"))
     store_bytes = _apparent(home)
     loose = _apparent(os.path.join(shadow.git_dir, "objects"))
     figs.append(
@@ -313,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
         for n in sizes:
             figures.extend(bench_size(n, tmp, runs, restores, notes))
             print(f"  {n:,} files done ({time.perf_counter() - started:.0f} s)", flush=True)
+            if n != sizes[-1]:  # so far, in case a later size does not finish
+                print_growth([f for f in figures if f.size == n])
     finally:
         if args.keep:
             notes.append(f"kept: {tmp}")

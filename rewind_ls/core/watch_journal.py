@@ -40,7 +40,7 @@ STATUS = "status"
 STARTING = "starting"  # a watcher was just started: no second one until it holds the lock
 _STARTING_STALE = 10.0
 # How long a scan waits for the watcher to answer its sync request before walking instead.
-SYNC_TIMEOUT = 2.0
+SYNC_TIMEOUT = 0.5
 # After the watcher stopped on a watch limit, no new one is started for this long.
 LIMIT_BACKOFF_SECONDS = 600.0
 
@@ -219,7 +219,8 @@ def _lines(data: bytes) -> Iterator[tuple[str, str]]:
 
 
 def sync_timeout() -> float:
-    """`REWIND_LS_WATCH_SYNC`: seconds a scan waits for the watcher's answer (default 2)."""
+    """`REWIND_LS_WATCH_SYNC`: seconds a scan waits for the watcher's answer (default 0.5): it
+    normally comes in a millisecond; a watcher held back longer than this costs a walk, not a wait."""
     try:
         return float(os.environ.get("REWIND_LS_WATCH_SYNC", "") or SYNC_TIMEOUT)
     except ValueError:

@@ -32,6 +32,8 @@ PY = sys.executable
 # bench's temporary folder, as an installed package has its .pyc files (a development shell with
 # PYTHONDONTWRITEBYTECODE=1 would otherwise compile rewind-ls from source in every hook).
 BASE_ENV: dict[str, str] = dict(os.environ)
+# These figures are the full walk's; `python -m bench growth` measures the workspace watcher.
+BASE_ENV.setdefault("REWIND_LS_WATCH", "0")
 
 
 class Sizes:

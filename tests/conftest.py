@@ -12,6 +12,10 @@ import pytest
 
 from tests.support.agent import FakeClaude
 
+# No workspace watchers outside the tests that start them (tests/test_watcher.py): every hook
+# would leave one running per temporary workspace, each holding an inotify instance.
+os.environ.setdefault("REWIND_LS_WATCH", "0")
+
 
 class Cli:
     """Runs the real `rewind-ls` command (as `python -m rewind_ls`) in a workspace."""

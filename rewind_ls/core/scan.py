@@ -44,14 +44,15 @@ import re
 import stat as stat_mod
 import time
 
-from rewind_ls.core import config
+from rewind_ls.core import config, watched_scan
 from rewind_ls.core.file_reader import FileRead, read_file, read_many, same_signature
-from rewind_ls.core.folder_cache import walk_files
+from rewind_ls.core.folder_cache import skip_dirs, walk_files
 from rewind_ls.core.ignore import IgnoreRules
 from rewind_ls.core.scan_commit import Candidate, commit
 from rewind_ls.core.scan_settings import extra_ignore_patterns
 from rewind_ls.core.shell_runs import in_flight_shell_start
 from rewind_ls.core.store import ABSENT_VERSION, FILE, Store
+from rewind_ls.core.walk import relative_skips
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ class ScanResult:
         "read",
         "skipped",
         "turn",
+        "watched",
     )
 
     def __init__(self) -> None:
@@ -120,6 +122,7 @@ class ScanResult:
         self.skipped: list[str] = []  # "path: reason" for files that could not be read
         self.baseline_complete = False
         self.elapsed = 0.0
+        self.watched = False  # only the paths the workspace watcher reported were looked at
 
     def __repr__(self) -> str:
         return (
@@ -153,7 +156,9 @@ def scan(
     raw_mark = store.meta(META_WATERMARK)
     watermark = int(raw_mark) - _CLOCK_SLACK_NS if raw_mark and raw_mark.isdigit() else None
     patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
-    changed, new = run.compare(_walk_step(store, patterns, run.start_ns))
+    # The watcher syncs before anything is read (rules too): only what it saw change, or all.
+    watched = watched_scan.begin(store, patterns, have_baseline)
+    changed, new = run.compare(*_listing(store, patterns, run, watched))
     if changed:
         _fill_old_versions(store, changed)
     # New files: created (before = absent) or adopted into the baseline, by their ctime.
@@ -167,21 +172,26 @@ def scan(
         else:
             adopt.append(c)
     complete = run.record(changed + created, adopt)
-    run.finish(complete and not have_baseline)
+    run.finish(complete and not have_baseline, watched, complete)
     run.result.baseline_complete = complete or have_baseline
     run.result.elapsed = time.monotonic() - started
     return run.result
 
 
-def _walk_step(
-    store: Store, patterns: Sequence[str], start_ns: int
-) -> Iterator[tuple[str, os.stat_result]]:
-    """The paths a scan compares: every non-ignored regular file with its lstat, from the folder
-    cache when it holds. A watcher's "changed paths only" listing would replace this step (and
-    `_Scan.compare` would then re-check by name only the known paths it names, not every known
-    path the listing left out)."""
+def _listing(
+    store: Store, patterns: Sequence[str], run: _Scan, watched: watched_scan.Watched
+) -> tuple[Iterator[tuple[str, os.stat_result]], KnownSignatures, set[str]]:
+    """The paths a scan compares (each non-ignored regular file with its lstat) and the known
+    signatures and known-absent paths to compare them with: all of them from a full walk (the
+    folder cache helps), or, when the workspace watcher covered the whole interval since the last
+    clean scan, only what it saw change (`core.watched_scan`)."""
     rules = IgnoreRules.load(store.root, patterns)
-    return walk_files(store, rules, patterns, start_ns)
+    if watched.entries is None:
+        listing = walk_files(store, rules, patterns, run.start_ns)
+        return listing, store.known_file_signatures(), store.known_absent_paths()
+    run.result.watched = True
+    known, gone = watched.known(store)
+    return watched.files(rules, relative_skips(store.root, skip_dirs(store))), known, gone
 
 
 class _Scan:
@@ -221,21 +231,19 @@ class _Scan:
         self.busy = store.paths_in_flight(except_session=session_id)
 
     def compare(
-        self, listing: Iterable[tuple[str, os.stat_result]]
+        self, listing: Iterable[tuple[str, os.stat_result]], known: KnownSignatures, gone: set[str]
     ) -> tuple[list[Candidate], list[Candidate]]:
-        """(known or known-absent paths whose signature differs, paths never seen)."""
-        # The signature of every known file is all a scan compares; versions and row sequence
-        # numbers are fetched only for paths that differ.
-        known = self.store.known_file_signatures()
-        changed, new = self._compare_listed(listing, known)
+        """(known or known-absent paths whose signature differs, paths never seen). The signature
+        of every known file is all a scan compares; versions and row sequence numbers are fetched
+        only for paths that differ."""
+        changed, new = self._compare_listed(listing, known, gone)
         changed.extend(self._compare_unlisted(known))
         return changed, new
 
     def _compare_listed(
-        self, listing: Iterable[tuple[str, os.stat_result]], known: KnownSignatures
+        self, listing: Iterable[tuple[str, os.stat_result]], known: KnownSignatures, gone: set[str]
     ) -> tuple[list[Candidate], list[Candidate]]:
         """Compare what the walk listed, taking each listed path out of `known`."""
-        gone = self.store.known_absent_paths()
         result, busy, defer_from = self.result, self.busy, self.defer_from
         changed: list[Candidate] = []
         new: list[Candidate] = []
@@ -333,8 +341,11 @@ class _Scan:
             self.progress("baseline", done, len(adopt))
         return complete
 
-    def finish(self, baseline_now_complete: bool) -> None:
-        """Move the watermark, say what could not be recorded, mark a baseline complete."""
+    def finish(
+        self, baseline_now_complete: bool, watched: watched_scan.Watched, complete: bool
+    ) -> None:
+        """Move the watermark, say what could not be recorded, mark a baseline complete, and
+        leave the watcher's mark (clean only when nothing was left for a later scan)."""
         start_ns, defer_from = self.start_ns, self.defer_from
         # The watermark must not pass a deferred run's start, or its new files would later look old.
         mark = start_ns if defer_from is None else min(start_ns, defer_from + _CLOCK_SLACK_NS)
@@ -347,6 +358,9 @@ class _Scan:
                 store.set_meta(META_UNRECORDED, skipped)
             if baseline_now_complete:
                 store.set_meta(META_BASELINE, "complete")
+            result = self.result
+            clean = complete and not result.deferred and not result.skipped and not self.busy
+            watched.save_mark(store, clean)
 
 
 def _fill_old_versions(store: Store, cands: list[Candidate]) -> None:

@@ -899,6 +899,35 @@ class Store:
                 out[row[0]] = (_version(row[1], row[2], row[3], row[4]), row[5])
         return out
 
+    def seq_now(self) -> int:
+        """The last sequence number handed out (every `known` row written later has a larger seq)."""
+        row = self.conn.execute("SELECT n FROM counter WHERE id = 1").fetchone()
+        return int(row[0]) if row else 0
+
+    def known_signatures_for(
+        self, paths: list[str], prefixes: list[str], since_seq: int
+    ) -> tuple[dict[str, tuple[str, int | None, int | None, int | None, int | None]], set[str]]:
+        """`known_file_signatures` and `known_absent_paths`, restricted to `paths`, the paths
+        under the folder `prefixes` ("a/b/") and the rows written after `since_seq` (a watched
+        scan: only these can have changed)."""
+        sigs: dict[str, tuple[str, int | None, int | None, int | None, int | None]] = {}
+        absent: set[str] = set()
+        cols = "SELECT path, size, mtime_ns, ino, mode, kind FROM known WHERE "
+        queries: list[tuple[str, list[object]]] = [(cols + "seq > ?", [since_seq])]
+        for i in range(0, len(paths), 500):
+            chunk = paths[i : i + 500]
+            queries.append((cols + f"path IN ({','.join('?' * len(chunk))})", list(chunk)))
+        for prefix in prefixes:
+            # "a/b/" up to "a/b0": every path below the folder, through the primary key's index.
+            queries.append((cols + "path >= ? AND path < ?", [prefix, prefix[:-1] + "0"]))
+        for sql, args in queries:
+            for r in self.conn.execute(sql, args):
+                if r[5] == ABSENT:
+                    absent.add(r[0])
+                else:
+                    sigs[r[0]] = r[:5]
+        return sigs, absent
+
     def known_seq(self, path: str) -> int | None:
         """The seq of `path`'s `known` row (None: not known): it changes whenever the row does."""
         row = self.conn.execute("SELECT seq FROM known WHERE path = ?", (path,)).fetchone()

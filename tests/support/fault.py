@@ -63,6 +63,8 @@ def env_for(home: Path, **extra: str) -> dict[str, str]:
             "REWIND_LS_HOME": str(home),
             "CLAUDE_CONFIG_DIR": str(home / "claude"),
             "LC_ALL": "C.UTF-8",
+            # No workspace watcher left running per test workspace (tests/test_watcher.py has it).
+            "REWIND_LS_WATCH": "0",
         }
     )
     env.update(extra)

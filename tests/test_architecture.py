@@ -183,17 +183,6 @@ def test_sql_check_sees_sql_and_spares_prose() -> None:
     ], uses
 
 
-# Underscore names other modules still reach for, each owned by another branch of the issue #18 work
-# (remove the line when the owner makes the name public or moves the caller): the rule below holds
-# for every module not listed.
-_KNOWN_PRIVATE_USES = {
-    "rewind_ls/cli/import_cmd.py: from rewind_ls.cli.app import _open",
-    "rewind_ls/cli/import_cmd.py: from rewind_ls.cli.app import _workspace",
-    "rewind_ls/cli/summarize_cmd.py: from rewind_ls.cli.app import _open",
-    "rewind_ls/cli/summarize_cmd.py: from rewind_ls.cli.app import _turn_arg",
-}
-
-
 def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
@@ -247,7 +236,7 @@ def test_no_module_uses_another_modules_private_names() -> None:
         str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
         for p in sorted((ROOT / "rewind_ls").rglob("*.py"))
     }
-    bad = [use for use in _private_uses(sources) if use not in _KNOWN_PRIVATE_USES]
+    bad = _private_uses(sources)
     assert not bad, "private names used across modules (make them public):\n" + "\n".join(bad)
 
 

@@ -25,6 +25,7 @@ import pytest
 
 from rewind_ls.core import scan as scan_mod
 from rewind_ls.core import watch_journal
+from rewind_ls.core.folder_cache import skip_dirs
 from rewind_ls.core.ignore import IgnoreRules
 from rewind_ls.core.store import FILE, Store
 from rewind_ls.core.walk import walk
@@ -110,7 +111,7 @@ def _start_watcher(store: Store) -> None:
 def _truth(ws: Path, store: Store) -> Truth:
     rules = IgnoreRules.load(str(ws), [])
     out: Truth = {}
-    for rel, st in walk(str(ws), rules, scan_mod._skip_dirs(store)):
+    for rel, st in walk(str(ws), rules, skip_dirs(store)):
         out[rel] = (sha256((ws / rel).read_bytes()).hexdigest(), st.st_mode & 0o7777)
     return out
 

@@ -4,20 +4,19 @@ transcripts (sessions run without hooks, or before `rewind-ls install`), so they
 from __future__ import annotations
 
 import argparse
-import json
 import os
-from collections.abc import Callable
 from typing import Any
+
+from rewind_ls.cli.common import JSON_HELP, Add, open_store, print_json, workspace
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from rewind_ls.cli.app import _open, _workspace
     from rewind_ls.core.errors import BadInput
     from rewind_ls.core.transcript import check_transcript_path
     from rewind_ls.core.transcript_follower import workspace_transcripts
     from rewind_ls.core.transcript_recorder import import_transcripts
 
-    root = _workspace(args)
+    root = workspace(args)
     if args.transcripts:
         files = [check_transcript_path(p) for p in args.transcripts]
     else:
@@ -27,12 +26,12 @@ def cmd_import(args: argparse.Namespace) -> int:
                 f"{root}: no Claude Code transcripts of this workspace under "
                 f"{os.path.join('$CLAUDE_CONFIG_DIR', 'projects')}"
             )
-    with _open(args, create=True) as store:
+    with open_store(args, create=True) as store:
         report = import_transcripts(store, files)
     if args.json:
         from rewind_ls.server.protocol import ImportOutput, wire
 
-        print(json.dumps(wire(ImportOutput, report), indent=2, ensure_ascii=False))
+        print_json(wire(ImportOutput, report))
         return 0
     for s in report["sessions"]:
         print(
@@ -51,7 +50,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(add: Callable[..., argparse.ArgumentParser], json_help: str) -> None:
+def register(add: Add) -> None:
     p: Any = add(
         "import",
         cmd_import,
@@ -66,4 +65,4 @@ def register(add: Callable[..., argparse.ArgumentParser], json_help: str) -> Non
         help="transcript files (default: every session of this workspace, from "
         "$CLAUDE_CONFIG_DIR/projects/<folder>/*.jsonl)",
     )
-    p.add_argument("--json", action="store_true", help=json_help)
+    p.add_argument("--json", action="store_true", help=JSON_HELP)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from rewind_ls.cli.common import JSON_HELP, Add, open_store, rel
 from rewind_ls.cli.style import (
     CHANGE_COLOURS,
     CHANGE_MARKS,
@@ -31,6 +32,11 @@ def where(entry: dict[str, object]) -> str:
     if kind == "editor":
         return f"saves {entry['number']}"
     return f"outside changes {entry['number']}"
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    with open_store(args) as store:
+        return run_log(store, rel(store, args.path), args.path, args)
 
 
 def run_log(store: Store, rel: str, shown: str, args: argparse.Namespace) -> int:
@@ -62,3 +68,14 @@ def run_log(store: Store, rel: str, shown: str, args: argparse.Namespace) -> int
             tail = clip(tail, max(10, cols - 44))
         print(head + (paint(tail, DIM, on) if v["session_kind"] is None else tail))
     return 0
+
+
+def register(add: Add) -> None:
+    p = add(
+        "log",
+        cmd_log,
+        "Every recorded version of one file, newest first, across turns and sessions: turn, time, "
+        "source (agent, your save, shell, outside, restore).",
+    )
+    p.add_argument("path", metavar="PATH", help="the file (relative to the current folder)")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)

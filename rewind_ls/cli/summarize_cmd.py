@@ -4,15 +4,21 @@ the part from TURN on (or before TURN) replaced by a summary; the files are left
 from __future__ import annotations
 
 import argparse
-import json
-from collections.abc import Callable
 from typing import Any
 
-Add = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
+from rewind_ls.cli.common import (
+    JSON_HELP,
+    SESSION_HELP,
+    TURN_HELP,
+    Add,
+    open_store,
+    print_json,
+    turn_arg,
+)
 
 
 def conversation_json(result: Any) -> dict[str, Any]:
-    """The `conversation` object, as `rewind --scope conversation --json` gives it."""
+    """The `conversation` object of a fork or a summary (`rewind --scope conversation --json`)."""
     return {
         "sessionId": result.session_id,
         "transcriptPath": result.path,
@@ -22,12 +28,11 @@ def conversation_json(result: Any) -> dict[str, Any]:
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
-    from rewind_ls.cli.app import _open, _turn_arg
     from rewind_ls.core.summarize import summarize_turn
 
     direction = "from" if args.from_turn else "upTo"
-    with _open(args) as store:
-        turn = _turn_arg(store, args)
+    with open_store(args) as store:
+        turn = turn_arg(store, args)
         result = summarize_turn(store, turn, direction, args.instructions)
     if args.json:
         out = {
@@ -40,7 +45,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
         }
         from rewind_ls.server.protocol import SummarizeOutput, wire
 
-        print(json.dumps(wire(SummarizeOutput, out), indent=2, ensure_ascii=False))
+        print_json(wire(SummarizeOutput, out))
         return 0
     what = "from" if direction == "from" else "up to"
     print(f"conversation summarized {what} turn {turn.number}: {result.resume_command}")
@@ -50,7 +55,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(add: Add, session_help: str, json_help: str, turn_help: str) -> None:
+def register(add: Add) -> None:
     p = add(
         "summarize",
         cmd_summarize,
@@ -60,7 +65,7 @@ def register(add: Add, session_help: str, json_help: str, turn_help: str) -> Non
         "command, conversation on stdin, summary on stdout), else `claude -p` with no tools; "
         "time limit REWIND_LS_SUMMARIZER_TIMEOUT (seconds, default 300).",
     )
-    p.add_argument("turn", metavar="TURN", nargs="?", help=turn_help)
+    p.add_argument("turn", metavar="TURN", nargs="?", help=TURN_HELP)
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument(
         "--from",
@@ -75,5 +80,5 @@ def register(add: Add, session_help: str, json_help: str, turn_help: str) -> Non
         help="summarize everything before TURN, keep TURN and after",
     )
     p.add_argument("--instructions", metavar="TEXT", help="what the summary should focus on")
-    p.add_argument("--session", help=session_help)
-    p.add_argument("--json", action="store_true", help=json_help)
+    p.add_argument("--session", help=SESSION_HELP)
+    p.add_argument("--json", action="store_true", help=JSON_HELP)

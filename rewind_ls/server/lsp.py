@@ -1,7 +1,8 @@
 """The pygls glue: receives LSP messages, validates `rewind/*` params with the protocol models, runs
 the work on the store's worker thread (`Service`), and talks back to the client.
 
-Nothing here decides what a restore means; that is the core's job (`rewind_ls.core.plan`).
+Nothing here decides what a restore means; that is the core's job (`rewind_ls.core.restore_flow`,
+`rewind_ls.core.plan`), with `service.py` for the editor's side (routing each path, the edit).
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from pygls.protocol import LanguageServerProtocol
 
 from rewind_ls import __version__
 from rewind_ls.core.errors import BadInput, BadPath, ConflictError, RewindError, UnknownTurn
+from rewind_ls.core.restore_flow import restore_label
 from rewind_ls.server import codelens, framing
 from rewind_ls.server import protocol as proto
-from rewind_ls.server.service import ClientEditSupport, PendingRestore, Service
+from rewind_ls.server.routing import ClientEditSupport
+from rewind_ls.server.service import EditorRestore, PendingRestore, Service
 from rewind_ls.server.workspace_view import OpenDoc
 
 log = logging.getLogger("rewind_ls.server")
@@ -393,7 +396,7 @@ async def preview(ls: RewindServer, params: Any) -> dict[str, Any]:
         "conversation": None,
     }
     if p.scope in ("code", "both"):
-        plan = await ls.call(svc.plan, p.mode, p.turn_id, ls.docs(), p.paths)
+        plan = await ls.call(svc.plan, p.mode, p.turn_id, ls.docs(), p.paths, p.scope)
         files = await ls.call(svc.preview, plan)
         result["files"] = files
         result["conflicts"] = sum(1 for f in files if f["conflict"])
@@ -426,159 +429,105 @@ async def run_restore(
     skip_conflicts: bool,
     apply: bool,
 ) -> dict[str, Any]:
+    """A restore: the service plans it and forks the conversation (`Service.start_restore`), the
+    client applies the edit, the service writes the rest and says what happened."""
     svc = ls.svc()
-    result: dict[str, Any] = {
-        "status": "nothing-to-do",
-        "message": "",
-        "edit": None,
-        "restorePointId": None,
-        "files": [],
-        "writtenByServer": [],
-        "failed": [],
-        "conversation": None,
-        "prompt": None,
-    }
-    turn = await ls.call(svc.turn, turn_id) if turn_id else None
-    messages: list[str] = []
-    fork: dict[str, Any] | None = None
-    if scope == "both" and turn is not None:
-        # Forked first: a fork that fails restores no code; code that fails drops the fork.
-        fork = await ls.call(svc.fork_conversation, turn)
-    try:
-        if scope in ("code", "both"):
-            flags = (force, skip_conflicts, apply)
-            messages.append(await _restore_code(ls, mode, turn_id, paths, flags, result))
-    except BaseException:
-        if fork is not None:
-            await ls.call(svc.drop_fork, fork)
-        raise
-    if fork is not None and result["status"] == "failed":
-        await ls.call(svc.drop_fork, fork)
-        fork = None
-        messages.append("conversation not forked either (--scope both)")
-    if scope == "conversation" and turn is not None:
-        fork = await ls.call(svc.fork_conversation, turn)
-    if fork is not None and turn is not None:
-        result["conversation"] = fork
-        result["prompt"] = turn.prompt
-        result["status"] = "applied" if result["status"] == "nothing-to-do" else result["status"]
-        messages.append(f"conversation forked: {fork['resumeCommand']}")
-    result["message"] = "; ".join(messages)
-    return await _report_restore(ls, result)
-
-
-async def _restore_code(
-    ls: RewindServer,
-    mode: str,
-    turn_id: str | None,
-    paths: list[str] | None,
-    flags: tuple[bool, bool, bool],
-    result: dict[str, Any],
-) -> str:
-    """Restore the code part into `result`; returns the message. `flags`: (force,
-    skip_conflicts, apply), as `run_restore` got them."""
-    force, skip_conflicts, apply = flags
-    svc = ls.svc()
-    docs = ls.docs()
-    plan = await ls.call(svc.plan, mode, turn_id, docs, paths)
-    result["files"] = await ls.call(svc.preview, plan)
-    pending = await ls.call(svc.prepare, plan, docs, ls.support, force, skip_conflicts)
-    if pending is None:
-        return "nothing to restore: every path already matches"
-    result["restorePointId"] = pending.point
-    result["edit"] = pending.edit
-    outcome = await apply_pending(ls, pending, apply)
-    result.update(
-        status=outcome["status"],
-        failed=outcome["failed"],
-        writtenByServer=outcome["written"],
-    )
-    return str(outcome["message"])
-
-
-async def _report_restore(ls: RewindServer, result: dict[str, Any]) -> dict[str, Any]:
+    job = EditorRestore(mode, turn_id, scope, paths, ls.support, force, skip_conflicts)
+    await ls.call(svc.start_restore, job, ls.docs())
+    outcome = None
+    if job.pending is not None:
+        try:
+            outcome = await apply_pending(ls, job.pending, apply)
+        except BaseException as exc:
+            error = await ls.call(svc.code_failed, job, exc)
+            if error is exc:
+                raise
+            raise error from exc
+    result = await ls.call(svc.end_restore, job, outcome)
     if result["status"] in ("partial", "failed"):
-        ls.window_show_message(
-            types.ShowMessageParams(
-                type=types.MessageType.Warning, message=f"rewind-ls: {result['message']}"
-            )
-        )
+        _say(ls, types.MessageType.Warning, result["message"])
     if result["status"] != "nothing-to-do":
         ls.notify_turns(["rewind"], "restored")
     return dump(proto.RestoreResult.model_validate(result))
 
 
 async def apply_pending(ls: RewindServer, pending: PendingRestore, apply: bool) -> dict[str, Any]:
+    """Send the restore's edit to the client, wait until its documents show it, and let the
+    service write the rest (`Service.finish`)."""
     svc = ls.svc()
-    count = len(pending.items)
-    token = None
-    if ls.progress_ok and count > PROGRESS_THRESHOLD:
-        token = f"rewind-{pending.point}"
-        try:
-            await ls.work_done_progress.create_async(token)
-            ls.work_done_progress.begin(
-                token,
-                types.WorkDoneProgressBegin(
-                    title="Rewind", message=f"restoring {count} files", percentage=0
-                ),
-            )
-        except Exception:
-            token = None
+    if pending.edit is not None and not apply:
+        # The caller applies the edit itself; the restore point is recorded as not applied.
+        await ls.call(svc.finish, pending, False, [])
+        return {
+            "status": "planned",
+            "failed": [],
+            "written": [],
+            "message": "edit returned, not applied (apply: false)",
+        }
+    token = await _progress_begin(ls, pending)
     try:
-        applied = True
-        reason = ""
+        applied, reason = True, ""
         if pending.edit is not None:
-            if not apply:
-                # The caller applies the edit itself; the restore point stays pending until it is
-                # verified by a later request. Record it as not applied here.
-                await ls.call(svc.finish, pending, False, [])
-                return {
-                    "status": "planned",
-                    "failed": [],
-                    "written": [],
-                    "message": "edit returned, not applied (apply: false)",
-                }
-            edit = ls.protocol._converter.structure(pending.edit, types.WorkspaceEdit)
-            try:
-                answer = await ls.workspace_apply_edit_async(
-                    types.ApplyWorkspaceEditParams(edit=edit, label=pending.plan.label or "rewind")
-                )
-                applied = bool(answer and answer.applied)
-                reason = (answer.failure_reason or "") if answer else "no answer"
-            except JsonRpcException as exc:
-                # An error answer (eglot's "User cancelled server edit") is a refusal: the
-                # restore point is rolled back, not left pending.
-                answer, applied = None, False
-                reason = f"{exc.message} ({exc.code})"
+            applied, reason = await _send_edit(ls, pending)
         if token:
             ls.work_done_progress.report(
                 token, types.WorkDoneProgressReport(message="verifying", percentage=60)
             )
-        missing: list[str] = []
-        if applied and pending.by_edit:
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + VERIFY_SECONDS
-            while True:
-                missing = await ls.call(svc.edit_reached, pending, ls.docs())
-                if not missing or loop.time() > deadline:
-                    break
-                await asyncio.sleep(0.05)
-        outcome = await ls.call(svc.finish, pending, applied, missing)
+        missing = await _wait_for_edit(ls, pending) if applied else []
+        outcome: dict[str, Any] = await ls.call(svc.finish, pending, applied, missing, reason)
     finally:
         if token:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
-    if outcome["status"] == "failed":
-        outcome["message"] = (
-            f"the editor did not apply the restore ({reason or 'no reason given'}); nothing changed"
-        )
-    elif outcome["status"] == "partial":
-        outcome["message"] = (
-            f"partial restore: {', '.join(outcome['failed'])} did not reach the planned content; "
-            "undo brings back what was there"
-        )
-    else:
-        outcome["message"] = f"restored {count} file(s)"
     return outcome
+
+
+async def _progress_begin(ls: RewindServer, pending: PendingRestore) -> str | None:
+    """$/progress for a large restore, when the client supports it."""
+    count = len(pending.items)
+    if not (ls.progress_ok and count > PROGRESS_THRESHOLD):
+        return None
+    token = f"rewind-{pending.point}"
+    try:
+        await ls.work_done_progress.create_async(token)
+        ls.work_done_progress.begin(
+            token,
+            types.WorkDoneProgressBegin(
+                title="Rewind", message=f"restoring {count} files", percentage=0
+            ),
+        )
+    except Exception:
+        return None
+    return token
+
+
+async def _send_edit(ls: RewindServer, pending: PendingRestore) -> tuple[bool, str]:
+    """workspace/applyEdit: (applied, the client's reason when it did not)."""
+    edit = ls.protocol._converter.structure(pending.edit, types.WorkspaceEdit)
+    try:
+        answer = await ls.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=edit, label=pending.plan.label or "rewind")
+        )
+    except JsonRpcException as exc:
+        # An error answer (eglot's "User cancelled server edit") is a refusal: the restore point
+        # is rolled back, not left pending.
+        return False, f"{exc.message} ({exc.code})"
+    if not answer:
+        return False, "no answer"
+    return bool(answer.applied), answer.failure_reason or ""
+
+
+async def _wait_for_edit(ls: RewindServer, pending: PendingRestore) -> list[str]:
+    """The paths of the edit that do not hold their content yet, after waiting up to
+    VERIFY_SECONDS for the client's document updates."""
+    if not pending.by_edit:
+        return []
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + VERIFY_SECONDS
+    while True:
+        missing: list[str] = await ls.call(ls.svc().edit_reached, pending, ls.docs())
+        if not missing or loop.time() > deadline:
+            return missing
+        await asyncio.sleep(0.05)
 
 
 @guarded("rewind/summarize")
@@ -708,9 +657,9 @@ async def _command_restore(
         turn_id = turn.id if turn is not None else None
         files: list[dict[str, Any]] = []
         conversation = None
-        label = f"{mode} turn {turn.number}" if turn is not None else mode
+        label = restore_label(mode, turn, scope) if turn is not None else mode
         if scope in ("code", "both"):
-            plan = await ls.call(svc.plan, mode, turn_id, ls.docs(), None)
+            plan = await ls.call(svc.plan, mode, turn_id, ls.docs(), None, scope)
             files = await ls.call(svc.preview, plan)
             label = plan.label or label
         if scope in ("conversation", "both") and turn is not None:
@@ -720,7 +669,7 @@ async def _command_restore(
         _say(ls, types.MessageType.Error, err.message)
         raise err from None
     if turn is not None and scope != "code":
-        label = f"{label} ({scope}): {' '.join(str(turn.prompt).split())[:80]!r}"
+        label = f"{label}: {' '.join(str(turn.prompt).split())[:80]!r}"
     nothing = not any(f["action"] != "unchanged" or f["conflict"] for f in files)
     if (scope == "code" and nothing) or (scope == "conversation" and not conversation):
         message = f"{label}: nothing to restore, every file already matches"

@@ -13,31 +13,18 @@ import logging
 import os
 from typing import Any
 
-from rewind_ls.core.apply_disk import discard_backups, recover, select, swap
+from rewind_ls.core.apply_disk import recover, select
 from rewind_ls.core.capture import EDITOR_SESSION, Recorder, read_current
 from rewind_ls.core.diff import turn_diff
 from rewind_ls.core.errors import RewindError, UnknownTurn
-from rewind_ls.core.faults import fault as _fault
 from rewind_ls.core.model import Turn
 from rewind_ls.core.paths import from_uri, relative_path, to_uri
-from rewind_ls.core.plan import (
-    REVERT,
-    PathPlan,
-    Plan,
-    describe,
-    plan_revert,
-    plan_rewind,
-    plan_undo,
-    resolve_turn,
-)
-from rewind_ls.core.restore_point import (
-    ROLLED_BACK,
-    finish_restore_point,
-    open_restore_point,
-    update_journal,
-)
+from rewind_ls.core.plan import UNDO, PathPlan, Plan, describe, resolve_turn
+from rewind_ls.core.restore_flow import RestoreFlow, finish_editor_restore, plan_restore
+from rewind_ls.core.restore_point import open_restore_point
 from rewind_ls.core.store import ABSENT, FILE, Store, Version
 from rewind_ls.core.timeline import list_sessions, timeline_text, turn_dict
+from rewind_ls.server import routing
 from rewind_ls.server.edits import (
     UTF8_BOM,
     create_file,
@@ -46,6 +33,7 @@ from rewind_ls.server.edits import (
     minimal_edit,
     text_document_edit,
 )
+from rewind_ls.server.routing import EDIT_BUFFER, ClientEditSupport, PathFacts, route
 from rewind_ls.server.workspace_view import OpenDoc, buffer_reader, open_docs_by_path
 
 
@@ -62,24 +50,6 @@ TIMELINE_NAME = ".rewind-timeline"
 
 
 log = logging.getLogger("rewind_ls.server")
-
-
-class ClientEditSupport:
-    """What the client's WorkspaceEdit support allows (from its capabilities and our options)."""
-
-    def __init__(
-        self,
-        document_changes: bool = True,
-        create: bool = True,
-        delete: bool = True,
-        closed_files: str = "server",
-        encoding: str = "utf-16",
-    ) -> None:
-        self.document_changes = document_changes
-        self.create = create and document_changes
-        self.delete = delete and document_changes
-        self.closed_files = closed_files
-        self.encoding = encoding
 
 
 class PendingRestore:
@@ -102,6 +72,127 @@ class PendingRestore:
         self.by_edit = by_edit  # path -> expected text after the edit
         self.by_server = by_server
         self.disk_expected = disk_expected
+
+
+class EditorRestore:
+    """One restore asked for by the editor, between its steps: `Service.start_restore` (plan,
+    fork, restore point, edit) -> the client applies `pending.edit` -> `Service.finish` ->
+    `Service.end_restore` (the result, in the protocol's shape)."""
+
+    def __init__(
+        self,
+        mode: str,
+        turn_id: str | None,
+        scope: str,
+        paths: list[str] | None,
+        support: ClientEditSupport,
+        force: bool,
+        skip_conflicts: bool,
+    ) -> None:
+        self.mode = mode
+        self.turn_id = turn_id
+        self.scope = scope
+        self.paths = paths
+        self.support = support
+        self.force = force
+        self.skip_conflicts = skip_conflicts
+        self.flow: RestoreFlow | None = None
+        self.pending: PendingRestore | None = None
+        self.messages: list[str] = []
+        self.result: dict[str, Any] = {
+            "status": "nothing-to-do",
+            "message": "",
+            "edit": None,
+            "restorePointId": None,
+            "files": [],
+            "writtenByServer": [],
+            "failed": [],
+            "conversation": None,
+            "prompt": None,
+        }
+
+
+def _fork_json(fork: Any) -> dict[str, Any]:
+    """A conversation fork (or summary) as the protocol's `conversation` object."""
+    return {
+        "sessionId": fork.session_id,
+        "transcriptPath": fork.path,
+        "resumeCommand": fork.resume_command,
+        "prompt": fork.prompt,
+    }
+
+
+def _outcome_message(status: str, failed: list[str], count: int, reason: str) -> str:
+    if status == "failed":
+        return (
+            f"the editor did not apply the restore ({reason or 'no reason given'}); nothing changed"
+        )
+    if status == "partial":
+        return (
+            f"partial restore: {', '.join(failed)} did not reach the planned content; "
+            "undo brings back what was there"
+        )
+    return f"restored {count} file(s)"
+
+
+def _kind(version: Version, text: str | None) -> str:
+    if version.kind == ABSENT:
+        return routing.ABSENT
+    return routing.TEXT if text is not None else routing.NOT_TEXT
+
+
+def _path_facts(
+    pp: PathPlan, doc: OpenDoc | None, disk: Version, disk_data: bytes | None
+) -> tuple[PathFacts, str | None, str]:
+    """What `routing.route` needs of one path; with the target text and the text an edit starts
+    from (the buffer, or the file on disk)."""
+    target_text = decode_text(pp.target_data) if pp.target_data is not None else None
+    disk_text = decode_text(disk_data) if disk_data is not None else None
+    facts = PathFacts(
+        target=_kind(pp.target, target_text),
+        disk=_kind(disk, disk_text),
+        open=doc is not None,
+        buffer_is_target=doc is not None and doc.text == target_text,
+        mode_changes=pp.target.kind == FILE
+        and disk.kind == FILE
+        and (pp.target.mode or 0) & 0o111 != (disk.mode or 0) & 0o111,
+        # A text edit cannot add or remove a UTF-8 BOM (it is not part of the text).
+        bom_changes=pp.target_data is not None
+        and pp.target_data.startswith(UTF8_BOM)
+        != (disk_data is not None and disk_data.startswith(UTF8_BOM)),
+    )
+    base = doc.text if doc is not None else (disk_text or "")
+    return facts, target_text, base
+
+
+def _edit_parts(
+    kind: str,
+    uri: str,
+    version: int | None,
+    base: str,
+    target: str | None,
+    support: ClientEditSupport,
+) -> list[dict[str, Any]]:
+    """The WorkspaceEdit parts of one routed path (none when the text already matches)."""
+    if kind == routing.DELETE:
+        return [delete_file(uri)]
+    parts = [create_file(uri)] if kind == routing.CREATE_EDIT else []
+    edit = minimal_edit(base, target or "", support.encoding)
+    if edit is not None:
+        parts.append(text_document_edit(uri, version, edit))
+    return parts
+
+
+def _workspace_edit(changes: list[dict[str, Any]], document_changes: bool) -> dict[str, Any] | None:
+    """The WorkspaceEdit JSON: `documentChanges`, or `changes` by URI for a client without them."""
+    if not changes:
+        return None
+    if document_changes:
+        return {"documentChanges": changes}
+    flat: dict[str, list[dict[str, Any]]] = {}
+    for c in changes:
+        flat.setdefault(c["textDocument"]["uri"], []).extend(c["edits"])
+    return {"changes": flat}
 
 
 class Service:
@@ -204,16 +295,12 @@ class Service:
         turn_id: str | None,
         docs: dict[str, OpenDoc],
         paths: list[str] | None = None,
+        scope: str = "code",
     ) -> Plan:
         reader = buffer_reader(self.root, open_docs_by_path(self.root, docs))
-        if mode == "undo":
-            return plan_undo(self.store, reader)
-        assert turn_id is not None
-        turn = self.turn(turn_id)
+        turn = self.turn(turn_id) if turn_id is not None and mode != UNDO else None
         rels = [self.rel_of(p) for p in paths] if paths else None
-        if mode == REVERT:
-            return plan_revert(self.store, turn, reader, label=f"revert turn {turn.number}")
-        return plan_rewind(self.store, turn, reader, rels, label=f"rewind to turn {turn.number}")
+        return plan_restore(self.store, mode, turn, reader, rels, scope)
 
     def preview(self, plan: Plan) -> list[dict[str, Any]]:
         return [{**describe(pp), "uri": self.uri(pp.path)} for pp in plan.shown()]
@@ -224,17 +311,6 @@ class Service:
         path, reason = conversation_source(self.store, turn)
         return {"available": path is not None, "reason": reason, "prompt": turn.prompt}
 
-    def fork_conversation(self, turn: Turn) -> dict[str, Any]:
-        from rewind_ls.core.conversation import fork_turn
-
-        fork = fork_turn(self.store, turn)
-        return {
-            "sessionId": fork.session_id,
-            "transcriptPath": fork.path,
-            "resumeCommand": fork.resume_command,
-            "prompt": fork.prompt,
-        }
-
     def summarize_source(self, turn: Turn) -> Any:
         from rewind_ls.core.summarize import Source
 
@@ -242,19 +318,7 @@ class Service:
 
     def adopt_summary(self, source: Any, result: Any) -> dict[str, Any]:
         source.adopt(self.store, result)
-        return {
-            "sessionId": result.session_id,
-            "transcriptPath": result.path,
-            "resumeCommand": result.resume_command,
-            "prompt": result.prompt,
-        }
-
-    def drop_fork(self, fork: dict[str, Any]) -> None:
-        """Remove a conversation fork whose code part failed (`--scope both`: both or neither)."""
-        try:
-            os.unlink(fork["transcriptPath"])
-        except FileNotFoundError:
-            pass
+        return _fork_json(result)
 
     # --- restoring -----------------------------------------------------------------------------
 
@@ -266,7 +330,8 @@ class Service:
         force: bool,
         skip_conflicts: bool,
     ) -> PendingRestore | None:
-        """Choose the paths, record the restore point, build the WorkspaceEdit. None: nothing to do."""
+        """Choose the paths, route each to the edit or the server (`routing.route`), record the
+        restore point, build the WorkspaceEdit. None: nothing to do."""
         items = select(plan, force, skip_conflicts)
         if not items:
             return None
@@ -276,67 +341,28 @@ class Service:
         by_server: list[PathPlan] = []
         disk_expected: dict[str, Version] = {}
         for pp in items:
-            uri = self.uri(pp.path)
-            doc = by_path.get(pp.path)
             disk, disk_data, _ = read_current(self.root, pp.path)
             disk_expected[pp.path] = disk
-            target_text = decode_text(pp.target_data) if pp.target_data is not None else None
-            mode_changes = (
-                pp.target.kind == FILE
-                and disk.kind == FILE
-                and (pp.target.mode or 0) & 0o111 != (disk.mode or 0) & 0o111
-            )
-            # A text edit cannot add or remove a UTF-8 BOM (it is not part of the text): the server
-            # writes such a file itself.
-            bom_changes = pp.target_data is not None and pp.target_data.startswith(UTF8_BOM) != (
-                disk_data is not None and disk_data.startswith(UTF8_BOM)
-            )
-            if pp.target.kind == ABSENT:
-                if support.delete and (doc is not None or support.closed_files == "edit"):
-                    changes.append(delete_file(uri))
-                    by_edit[pp.path] = ""
-                else:
-                    by_server.append(pp)
-                continue
-            if target_text is None:
-                by_server.append(pp)  # binary, not UTF-8, or too large for a text edit
-                continue
-            if doc is not None:
-                edit = minimal_edit(doc.text, target_text, support.encoding)
-                if edit is not None:
-                    changes.append(text_document_edit(uri, doc.version, edit))
-                by_edit[pp.path] = target_text
-                if edit is None or mode_changes or bom_changes or disk.kind == ABSENT:
-                    # The buffer already shows it, but the disk does not (or the mode differs).
-                    by_server.append(pp)
-                continue
-            disk_text = decode_text(disk_data) if disk_data is not None else ""
-            if support.closed_files != "edit" or disk_text is None or mode_changes or bom_changes:
+            doc = by_path.get(pp.path)
+            facts, target_text, base_text = _path_facts(pp, doc, disk, disk_data)
+            way = route(facts, support)
+            if way.server:
                 by_server.append(pp)
-                continue
-            if disk.kind == ABSENT:
-                if not support.create:
-                    by_server.append(pp)
-                    continue
-                changes.append(create_file(uri))
-            edit = minimal_edit(disk_text, target_text, support.encoding)
-            if edit is not None:
-                changes.append(text_document_edit(uri, None, edit))
-            by_edit[pp.path] = target_text
-        edit_json: dict[str, Any] | None = None
-        if changes:
-            if support.document_changes:
-                edit_json = {"documentChanges": changes}
-            else:
-                flat: dict[str, list[dict[str, Any]]] = {}
-                for c in changes:
-                    flat.setdefault(c["textDocument"]["uri"], []).extend(c["edits"])
-                edit_json = {"changes": flat}
+            if way.verify:
+                by_edit[pp.path] = target_text or ""
+            if way.edit is not None:
+                version = doc.version if way.edit == EDIT_BUFFER and doc is not None else None
+                changes.extend(
+                    _edit_parts(
+                        way.edit, self.uri(pp.path), version, base_text, target_text, support
+                    )
+                )
         # The pid tells other processes' recovery that this restore is live, not abandoned.
         point = open_restore_point(
             self.store, plan, items, {"applier": "editor", "pid": os.getpid()}
         )
-        return PendingRestore(plan, items, point, edit_json, by_edit, by_server, disk_expected)
+        edit = _workspace_edit(changes, support.document_changes)
+        return PendingRestore(plan, items, point, edit, by_edit, by_server, disk_expected)
 
     def edit_reached(self, pending: PendingRestore, docs: dict[str, OpenDoc]) -> list[str]:
         """Paths of the text part that do not (yet) hold their planned content."""
@@ -358,43 +384,79 @@ class Service:
             missing.append(path)
         return missing
 
-    def finish(self, pending: PendingRestore, applied: bool, missing: list[str]) -> dict[str, Any]:
+    def finish(
+        self, pending: PendingRestore, applied: bool, missing: list[str], reason: str = ""
+    ) -> dict[str, Any]:
         """After the client answered: write the server's part, record the outcome."""
-        if not applied:
-            self.store.set_turn_state(pending.point, ROLLED_BACK)
-            return {"status": "failed", "failed": sorted(pending.by_edit), "written": []}
-        written: list[str] = []
-        failed = list(missing)
-        reached: dict[str, tuple[Version, os.stat_result | None]] = {}
-        ops: list[dict[str, Any]] = []
-        server_items = [p for p in pending.by_server if p.path not in missing]
-        if server_items:
-            # From here on the client holds the text part: a server killed while writing its own
-            # part is finished by the next start's recovery (rolled forward, not back).
-            update_journal(
-                self.store,
-                pending.point,
-                editApplied=True,
-                failed=sorted(missing),
-                serverPaths=[p.path for p in server_items],
-            )
-            _fault("before-server-writes", 1)
-            try:
-                got, ops = swap(self.store, pending.point, server_items, pending.disk_expected)
-                reached.update(got)
-                written = [p.path for p in server_items]
-            except RewindError:
-                failed.extend(p.path for p in server_items)
-        for pp in pending.items:
-            if pp.path in pending.by_edit and pp.path not in failed and pp.path not in reached:
-                reached[pp.path] = (pp.target, None)
-        state = finish_restore_point(self.store, pending.point, reached, sorted(set(failed)))
-        discard_backups(ops)
+        status, failed, written = finish_editor_restore(
+            self.store,
+            pending.point,
+            pending.items,
+            list(pending.by_edit),
+            pending.by_server,
+            pending.disk_expected,
+            applied,
+            missing,
+        )
         return {
-            "status": "applied" if state == "applied" else "partial",
-            "failed": sorted(set(failed)),
+            "status": status,
+            "failed": failed,
             "written": written,
+            "message": _outcome_message(status, failed, len(pending.items), reason),
         }
+
+    def start_restore(self, job: EditorRestore, docs: dict[str, OpenDoc]) -> None:
+        """Plan the code part, fork the conversation first when asked, prepare the edit: up to the
+        point where the client applies the edit (`job.pending`). Conflicts refuse before the fork;
+        code that cannot be prepared drops it."""
+        turn = self.turn(job.turn_id) if job.turn_id else None
+        flow = RestoreFlow(self.store, job.mode, turn, job.scope, job.force, job.skip_conflicts)
+        job.flow = flow
+        plan = None
+        if flow.code:
+            plan = self.plan(job.mode, job.turn_id, docs, job.paths, job.scope)
+            job.result["files"] = self.preview(plan)
+        flow.fork_first(plan)
+        if plan is None:
+            return
+        try:
+            job.pending = self.prepare(plan, docs, job.support, job.force, job.skip_conflicts)
+        except BaseException as exc:
+            error = flow.code_failed(exc)
+            if error is exc:
+                raise
+            raise error from exc
+        if job.pending is None:
+            job.messages.append("nothing to restore: every path already matches")
+            return
+        job.result["restorePointId"] = job.pending.point
+        job.result["edit"] = job.pending.edit
+
+    def code_failed(self, job: EditorRestore, exc: BaseException) -> BaseException:
+        """The code part raised after the edit went out: the fork is dropped (both or neither)."""
+        return job.flow.code_failed(exc) if job.flow is not None else exc
+
+    def end_restore(self, job: EditorRestore, outcome: dict[str, Any] | None) -> dict[str, Any]:
+        """The restore's result, once the client's part is done (`outcome` of `finish`)."""
+        result = job.result
+        if outcome is not None:
+            result.update(
+                status=outcome["status"],
+                failed=outcome["failed"],
+                writtenByServer=outcome["written"],
+            )
+            job.messages.append(str(outcome["message"]))
+            if outcome["status"] == "failed" and job.flow is not None and job.flow.code_refused():
+                job.messages.append("conversation not forked either (--scope both)")
+        fork = job.flow.fork if job.flow is not None else None
+        if fork is not None and job.flow is not None and job.flow.turn is not None:
+            result["conversation"] = _fork_json(fork)
+            result["prompt"] = job.flow.turn.prompt
+            if result["status"] == "nothing-to-do":
+                result["status"] = "applied"
+            job.messages.append(f"conversation forked: {fork.resume_command}")
+        result["message"] = "; ".join(job.messages)
+        return result
 
     # --- recording from the editor ---------------------------------------------------------------
 

@@ -1,0 +1,99 @@
+"""What every command module shares: the workspace and store of a command, its TURN argument,
+JSON output, the help texts several commands use, and `Add` (how a module registers its
+subcommand)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from rewind_ls.cli.style import safe
+from rewind_ls.core.errors import RewindError
+from rewind_ls.core.store import Store
+
+EPILOG = """\
+TURN is a turn number in the current (latest) agent session, or a turn id (see `rewind-ls turns`).
+Without a COMMAND, or without TURN, on a terminal: a picker of every turn (type to filter).
+The store lives in $REWIND_LS_HOME (default ~/.local/share/rewind-ls), never in the workspace.
+Exit codes: 0 ok, 1 cancelled, 2 error, 3 conflict (nothing written)."""
+
+WORKSPACE_HELP = "workspace folder (default: the current folder's git top level, or the folder)"
+SESSION_HELP = "session of a TURN given as a number (default: the latest agent session)"
+JSON_HELP = "machine-readable output (JSON on stdout; never asks)"
+TURN_HELP = "turn number or id (default: pick one on a terminal)"
+
+Command = Callable[[argparse.Namespace], int]
+# `add(name, func, help)`: a subcommand with the common options (-C) and the shared epilog.
+Add = Callable[[str, Command, str], argparse.ArgumentParser]
+
+
+def workspace_parent() -> argparse.ArgumentParser:
+    """The options every subcommand takes (a parent parser)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-C", "--workspace", metavar="DIR", help=WORKSPACE_HELP)
+    return common
+
+
+def workspace(args: argparse.Namespace) -> str:
+    from rewind_ls.core.paths import find_workspace_root
+
+    start = args.workspace or getattr(args, "top_workspace", None) or os.getcwd()
+    if not os.path.isdir(start):
+        raise RewindError(f"{start}: workspace folder not found")
+    return find_workspace_root(start)
+
+
+def open_store(args: argparse.Namespace, create: bool = False, collect: bool = True) -> Store:
+    """The workspace's store, after finishing any interrupted restore; `collect`: run the
+    retention pass when it is due (not for `gc` itself)."""
+    from rewind_ls.core import gc
+    from rewind_ls.core.apply_disk import recover
+
+    store = Store.open(workspace(args), create=create)
+    rolled = recover(store)
+    if collect:
+        gc.maybe_run(store)
+    for line in rolled:
+        print(f"rewind-ls: recovered an interrupted {line}", file=sys.stderr)
+    return store
+
+
+def print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def turn_arg(store: Store, args: argparse.Namespace) -> Any:
+    """The TURN argument resolved; when it was left out, asked for with the picker on a terminal,
+    an error naming it otherwise."""
+    from rewind_ls.core.plan import resolve_turn
+
+    if args.turn is None:
+        from rewind_ls.cli.picker import ask_turn
+
+        args.turn = ask_turn(store, args.command, interactive=not args.json)
+    return resolve_turn(store, args.turn, args.session)
+
+
+def rel(store: Store, path: str) -> str:
+    """A path given on the command line, relative to the workspace."""
+    from rewind_ls.core.paths import relative_path
+
+    return relative_path(store.root, path, os.getcwd())
+
+
+def unrecorded(store: Store) -> list[str]:
+    from rewind_ls.core.scan import unrecorded
+
+    return unrecorded(store)
+
+
+def print_unrecorded(gaps: list[str]) -> None:
+    """Files rewind-ls could not record, by name: a rewind cannot bring their content back."""
+    if gaps:
+        print(f"not recorded ({len(gaps)}): a rewind cannot restore these")
+        for gap in gaps[:20]:
+            print(f"  {safe(gap)}")

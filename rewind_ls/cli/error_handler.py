@@ -1,0 +1,51 @@
+"""The one place where a command's errors become messages and exit codes: every error rewind-ls
+reports is a `RewindError` (its `exit_code`: 2, 3 for a conflict); store damage met after opening
+becomes one; an interrupt exits 130, a closed pipe 0."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from rewind_ls.cli.common import Command, print_json, workspace
+from rewind_ls.core.errors import ConflictError, RewindError
+from rewind_ls.core.store import DatabaseError
+
+
+def run(func: Command, args: argparse.Namespace) -> int:
+    """Run one command; what it raises is reported (on stderr, or as JSON with --json)."""
+    try:
+        return func(args)
+    except RewindError as exc:
+        return report(exc, getattr(args, "json", False))
+    except DatabaseError as exc:
+        # Damage or a full disk met after opening: the same message as at opening, with its step.
+        from rewind_ls.core.store import store_error
+
+        return report(store_error(exc, _store_db(args)), getattr(args, "json", False))
+    except KeyboardInterrupt:
+        print("rewind-ls: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def report(exc: RewindError, as_json: bool) -> int:
+    """Say what went wrong; the exit code of the error's kind."""
+    if isinstance(exc, ConflictError) and as_json:
+        print_json({"status": "conflict", "message": str(exc), "paths": exc.paths})
+        return exc.exit_code
+    if as_json:
+        print_json({"status": "error", "message": str(exc)})
+    print(f"rewind-ls: {exc}", file=sys.stderr)
+    return exc.exit_code
+
+
+def _store_db(args: argparse.Namespace) -> str:
+    from rewind_ls.core.store import DB_NAME, store_dir_for
+
+    try:
+        return os.path.join(store_dir_for(workspace(args)), DB_NAME)
+    except RewindError:
+        return "the store"

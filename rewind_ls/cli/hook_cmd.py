@@ -1,0 +1,20 @@
+"""`rewind-ls hook AGENT`: one agent hook payload from stdin. `cli/__init__.py` runs the usual form
+before argparse is imported; this is the form with options (`-C`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from rewind_ls.cli.common import Add
+from rewind_ls.core.agents import AGENTS
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from rewind_ls.core.hook_process import run
+
+    return run(args.agent)
+
+
+def register(add: Add) -> None:
+    p = add("hook", cmd_hook, "Record one agent hook payload read from stdin (used by the agent).")
+    p.add_argument("agent", choices=list(AGENTS), help="the agent sending the payload")

@@ -1,0 +1,201 @@
+"""`rewind-ls rewind | revert | undo`: the restore commands. The restore itself is the core's
+(`core.restore_flow`); here: the preview, the question on a terminal, the outcome's lines."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from rewind_ls.cli.common import (
+    JSON_HELP,
+    SESSION_HELP,
+    TURN_HELP,
+    Add,
+    open_store,
+    print_json,
+    print_unrecorded,
+    rel,
+    turn_arg,
+    unrecorded,
+)
+from rewind_ls.cli.style import safe
+from rewind_ls.core.store import Store
+
+
+def cmd_rewind(args: argparse.Namespace) -> int:
+    return restore(args, "rewind")
+
+
+def cmd_revert(args: argparse.Namespace) -> int:
+    return restore(args, "revert")
+
+
+def cmd_undo(args: argparse.Namespace) -> int:
+    return restore(args, "undo")
+
+
+def restore(args: argparse.Namespace, mode: str) -> int:
+    from rewind_ls.core.plan import UNDO, disk_reader
+    from rewind_ls.core.restore_flow import RestoreFlow
+
+    scope = getattr(args, "scope", "code")
+    with open_store(args) as store:
+        turn = None if mode == UNDO else turn_arg(store, args)
+        flow = RestoreFlow(store, mode, turn, scope, args.force, args.skip_conflicts)
+        paths = [rel(store, p) for p in args.path] if getattr(args, "path", None) else None
+        plan = flow.plan(disk_reader(store.root), paths) if flow.code else None
+        turn = plan.turn if plan is not None else turn
+        assert turn is not None
+        result: dict[str, Any] = {
+            "mode": mode,
+            "turnId": turn.id,
+            "number": turn.number,
+            "scope": scope,
+        }
+        if plan is not None:
+            _show_plan(store, plan, mode, turn, result, args.json)
+        if args.dry_run:
+            result["status"] = "planned"
+            if args.json:
+                from rewind_ls.server.protocol import RestoreOutput, wire
+
+                print_json(wire(RestoreOutput, result))
+            return 3 if plan is not None and plan.conflicts else 0
+        if plan is not None and plan.changes():
+            proceed, flow.force, flow.skip_conflicts = _confirm(plan, args)
+            if not proceed:
+                print("cancelled; nothing written")
+                return 1
+        outcome = flow.apply_to_disk(plan)
+        lines = _outcome_lines(flow, outcome, result)
+    if args.json:
+        from rewind_ls.server.protocol import RestoreOutput, wire
+
+        print_json(wire(RestoreOutput, result))
+    else:
+        for line in lines:
+            print(line)
+    return 0
+
+
+def _show_plan(
+    store: Store, plan: Any, mode: str, turn: Any, result: dict[str, Any], as_json: bool
+) -> None:
+    """The preview of the code part: into `result`, and on stdout unless --json."""
+    from rewind_ls.core.plan import describe
+
+    result["files"] = [describe(pp) for pp in plan.shown()]
+    result["notes"] = plan.notes
+    result["unrecorded"] = unrecorded(store)
+    if as_json:
+        return
+    print_unrecorded(result["unrecorded"])
+    header = "undo" if mode == "undo" else f"{mode} turn {turn.number}: {safe(turn.prompt[:60])}"
+    print(f"{header}")
+    for note in plan.notes:
+        print(f"  note: {note}")
+    _render_plan(plan, print)
+    if not plan.changes() and not plan.conflicts:
+        print("  nothing to restore: every path already matches")
+
+
+def _render_plan(plan: Any, out: Callable[[str], None]) -> None:
+    from rewind_ls.cli.style import ACTION_COLOURS, RED, colour_enabled, paint
+
+    on = colour_enabled()
+    for pp in plan.paths:
+        if not pp.will_write and pp.conflict is None:
+            continue
+        stat = "binary" if pp.binary else f"+{pp.added} -{pp.removed}"
+        action = paint(f"{pp.action:9}", ACTION_COLOURS.get(pp.action, ""), on)
+        line = f"  {action} {safe(pp.path)}  {stat}"
+        if pp.conflict is not None:
+            text = f"conflict ({pp.conflict.kind}): {safe(pp.conflict.message)}"
+            line += "\n            " + paint(text, RED, on)
+            for hunk in pp.conflict.hunks[:3]:
+                line += f"\n              base lines {hunk['base_start'] + 1}-{hunk['base_end']}"
+        out(line)
+
+
+def _confirm(plan: Any, args: argparse.Namespace) -> tuple[bool, bool, bool]:
+    """(proceed, force, skip_conflicts) after asking on a terminal."""
+    force, skip = args.force, args.skip_conflicts
+    if args.yes or args.json or not sys.stdin.isatty():
+        return True, force, skip
+    blocking = [p for p in plan.conflicts if not (force and p.conflict.forcible)]
+    if blocking and not skip:
+        answer = input(f"{len(blocking)} conflict(s). [s]kip them / [f]orce overwrite / [c]ancel? ")
+        choice = answer.strip().lower()[:1]
+        if choice == "s":
+            return True, force, True
+        if choice == "f":
+            return True, True, skip
+        return False, force, skip
+    answer = input(f"Restore {len(plan.changes())} file(s)? [y/N] ")
+    return answer.strip().lower() in ("y", "yes"), force, skip
+
+
+def _outcome_lines(flow: Any, outcome: Any, result: dict[str, Any]) -> list[str]:
+    """The restore's outcome into `result`, and as lines for the terminal."""
+    from rewind_ls.cli.summarize_cmd import conversation_json
+
+    lines: list[str] = []
+    if outcome is not None:
+        result.update(status=outcome.status, message=outcome.message, restorePointId=outcome.point)
+        lines.append(outcome.message + (" (undo: rewind-ls undo)" if outcome.point else ""))
+    fork = flow.fork
+    if fork is not None:
+        result["conversation"] = conversation_json(fork)
+        result.setdefault("status", "applied")
+        lines.append(f"conversation forked before turn {flow.turn.number}: {fork.resume_command}")
+        lines.append("the turn's prompt, to edit and send again:")
+        lines.append("  " + fork.prompt.replace("\n", "\n  "))
+    return lines
+
+
+def _restore_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dry-run", action="store_true", help="only show the preview")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite paths changed behind rewind-ls' back (undoable)",
+    )
+    p.add_argument(
+        "--skip-conflicts",
+        action="store_true",
+        help="restore the rest, leave conflicting paths alone",
+    )
+    p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+
+
+def register(add: Add) -> None:
+    p = add("rewind", cmd_rewind, "Restore code, conversation or both to the start of TURN.")
+    p.add_argument("turn", metavar="TURN", nargs="?", help=TURN_HELP)
+    p.add_argument(
+        "--scope",
+        choices=["code", "conversation", "both"],
+        default="code",
+        help="what to restore: the files, the agent's conversation (forked before TURN), or both "
+        "(default: code)",
+    )
+    p.add_argument("--path", action="append", metavar="P", help="only this path (repeatable)")
+    p.add_argument("--session", help=SESSION_HELP)
+    _restore_flags(p)
+
+    p = add(
+        "revert",
+        cmd_revert,
+        "Undo only TURN's own changes by a three-way merge; later work survives.",
+    )
+    p.add_argument("turn", metavar="TURN", nargs="?", help=TURN_HELP)
+    p.add_argument(
+        "--path", action="append", metavar="P", help="only this path of the turn (repeatable)"
+    )
+    p.add_argument("--session", help=SESSION_HELP)
+    _restore_flags(p)
+
+    p = add("undo", cmd_undo, "Undo the last rewind, revert or undo.")
+    _restore_flags(p)

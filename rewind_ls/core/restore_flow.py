@@ -1,0 +1,226 @@
+"""One restore, whoever applies it: the CLI writes the plan to disk, the language server sends its
+text part to the editor and writes the rest itself. Both go through here for what a restore means:
+
+1. `plan_restore`: the planner for the mode (rewind / revert / undo), the restore's label, the plan
+   (optionally limited to some paths);
+2. `RestoreFlow.fork_first`: for a conversation scope, the conversation is forked before any code is
+   written; unresolved conflicts refuse first, so nothing at all happens;
+3. the code part: `RestoreFlow.apply_to_disk` (the CLI), or the editor's edit followed by
+   `finish_editor_restore` (the server writes the files a text edit cannot carry);
+4. `RestoreFlow.code_failed` / `code_refused`: code that could not be restored drops the fork.
+   Code and conversation move together or not at all (`--scope both`).
+
+Labels (one vocabulary for the CLI and the editor, shown in listings as the restore point's name):
+"rewind to turn N (SCOPE)", "revert turn N", "undo of: <the label undone>".
+
+Nothing here knows of LSP or argparse.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from rewind_ls.core.apply_disk import (
+    Outcome,
+    apply_to_disk,
+    discard_backups,
+    select,
+    swap,
+)
+from rewind_ls.core.errors import ConflictError, RewindError
+from rewind_ls.core.faults import fault as _fault
+from rewind_ls.core.model import Turn
+from rewind_ls.core.plan import (
+    REVERT,
+    REWIND,
+    UNDO,
+    PathPlan,
+    Plan,
+    Reader,
+    plan_revert,
+    plan_rewind,
+    plan_undo,
+    restrict,
+)
+from rewind_ls.core.restore_point import ROLLED_BACK, finish_restore_point, update_journal
+from rewind_ls.core.store import Store, Version
+
+CODE = "code"
+CONVERSATION = "conversation"
+BOTH = "both"
+SCOPES = (CODE, CONVERSATION, BOTH)
+
+
+def restore_label(mode: str, turn: Turn, scope: str = CODE) -> str:
+    """The name of a rewind or revert (an undo names itself after the restore it undoes)."""
+    if mode == REVERT:
+        return f"revert turn {turn.number}"
+    return f"rewind to turn {turn.number} ({scope})"
+
+
+def plan_restore(
+    store: Store,
+    mode: str,
+    turn: Turn | None,
+    reader: Reader,
+    paths: list[str] | None = None,
+    scope: str = CODE,
+) -> Plan:
+    """The plan of a restore: `turn` is None for an undo; `paths` (workspace-relative) limits it."""
+    if mode == UNDO:
+        return plan_undo(store, reader)
+    if turn is None:
+        raise RewindError(f"{mode}: a turn is needed")
+    label = restore_label(mode, turn, scope)
+    if mode == REWIND:
+        return plan_rewind(store, turn, reader, paths, label=label)
+    if mode != REVERT:
+        raise RewindError(f"unknown restore mode {mode!r} (rewind, revert or undo)")
+    plan = plan_revert(store, turn, reader, label=label)
+    return restrict(plan, paths) if paths is not None else plan
+
+
+def _with_note(exc: RewindError, note: str) -> RewindError:
+    """`exc` (a RewindError or ConflictError) again, with `note` appended to its message."""
+    if isinstance(exc, ConflictError):
+        return ConflictError(f"{exc}{note}", exc.paths)
+    try:
+        return type(exc)(f"{exc}{note}")
+    except TypeError:  # a kind whose constructor takes other arguments (BadPath, UnknownTurn)
+        return RewindError(f"{exc}{note}")
+
+
+class RestoreFlow:
+    """The order of one restore of code and/or conversation, and its all-or-nothing rule. The
+    caller runs the code part between `fork_first` and `code_failed`/`code_refused`."""
+
+    def __init__(
+        self,
+        store: Store,
+        mode: str,
+        turn: Turn | None,
+        scope: str = CODE,
+        force: bool = False,
+        skip_conflicts: bool = False,
+    ) -> None:
+        if scope not in SCOPES:
+            raise RewindError(f"scope must be code, conversation or both, not {scope!r}")
+        self.store = store
+        self.mode = mode
+        self.turn = turn
+        self.scope = scope
+        self.force = force
+        self.skip_conflicts = skip_conflicts
+        self.code = scope in (CODE, BOTH)
+        # An undo restores code only: its "turn" is a restore point, which has no conversation.
+        self.conversation = scope in (CONVERSATION, BOTH) and mode != UNDO and turn is not None
+        self.fork: Any = None  # the conversation fork (`transcript.Fork`), once made
+
+    def plan(self, reader: Reader, paths: list[str] | None = None) -> Plan:
+        return plan_restore(self.store, self.mode, self.turn, reader, paths, self.scope)
+
+    def fork_first(self, plan: Plan | None) -> None:
+        """Fork the conversation (when the scope asks for it) before any code is written: a fork
+        that fails leaves the code untouched. Conflicts that would refuse the code part refuse
+        before the fork is made."""
+        if not self.conversation or self.turn is None:
+            return
+        from rewind_ls.core.conversation import fork_turn
+
+        if self.code and plan is not None:
+            select(plan, self.force, self.skip_conflicts)
+        try:
+            self.fork = fork_turn(self.store, self.turn)
+        except RewindError as exc:
+            if not self.code:
+                raise
+            raise RewindError(f"{exc}; code not restored either (--scope both)") from exc
+
+    def code_failed(self, exc: BaseException) -> BaseException:
+        """The code part raised `exc`: drop the fork; returns the error to raise (`exc` itself, or
+        a RewindError saying the fork was removed)."""
+        if self.fork is None:
+            return exc
+        self.drop_fork()
+        if isinstance(exc, RewindError):
+            return _with_note(exc, "; the conversation fork was removed (--scope both)")
+        return exc
+
+    def code_refused(self) -> bool:
+        """The code part was not applied (the editor refused the edit): drop the fork too.
+        Returns whether there was a fork to drop."""
+        if self.fork is None:
+            return False
+        self.drop_fork()
+        return True
+
+    def drop_fork(self) -> None:
+        if self.fork is None:
+            return
+        try:
+            os.unlink(self.fork.path)
+        except FileNotFoundError:
+            pass
+        self.fork = None
+
+    def apply_to_disk(self, plan: Plan | None) -> Outcome | None:
+        """The whole restore written to disk (the CLI): the fork first, then the code all or
+        nothing, the fork dropped if the code fails. None when the scope has no code part."""
+        self.fork_first(plan)
+        if not self.code or plan is None:
+            return None
+        try:
+            return apply_to_disk(self.store, plan, self.force, self.skip_conflicts)
+        except BaseException as exc:
+            error = self.code_failed(exc)
+            if error is exc:
+                raise
+            raise error from exc
+
+
+def finish_editor_restore(
+    store: Store,
+    point: str,
+    items: Sequence[PathPlan],
+    by_edit: Sequence[str],
+    by_server: Sequence[PathPlan],
+    disk_expected: dict[str, Version],
+    applied: bool,
+    missing: Sequence[str],
+) -> tuple[str, list[str], list[str]]:
+    """After the editor answered a restore's edit: write the paths it could not carry (`by_server`,
+    journaled like the CLI's restore), record the outcome in restore point `point`. Returns
+    (status "applied" / "partial" / "failed", failed paths, paths the server wrote)."""
+    if not applied:
+        store.set_turn_state(point, ROLLED_BACK)
+        return "failed", sorted(by_edit), []
+    written: list[str] = []
+    failed = list(missing)
+    reached: dict[str, tuple[Version, os.stat_result | None]] = {}
+    ops: list[dict[str, Any]] = []
+    server_items = [p for p in by_server if p.path not in missing]
+    if server_items:
+        # From here on the client holds the text part: a server killed while writing its own
+        # part is finished by the next start's recovery (rolled forward, not back).
+        update_journal(
+            store,
+            point,
+            editApplied=True,
+            failed=sorted(missing),
+            serverPaths=[p.path for p in server_items],
+        )
+        _fault("before-server-writes", 1)
+        try:
+            got, ops = swap(store, point, server_items, disk_expected)
+            reached.update(got)
+            written = [p.path for p in server_items]
+        except RewindError:
+            failed.extend(p.path for p in server_items)
+    for pp in items:
+        if pp.path in by_edit and pp.path not in failed and pp.path not in reached:
+            reached[pp.path] = (pp.target, None)
+    state = finish_restore_point(store, point, reached, sorted(set(failed)))
+    discard_backups(ops)
+    return ("applied" if state == "applied" else "partial"), sorted(set(failed)), written

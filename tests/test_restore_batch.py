@@ -66,6 +66,26 @@ def test_large_rewind_killed_midway_is_rolled_back(
     assert not [p for p in ws.rglob("*") if ".rewind-" in p.name]
 
 
+def test_restore_killed_while_writing_a_temporary_file_leaves_nothing_behind(
+    ws: Path, agent: FakeClaude, cli: Cli, snapshot
+) -> None:  # type: ignore[no-untyped-def]
+    """Killed with a temporary file half written (before any file moved): the next command rolls
+    back and deletes that file too; it holds only what rewind-ls wrote, cut short (a recovery used
+    to keep it, as content "rewind-ls did not write", litter in the person's folder)."""
+    _setup(ws, agent, cli)
+    _turn(agent)
+    changed = snapshot()
+    killed = Cli(ws, cli.home)
+    killed.env["REWIND_LS_FAULT"] = "tmp-half-written:3"
+    proc = killed("rewind", "1", "--yes", ok=False)
+    assert proc.returncode == 137, proc.stderr
+    assert [p for p in ws.rglob("*") if p.name.endswith(".tmp")]  # the half-written one
+    out = cli("turns")  # any command recovers first
+    assert snapshot() == changed
+    assert not [p for p in ws.rglob("*") if ".rewind-" in p.name]
+    assert "kept" not in out.stderr
+
+
 def test_rename_noreplace(tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     a.write_text("a")

@@ -114,12 +114,16 @@ def restore_lock(store: Store, blocking: bool = True) -> Iterator[bool]:
         os.close(fd)
 
 
-def _names(full: str) -> tuple[str, str]:
+def _names(full: str) -> tuple[str, str, str]:
+    """The temporary (new content), backup (old content) and aside (what an undo moves out of the
+    way) names of one path. The temporary name only ever holds what `_write_tmp` wrote, whole or in
+    part, so a recovery may always delete it; the aside name can hold the person's content."""
     directory, name = os.path.split(full)
     tag = os.urandom(4).hex()
     return (
         os.path.join(directory, f".{name}.rewind-{tag}.tmp"),
         os.path.join(directory, f".{name}.rewind-{tag}.bak"),
+        os.path.join(directory, f".{name}.rewind-{tag}.aside"),
     )
 
 
@@ -136,11 +140,14 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
-def _write_tmp(tmp: str, data: bytes, mode: int | None, sync: bool = True) -> None:
+def _write_tmp(tmp: str, data: bytes, mode: int | None, sync: bool = True, index: int = 0) -> None:
     """Write a temporary file; `sync=False` leaves the flush to `flush_files` (one for many)."""
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         view = memoryview(data)
+        half = len(view) // 2
+        view = view[os.write(fd, view[:half]) :] if half else view
+        _fault("tmp-half-written", index)  # crash tests: a temporary file cut short
         while view:
             view = view[os.write(fd, view) :]
         os.fchmod(fd, mode if mode is not None else 0o644)
@@ -236,6 +243,20 @@ class Undone:
         self.notes = notes or []
 
 
+def _drop_tmp(op: dict[str, Any], target: Version, notes: list[str]) -> None:
+    """Delete a swap's temporary file. Journals since the aside name was added: it holds only what
+    rewind-ls wrote (perhaps cut short by a crash), so it goes. Older journals used the temporary
+    name as the aside too: deleted only when it holds what rewind-ls wrote."""
+    tmp = op["tmp"]
+    if "aside" not in op:
+        _drop_if_ours(tmp, target, notes)
+        return
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+
+
 def _drop_if_ours(full: str, target: Version, notes: list[str]) -> None:
     """Delete a temporary/aside file only when it holds what rewind-ls wrote (kept in the store)."""
     if not os.path.lexists(full):
@@ -263,7 +284,7 @@ def _take_back(
     """Compare-and-swap undo of one written path: move what `full` holds aside, check it is what
     rewind-ls wrote, then put the backup (or nothing) in its place. Content that differs is moved
     back unharmed and the path is left alone."""
-    full, aside, path = op["full"], op["tmp"], op["path"]
+    full, aside, path = op["full"], op.get("aside", op["tmp"]), op["path"]
     notes: list[str] = []
     if os.path.lexists(aside):  # a file kept above: never renamed over
         aside = f"{aside}.{os.urandom(4).hex()}"
@@ -292,10 +313,10 @@ def undo_swap(store: Store | None, op: dict[str, Any]) -> Undone:
     notes: list[str] = []
     if os.path.lexists(tmp):
         if os.path.lexists(full) or not os.path.lexists(backup):
-            _drop_if_ours(tmp, target, notes)
+            _drop_tmp(op, target, notes)
         elif _place(backup, full):
             # Killed between moving the old file aside and moving the new one in.
-            _drop_if_ours(tmp, target, notes)
+            _drop_tmp(op, target, notes)
             return Undone(path, "restored", notes)
     if not os.path.lexists(backup):
         if op.get("expected_absent") and target.kind == FILE and os.path.lexists(full):
@@ -432,13 +453,14 @@ def _journal(store: Store, point: str, items: Sequence[PathPlan]) -> list[dict[s
     planned_dirs: dict[str, None] = {}
     for pp in items:
         full = safe_target(store.root, pp.path)
-        tmp, backup = _names(full)
+        tmp, backup, aside = _names(full)
         ops.append(
             {
                 "path": pp.path,
                 "full": full,
                 "tmp": tmp,
                 "backup": backup,
+                "aside": aside,
                 "expected_absent": pp.current.kind == ABSENT,
                 "target_kind": pp.target.kind,
                 "target_hash": pp.target.hash,
@@ -460,11 +482,11 @@ def _write_all(
 ) -> None:
     """Every new content in its temporary file, durable before any file is moved."""
     sync_each = len(items) <= _SYNC_EACH_MAX
-    for op, pp in zip(ops, items, strict=True):
+    for index, (op, pp) in enumerate(zip(ops, items, strict=True), 1):
         if pp.target.kind == FILE:
             assert pp.target_data is not None
             _makedirs(os.path.dirname(op["full"]), created_dirs)
-            _write_tmp(op["tmp"], pp.target_data, pp.target.mode, sync=sync_each)
+            _write_tmp(op["tmp"], pp.target_data, pp.target.mode, sync_each, index)
     if not sync_each:
         flush_files({os.path.dirname(op["tmp"]) for op in ops if op["target_kind"] == FILE})
 
@@ -757,7 +779,7 @@ def _finish_one(store: Store, op: dict[str, Any], before: Version, target: Versi
     full, tmp, backup = op["full"], op["tmp"], op["backup"]
     held = _held(full)
     if held == target:
-        _drop_if_ours(tmp, target, [])
+        _drop_tmp(op, target, [])
         return True
     midway = not os.path.lexists(full) and os.path.lexists(backup) and _held(backup) == before
     if held != before and not midway:
@@ -766,7 +788,7 @@ def _finish_one(store: Store, op: dict[str, Any], before: Version, target: Versi
         assert target.hash is not None
         _makedirs(os.path.dirname(full), [])
         if os.path.lexists(tmp):
-            _drop_if_ours(tmp, target, [])
+            _drop_tmp(op, target, [])
         if os.path.lexists(tmp):
             return False  # a file we did not write sits at our temporary name: keep it
         _write_tmp(tmp, store.get_blob(target.hash), target.mode)
@@ -775,7 +797,7 @@ def _finish_one(store: Store, op: dict[str, Any], before: Version, target: Versi
     try:
         _swap_one(op, before, target)
     except ConflictError:
-        _drop_if_ours(tmp, target, [])
+        _drop_tmp(op, target, [])
         return False
     _fsync_dir(os.path.dirname(full))
     return True

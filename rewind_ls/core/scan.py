@@ -74,8 +74,8 @@ _CLOCK_SLACK_NS = 2_000_000_000
 _BATCH_FILES = 2000
 _BATCH_BYTES = 48 << 20
 
-# apply_disk's temporary, backup and aside names: `.<name>.rewind-<8 hex>.tmp|bak[.<8 hex>]`.
-_RESTORE_TEMP = re.compile(r"(^|/)\.[^/]*\.rewind-[0-9a-f]{8}\.(tmp|bak)(\.[0-9a-f]{8})?$")
+# apply_disk's temporary, backup and aside names: `.<name>.rewind-<8 hex>.tmp|bak|aside[.<8 hex>]`.
+_RESTORE_TEMP = re.compile(r"(^|/)\.[^/]*\.rewind-[0-9a-f]{8}\.(tmp|bak|aside)(\.[0-9a-f]{8})?$")
 # Claude Code's atomic writes: `<name>.tmp.<pid>.<hex>`, renamed over `<name>` an instant later (seen
 # with 2.1.197). A scan that catches one mid-write would record a file that never really existed.
 _AGENT_TEMP = re.compile(r"\.tmp\.[0-9]+\.[0-9a-f]{8,}$")

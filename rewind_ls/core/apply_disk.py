@@ -767,8 +767,8 @@ def _server_ops(store: Store, journal: dict[str, Any], failed: set[str]) -> list
             except RewindError:
                 failed.add(path)
                 continue
-            tmp, backup = _names(full)
-            ops.append({"path": path, "full": full, "tmp": tmp, "backup": backup})
+            tmp, backup, aside = _names(full)
+            ops.append({"path": path, "full": full, "tmp": tmp, "backup": backup, "aside": aside})
             have.add(path)
     return ops
 

@@ -362,6 +362,14 @@ def test_an_idle_watcher_stops(ws: Path, store: Store, monkeypatch: pytest.Monke
     _wait(lambda: not watch_journal.alive(_wdir(store)), "the idle watcher to stop", timeout=10)
     status = Path(_wdir(store), watch_journal.STATUS).read_text()
     assert status.startswith("idle")
+    # Like everything in the store, the watcher's files are the owner's only (the real Claude Code
+    # test's `doctor` caught a world-readable `watch/` folder and status file).
+    loose = [
+        str(p)
+        for p in [Path(store.path), *Path(store.path).rglob("*")]
+        if p.lstat().st_mode & 0o077
+    ]
+    assert not loose, loose
 
 
 def _limited_watcher(store: Store, limit: int) -> subprocess.Popen[bytes]:

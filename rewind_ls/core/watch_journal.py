@@ -28,6 +28,8 @@ from __future__ import annotations
 import os
 import time
 
+from rewind_ls.core.config import ensure_private_dir
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -166,7 +168,8 @@ def _claim_start(wdir: str) -> bool:
     except OSError:
         return False
     try:
-        os.makedirs(os.path.join(wdir, SYNC_DIR), mode=0o700, exist_ok=True)
+        # Owner-only like the rest of the store (makedirs gives only the leaf its mode).
+        ensure_private_dir(os.path.join(wdir, SYNC_DIR))
         os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
     except OSError:
         return False

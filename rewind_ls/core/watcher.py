@@ -39,6 +39,7 @@ from watchdog.observers.inotify_c import (
 )
 
 from rewind_ls.core import watch_journal as wj
+from rewind_ls.core.config import ensure_private_dir
 
 _C = InotifyConstants
 _TREE_MASK = Mask(
@@ -280,7 +281,12 @@ def _take_lock(wdir: str) -> int | None:
 
 def _status(wdir: str, reason: str) -> None:
     try:
-        with open(os.path.join(wdir, wj.STATUS), "w", encoding="utf-8") as f:
+        fd = os.open(
+            os.path.join(wdir, wj.STATUS),
+            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
+            0o600,
+        )
+        with open(fd, "w", encoding="utf-8") as f:
             f.write(f"{reason}\n{time.time()}")
     except OSError:
         pass
@@ -289,7 +295,7 @@ def _status(wdir: str, reason: str) -> None:
 def run(root: str, store_path: str) -> int:
     """Watch until idle; a new epoch after each uncertain end, except a watch limit."""
     wdir = wj.watch_dir(store_path)
-    os.makedirs(os.path.join(wdir, wj.SYNC_DIR), mode=0o700, exist_ok=True)
+    ensure_private_dir(os.path.join(wdir, wj.SYNC_DIR))
     lock = _take_lock(wdir)
     try:
         os.unlink(os.path.join(wdir, wj.STARTING))

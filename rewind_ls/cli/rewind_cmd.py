@@ -139,7 +139,7 @@ def _confirm(plan: Any, args: argparse.Namespace) -> tuple[bool, bool, bool]:
 
 def _outcome_lines(flow: Any, outcome: Any, result: dict[str, Any]) -> list[str]:
     """The restore's outcome into `result`, and as lines for the terminal."""
-    from rewind_ls.cli.summarize_cmd import conversation_json
+    from rewind_ls.core.conversation import fork_fields
 
     lines: list[str] = []
     if outcome is not None:
@@ -147,7 +147,7 @@ def _outcome_lines(flow: Any, outcome: Any, result: dict[str, Any]) -> list[str]
         lines.append(outcome.message + (" (undo: rewind-ls undo)" if outcome.point else ""))
     fork = flow.fork
     if fork is not None:
-        result["conversation"] = conversation_json(fork)
+        result["conversation"] = fork_fields(fork)
         result.setdefault("status", "applied")
         lines.append(f"conversation forked before turn {flow.turn.number}: {fork.resume_command}")
         lines.append("the turn's prompt, to edit and send again:")

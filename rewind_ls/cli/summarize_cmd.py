@@ -4,7 +4,6 @@ the part from TURN on (or before TURN) replaced by a summary; the files are left
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from rewind_ls.cli.common import (
     JSON_HELP,
@@ -15,16 +14,7 @@ from rewind_ls.cli.common import (
     print_json,
     turn_arg,
 )
-
-
-def conversation_json(result: Any) -> dict[str, Any]:
-    """The `conversation` object of a fork or a summary (`rewind --scope conversation --json`)."""
-    return {
-        "sessionId": result.session_id,
-        "transcriptPath": result.path,
-        "resumeCommand": result.resume_command,
-        "prompt": result.prompt,
-    }
+from rewind_ls.core.conversation import fork_fields
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
@@ -41,7 +31,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
             "turnId": turn.id,
             "number": turn.number,
             "status": "applied",
-            "conversation": conversation_json(result),
+            "conversation": fork_fields(result),
         }
         from rewind_ls.server.protocol import SummarizeOutput, wire
 

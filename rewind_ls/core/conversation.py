@@ -36,3 +36,14 @@ def fork_turn(store: Any, turn: Turn) -> Any:
     if module is None:
         raise RewindError(f"conversation: {reason}")
     return module.fork_turn(store, turn)
+
+
+def fork_fields(fork: Any) -> dict[str, Any]:
+    """A conversation fork or summary (any agent's: they share these attributes) as the data of
+    the protocol's `conversation` object (the CLI's `--json` and the server: camelCase at the edge)."""
+    return {
+        "session_id": fork.session_id,
+        "transcript_path": fork.path,
+        "resume_command": fork.resume_command,
+        "prompt": fork.prompt,
+    }

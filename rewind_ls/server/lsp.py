@@ -544,7 +544,7 @@ async def summarize(ls: RewindServer, params: Any) -> dict[str, Any]:
     result = {
         "status": "applied",
         "message": f"conversation summarized {what} turn {turn.number}: "
-        f"{conversation['resumeCommand']}",
+        f"{conversation['resume_command']}",
         "direction": p.direction,
         "conversation": conversation,
         "prompt": turn.prompt,

@@ -15,6 +15,7 @@ from typing import Any
 
 from rewind_ls.core.apply_disk import recover, select
 from rewind_ls.core.capture import EDITOR_SESSION, Recorder, read_current
+from rewind_ls.core.conversation import fork_fields
 from rewind_ls.core.diff import turn_diff
 from rewind_ls.core.errors import RewindError, UnknownTurn
 from rewind_ls.core.model import Turn
@@ -110,16 +111,6 @@ class EditorRestore:
             "conversation": None,
             "prompt": None,
         }
-
-
-def _fork_json(fork: Any) -> dict[str, Any]:
-    """A conversation fork (or summary) as the protocol's `conversation` object."""
-    return {
-        "sessionId": fork.session_id,
-        "transcriptPath": fork.path,
-        "resumeCommand": fork.resume_command,
-        "prompt": fork.prompt,
-    }
 
 
 def _outcome_message(status: str, failed: list[str], count: int, reason: str) -> str:
@@ -318,7 +309,7 @@ class Service:
 
     def adopt_summary(self, source: Any, result: Any) -> dict[str, Any]:
         source.adopt(self.store, result)
-        return _fork_json(result)
+        return fork_fields(result)
 
     # --- restoring -----------------------------------------------------------------------------
 
@@ -450,7 +441,7 @@ class Service:
                 job.messages.append("conversation not forked either (--scope both)")
         fork = job.flow.fork if job.flow is not None else None
         if fork is not None and job.flow is not None and job.flow.turn is not None:
-            result["conversation"] = _fork_json(fork)
+            result["conversation"] = fork_fields(fork)
             result["prompt"] = job.flow.turn.prompt
             if result["status"] == "nothing-to-do":
                 result["status"] = "applied"

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from rewind_ls.core.ignore import RuleSet
 
-__all__ = ["relative_skips", "unrecordable", "walk"]
+__all__ = ["relative_skips", "unrecordable", "walk", "walk_below"]
 
 _NAME = attrgetter("name")
 # A folder to list: (absolute path, root-relative prefix with trailing "/", rule sets from above).
@@ -44,8 +44,20 @@ def walk(
     if rules is None:
         rules = IgnoreRules.load(root)
     skip = relative_skips(root, skip_dirs)
-    # (absolute path, root-relative prefix with trailing "/", rule sets from above)
-    stack: list[_Folder] = [(root, "", rules.root_sets)]
+    yield from walk_below(root, rules, "", rules.root_sets, skip)
+
+
+def walk_below(
+    root: str,
+    rules: IgnoreRules,
+    prefix: str,
+    dirsets: tuple[RuleSet, ...],
+    skip: frozenset[str],
+) -> Iterator[tuple[str, os.stat_result]]:
+    """`walk` from the folder `prefix` ("a/b/", or "" for the root) down, given the rule sets in
+    force from above it (`dirsets`: those of its parent, as `IgnoreRules.context` computes them)
+    and the root-relative folders to skip."""
+    stack: list[_Folder] = [(os.path.join(root, prefix) if prefix else root, prefix, dirsets)]
     while stack:
         path, prefix, dirsets = stack.pop()
         try:

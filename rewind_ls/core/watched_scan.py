@@ -126,31 +126,10 @@ def _walk_below(
     rules: IgnoreRules, top: str, skip: frozenset[str]
 ) -> Iterator[tuple[str, os.stat_result]]:
     """`core.walk.walk` from the folder `top` ("a/b/", not ignored itself) down."""
-    from rewind_ls.core.ignore import excluded
-    from rewind_ls.core.walk import unrecordable
+    from rewind_ls.core.walk import walk_below
 
-    stack = [top]
-    while stack:
-        prefix = stack.pop()
-        sets = rules.top + _dirsets(rules, prefix)
-        try:
-            with os.scandir(os.path.join(rules.root, prefix)) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        for e in entries:
-            name = e.name
-            if name == ".git" or unrecordable(name):
-                continue
-            rel = prefix + name
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    if rel not in skip and not excluded(sets, rel, name, True):
-                        stack.append(rel + "/")
-                elif e.is_file(follow_symlinks=False) and not excluded(sets, rel, name, False):
-                    yield rel, e.stat(follow_symlinks=False)
-            except OSError:
-                continue
+    parent = top[: top.rstrip("/").rfind("/") + 1]
+    return walk_below(rules.root, rules, top, _dirsets(rules, parent), skip)
 
 
 def begin(store: Store, patterns: Sequence[str], baseline_complete: bool) -> Watched:

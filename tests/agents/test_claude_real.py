@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.support.fake_anthropic import FakeAnthropic, Reply, text, tool_use
-from tests.support.real_claude import RealClaude, claude_binary
+from tests.support.real_claude import NOTEBOOK, RealClaude, claude_binary
 
 pytestmark = pytest.mark.agent
 
@@ -142,23 +142,6 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         (project / ".claude" / "commands" / "mkc.md").write_text("Create m.txt: $ARGUMENTS\n")
         p = str(project)
         (project / "pre.txt").write_text("before the session\n")
-        notebook = json.dumps(
-            {
-                "cells": [
-                    {
-                        "cell_type": "code",
-                        "id": "c1",
-                        "metadata": {},
-                        "source": ["x = 1\n"],
-                        "outputs": [],
-                        "execution_count": None,
-                    }
-                ],
-                "metadata": {},
-                "nbformat": 4,
-                "nbformat_minor": 5,
-            }
-        )
 
         # Turn 1: two tools in one message, Edit, NotebookEdit, a Bash that creates, deletes and
         # cds, then a Write to a top-level file from the new cwd.
@@ -174,7 +157,7 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
                     {"file_path": p + "/a.txt", "old_string": "alpha", "new_string": "ALPHA"},
                 )
             ],
-            [tool_use("Write", {"file_path": p + "/nb.ipynb", "content": notebook})],
+            [tool_use("Write", {"file_path": p + "/nb.ipynb", "content": NOTEBOOK})],
             [
                 tool_use(
                     "NotebookEdit",

@@ -16,29 +16,12 @@ import pytest
 
 from tests.support.fake_anthropic import FakeAnthropic, text, tool_use
 from tests.support.lsp_client import start
-from tests.support.real_claude import RealClaude, claude_binary
+from tests.support.real_claude import NOTEBOOK, RealClaude, claude_binary
 from tests.test_server import as_dict, request
 
 pytestmark = pytest.mark.agent
 
 OLD = "one\ntwo\nthree\n"
-NOTEBOOK = json.dumps(
-    {
-        "cells": [
-            {
-                "cell_type": "code",
-                "id": "c1",
-                "metadata": {},
-                "source": ["x = 1\n"],
-                "outputs": [],
-                "execution_count": None,
-            }
-        ],
-        "metadata": {},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-)
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,25 @@ from typing import Any
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.pinned import pinned_tool
 
+# A one-cell notebook for NotebookEdit (the real binary edits it by cell id).
+NOTEBOOK = json.dumps(
+    {
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": "c1",
+                "metadata": {},
+                "source": ["x = 1\n"],
+                "outputs": [],
+                "execution_count": None,
+            }
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+)
+
 VERSION = "2.1.197"
 
 

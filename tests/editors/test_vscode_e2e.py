@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 
@@ -34,6 +35,7 @@ from vscode_support import (  # noqa: E402
     REPO,
     base_profile_settings,
     code_server,
+    python_extension_standin,
     python_for_server,
     require_tools,
     run_driver,
@@ -88,16 +90,29 @@ def _run_vscode(
     ws: Path,
     agent: FakeClaude,
     steps: list[dict[str, Any]],
-    server_command: list[str] | None = None,
+    server_command: list[str] | str | None = None,
+    *,
+    settings: dict[str, Any] | None = None,
+    process_env: dict[str, str] | None = None,
+    extensions: dict[str, Path] | None = None,
 ) -> dict[str, Any]:
     """Runs the driver steps in a fresh code-server on `ws`; fails with the driver's log and the
-    extension's output when a step failed or a conflict dialog showed up uninvited."""
+    extension's output when a step failed or a conflict dialog showed up uninvited. `settings`
+    replaces the profile's Rewind settings, `process_env` adds to code-server's environment,
+    `extensions` ({id: vsix}) are installed next to Rewind."""
     tools = require_tools()
-    settings = _settings(agent, server_command or python_for_server())
-    env: dict[str, str] = settings["rewind.server.env"]
-    with code_server(tmp_path / "vscode", env, settings, tools["node"]) as cs:
+    if settings is None:
+        settings = _settings(agent, server_command or python_for_server())
+    env: dict[str, str] = {**settings["rewind.server.env"], **(process_env or {})}
+    with code_server(tmp_path / "vscode", env, settings, tools["node"], extensions) as cs:
         url = cs.start(ws)
-        config = {"url": url, "workspace": str(ws), "chromium": tools["chromium"], "steps": steps}
+        config = {
+            "url": url,
+            "workspace": str(ws),
+            "chromium": tools["chromium"],
+            "logs": str(cs.user_data / "logs"),
+            "steps": steps,
+        }
         result = run_driver(tools["node"], config, tmp_path)
         server_log = _extension_log(cs.user_data)
     result["extension_log"] = server_log
@@ -375,7 +390,9 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
         {"do": "wait-disk", "file": "c.txt", "content": None},
         {"do": "wait-for", "selector": MESSAGE, "text": "c.txt (deleted)"},
         {"do": "observe-texts", "label": "reverts", "selector": MESSAGE, "visible": True},
-        # The walkthrough, as Help › Welcome lists it.
+        # The walkthrough, as Help › Welcome lists it (the panel and the toasts out of the picture).
+        {"do": "command", "title": "View: Hide Panel"},
+        {"do": "command", "title": "Notifications: Clear All Notifications"},
         {"do": "command", "title": "Welcome: Open Walkthrough..."},
         {"do": "pick", "row": "Get Started with Rewind", "filter": "Rewind"},
         {"do": "wait-for", "selector": ".gettingStartedContainer", "text": "Record the agent"},
@@ -429,6 +446,108 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
     assert (ws / "a.txt").read_text() == A2
     assert (ws / "b.txt").read_text() == B1
     assert not (ws / "c.txt").exists()
+
+
+def test_server_discovery_in_vscode(tmp_path: Path) -> None:
+    """With no rewind.server.command and rewind-ls neither on PATH nor in the project, the extension
+    finds a uv tool install; choosing an interpreter that has rewind_ls in the Python extension
+    restarts it with that interpreter; a plain string path in the setting wins over both, and the
+    Settings UI edits it as a text field (not "Edit in settings.json"). No start error on the way.
+
+    The Python extension is a stand-in with its id and the API shape we read
+    (tests/editors/vscode/python_standin): the real one cannot be installed offline."""
+    ws, _, agent = _two_turns(tmp_path)
+    # Where `uv tool install rewind-ls` puts it: $XDG_DATA_HOME/uv/tools/rewind-ls/bin/rewind-ls
+    # (code-server's XDG_DATA_HOME is <tmp>/vscode/xdg-data, vscode_support.CodeServer).
+    uv_tool = tmp_path / "vscode" / "xdg-data" / "uv" / "tools" / "rewind-ls" / "bin" / "rewind-ls"
+    uv_tool.parent.mkdir(parents=True)
+    uv_tool.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rewind_ls "$@"\n')
+    uv_tool.chmod(0o755)
+    # A Python without rewind_ls, selected in the Python extension at first.
+    bare = tmp_path / "bare" / "python3"
+    bare.parent.mkdir()
+    bare.write_text("#!/bin/sh\necho 'No module named rewind_ls' >&2\nexit 1\n")
+    bare.chmod(0o755)
+    empty = tmp_path / "empty-bin"  # pipx's and uv's command folders: nothing there
+    empty.mkdir()
+    process_env = {
+        # No rewind-ls on PATH (the test's .venv/bin is not on it).
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "PIPX_BIN_DIR": str(empty),
+        "UV_TOOL_BIN_DIR": str(empty),
+    }
+    plain = str(Path(sys.executable).parent / "rewind-ls")  # the path of rewind-ls, as a string
+    assert Path(plain).is_file(), plain
+    rewind = {k: v for k, v in _settings(agent, []).items() if k != "rewind.server.command"}
+    first = {**rewind, "python.defaultInterpreterPath": str(bare)}
+    chosen = {**rewind, "python.defaultInterpreterPath": sys.executable}
+    steps: list[dict[str, Any]] = [
+        {"do": "open-workbench"},
+        {"do": "wait-status", "text": "2 turns"},
+        {"do": "wait-log", "text": "(pipx/uv)"},
+        {"do": "edit-user-settings", "settings": {**base_profile_settings(), **chosen}},
+        {"do": "wait-log", "text": "(Python extension)"},
+        {"do": "wait-log", "text": "language server running", "count": 2},
+        {
+            "do": "edit-user-settings",
+            "settings": {**base_profile_settings(), **chosen, "rewind.server.command": plain},
+        },
+        {"do": "wait-log", "text": "(setting)"},
+        {"do": "wait-log", "text": "language server running", "count": 3},
+        {"do": "wait-status", "text": "2 turns"},
+        {"do": "command", "title": "Preferences: Open Settings (UI)"},
+        {"do": "wait-for", "selector": ".settings-editor .suggest-input-container"},
+        {"do": "type-text", "text": "rewind.server.command"},
+        {"do": "wait-for", "selector": ".setting-item-contents", "text": "Server: Command"},
+        {"do": "sleep", "ms": 500},
+        {"do": "observe-texts", "label": "setting", "selector": ".setting-item-contents"},
+        {
+            "do": "observe-values",
+            "label": "setting-input",
+            "selector": ".setting-item-contents input",
+        },
+        {"do": "screenshot", "name": "vscode-setting-string.png"},
+        {"do": "observe-texts", "label": "toasts", "selector": MESSAGE, "visible": True},
+        # The extension's icon in the Extensions view (its package.json "icon").
+        {"do": "command", "title": "Extensions: Show Enabled Extensions"},
+        {"do": "wait-for", "selector": ".extension-list-item", "text": "Rewind (rewind-ls)"},
+        {"do": "sleep", "ms": 500},
+        {
+            "do": "observe-values",
+            "label": "extension-icons",
+            "selector": ".extension-list-item img.icon",
+            "attr": "src",
+        },
+        {"do": "screenshot", "name": "vscode-extension-icon.png"},
+    ]
+    result = _run_vscode(
+        tmp_path,
+        ws,
+        agent,
+        steps,
+        settings={**base_profile_settings(), **first},
+        process_env=process_env,
+        extensions={"ms-python.python": python_extension_standin(tmp_path)},
+    )
+    ctx = result["context"]
+    starts = re.findall(r"starting: (.*) \(([^()]+)\)$", result["extension_log"], re.MULTILINE)
+    assert [origin for _, origin in starts] == ["pipx/uv", "Python extension", "setting"], (
+        f"{starts}\n{ctx}"
+    )
+    assert starts[0][0] == f"{uv_tool} serve", starts
+    assert starts[1][0] == f"{sys.executable} -m rewind_ls serve", starts
+    assert starts[2][0] == f"{plain} serve", starts
+    assert "could not start" not in result["extension_log"], ctx
+    assert not any("could not start" in t for t in _obs(result, "toasts")["texts"]), ctx
+    setting = " ".join(_obs(result, "setting")["texts"])
+    assert "Server: Command" in setting and "Edit in settings.json" not in setting, setting
+    assert plain in _obs(result, "setting-input")["values"], result["observations"]
+    icons = _obs(result, "extension-icons")["values"]
+    assert any(
+        "/rewind-ls.rewind-ls-" in unquote(src) and "/media/icon.png" in unquote(src)
+        for src in icons
+        if src
+    ), icons
 
 
 def test_extension_npm_test() -> None:

@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -28,6 +29,7 @@ CODE_SERVER = TOOLS / "code-server" / "node_modules" / "code-server" / "out" / "
 VSIX = Path(os.environ.get("REWIND_VSIX", TOOLS / "rewind-ls.vsix"))
 EXT_DIR = REPO / "editors" / "vscode"
 DRIVER = EXT_DIR / "test" / "e2e" / "driver.mjs"
+PYTHON_STANDIN = Path(__file__).resolve().parent / "vscode" / "python_standin"
 ARTIFACTS = REPO / "test-artifacts"
 INSTALL_HINT = "run `bash scripts/install-vscode-env.sh` (or scripts/test.sh) first"
 
@@ -134,7 +136,7 @@ class CodeServer:
             *args,
         ]
 
-    def install_extension(self, vsix: Path) -> None:
+    def install_extension(self, vsix: Path, ext_id: str = "rewind-ls.rewind-ls") -> None:
         proc = subprocess.run(
             self._cli("--install-extension", str(vsix)),
             env=self.env,
@@ -143,7 +145,7 @@ class CodeServer:
             timeout=120,
         )
         assert proc.returncode == 0, f"--install-extension failed: {proc.stdout}\n{proc.stderr}"
-        assert list(self.extensions.glob("rewind-ls.rewind-ls-*")), (
+        assert list(self.extensions.glob(f"{ext_id}-*")), (
             f"extension not installed: {proc.stdout}\n{proc.stderr}"
         )
 
@@ -197,13 +199,31 @@ class CodeServer:
         self.proc = None
 
 
+def python_extension_standin(tmp: Path) -> Path:
+    """A .vsix of tests/editors/vscode/python_standin (id ms-python.python): the part of the Python
+    extension's API the Rewind extension reads, with the interpreter taken from
+    python.defaultInterpreterPath. The real Python extension cannot be installed offline."""
+    vsix = tmp / "python-standin.vsix"
+    with zipfile.ZipFile(vsix, "w") as z:
+        for f in sorted(PYTHON_STANDIN.iterdir()):
+            z.write(f, f"extension/{f.name}")
+    return vsix
+
+
 @contextmanager
 def code_server(
-    tmp: Path, env: Mapping[str, str], settings: Mapping[str, Any], node: str
+    tmp: Path,
+    env: Mapping[str, str],
+    settings: Mapping[str, Any],
+    node: str,
+    extra_extensions: Mapping[str, Path] | None = None,
 ) -> Iterator[CodeServer]:
+    """code-server with the packaged extension and `extra_extensions` ({id: vsix}) installed."""
     cs = CodeServer(tmp, env, node)
     write_profile(cs.user_data, settings)
     cs.install_extension(VSIX)
+    for ext_id, vsix in (extra_extensions or {}).items():
+        cs.install_extension(vsix, ext_id)
     try:
         yield cs
     finally:

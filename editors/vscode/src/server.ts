@@ -26,22 +26,38 @@ import {
   startFailureMessage,
 } from './serverCommand';
 
-/** The interpreter selected in the Python extension (ms-python.python), when it is installed. */
-async function pythonExtensionInterpreter(folder: vscode.Uri | undefined): Promise<string | undefined> {
+/** What we use of the Python extension's API (ms-python.python). */
+interface PythonApi {
+  environments?: {
+    getActiveEnvironmentPath(resource?: vscode.Uri): { path: string };
+    onDidChangeActiveEnvironmentPath?: vscode.Event<unknown>;
+  };
+  settings?: { getExecutionDetails(resource?: vscode.Uri): { execCommand?: string[] } };
+}
+
+/** The Python extension's API, when that extension is installed (activated on the way). */
+async function pythonExtensionApi(): Promise<PythonApi | undefined> {
   const ext = vscode.extensions.getExtension('ms-python.python');
   if (!ext) return undefined;
   try {
-    const api = (ext.isActive ? ext.exports : await ext.activate()) as {
-      environments?: { getActiveEnvironmentPath(resource?: vscode.Uri): { path: string } };
-      settings?: { getExecutionDetails(resource?: vscode.Uri): { execCommand?: string[] } };
-    };
-    return (
-      api.environments?.getActiveEnvironmentPath(folder)?.path ??
-      api.settings?.getExecutionDetails(folder)?.execCommand?.[0]
-    );
+    return (ext.isActive ? ext.exports : await ext.activate()) as PythonApi;
   } catch {
     return undefined;
   }
+}
+
+/** The interpreter selected in the Python extension for `folder`. */
+function pythonInterpreter(api: PythonApi, folder: vscode.Uri | undefined): string | undefined {
+  try {
+    return api.environments?.getActiveEnvironmentPath(folder)?.path ?? api.settings?.getExecutionDetails(folder)?.execCommand?.[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when rewind.server.command names a command (then discovery is not used). */
+function hasCommandSetting(setting: unknown): boolean {
+  return setting !== null && setting !== undefined && setting !== '' && !(Array.isArray(setting) && setting.length === 0);
 }
 
 /** A LanguageClient that leaves the start-failure notification to us (ours says how to fix it). */
@@ -118,9 +134,29 @@ export class RewindServer implements vscode.Disposable {
   private async resolveCommand(): Promise<ServerCommand | { notFound: string[] }> {
     const setting = vscode.workspace.getConfiguration('rewind').get<unknown>('server.command');
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-    const hasSetting = setting !== null && setting !== undefined && setting !== '' && !(Array.isArray(setting) && setting.length === 0);
-    const interpreter = hasSetting ? undefined : await pythonExtensionInterpreter(folder);
+    const api = hasCommandSetting(setting) ? undefined : await pythonExtensionApi();
+    if (api) this.followPythonInterpreter(api);
+    const interpreter = api ? pythonInterpreter(api, folder) : undefined;
     return resolveServerCommand(setting, machineProbe(folder?.fsPath, interpreter));
+  }
+
+  private followingPython = false;
+
+  /**
+   * The person picks another interpreter in the Python extension (e.g. after our start error): discovery runs
+   * again, as it does when rewind.server.command changes. Not while that setting names the command.
+   */
+  private followPythonInterpreter(api: PythonApi): void {
+    const onChange = api.environments?.onDidChangeActiveEnvironmentPath;
+    if (this.followingPython || !onChange) return;
+    this.followingPython = true;
+    this.disposables.push(
+      onChange(() => {
+        if (hasCommandSetting(vscode.workspace.getConfiguration('rewind').get<unknown>('server.command'))) return;
+        this.output.appendLine("the Python extension's interpreter changed: restarting the language server");
+        void this.restart();
+      }),
+    );
   }
 
   private async doStart(): Promise<boolean> {

@@ -4,7 +4,7 @@
 //
 //   node driver.mjs config.json
 //
-// config: { url, workspace, artifacts, chromium, steps: [...] }; it writes { observations, error? } as JSON
+// config: { url, workspace, artifacts, chromium, logs, steps: [...] }; it writes { observations, error? } as JSON
 // to config.result. Each step is one person-level action; "observe" records the editor's view of files
 // (text of the editor, dirty flag of the tab) together with the bytes on disk at the same moment.
 import { chromium } from 'playwright-core';
@@ -31,6 +31,20 @@ async function until(what, fn, timeout = TIMEOUT, interval = 200) {
     await sleep(interval);
   }
   throw new Error(`timed out after ${timeout} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+}
+
+/** Every output-channel log of the Rewind extension under config.logs (the profile's log folder). */
+function extensionLog() {
+  const found = [];
+  const walk = (dir) => {
+    for (const e of fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }) : []) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/Rewind.*\.log$/.test(e.name)) found.push(fs.readFileSync(p, 'utf8'));
+    }
+  };
+  walk(config.logs ?? '');
+  return found.join('\n');
 }
 
 const readDisk = (rel) => {
@@ -254,6 +268,18 @@ async function main() {
             !(await tab(page, 'settings.json').getAttribute('class'))?.split(/\s+/).includes('dirty'));
           break;
         }
+        case 'observe-values': {
+          // The values of input fields (a setting's text box), or of an attribute (an image's src).
+          const values = await page.locator(step.selector).evaluateAll(
+            (els, attr) => els.map((e) => (attr ? e.getAttribute(attr) : e.value)), step.attr ?? null);
+          observations.push({ label: step.label, values });
+          break;
+        }
+        case 'type-text': {
+          // Into whatever has the focus (a search box).
+          await page.keyboard.type(step.text);
+          break;
+        }
         case 'press': {
           await page.keyboard.press(step.key);
           break;
@@ -304,6 +330,13 @@ async function main() {
         }
         case 'sleep': {
           await sleep(step.ms);
+          break;
+        }
+        case 'wait-log': {
+          // The extension's Output › Rewind, as VS Code writes it to the profile's log folder: `count` lines
+          // (default 1) containing `text`.
+          await until(`Output › Rewind to show ${JSON.stringify(step.text)} ${step.count ?? 1} time(s)`, async () =>
+            extensionLog().split('\n').filter((l) => l.includes(step.text)).length >= (step.count ?? 1));
           break;
         }
         default:

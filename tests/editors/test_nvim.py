@@ -154,6 +154,13 @@ def editor(tmp_path: Path, workspace: tuple[Path, Path]) -> Iterator[Any]:
         nv.close()
 
 
+# The highlight group of the title line of the :Rewind last float (the current window).
+LAST_HL = (
+    "return vim.api.nvim_buf_get_extmarks(0, vim.api.nvim_create_namespace('rewind.last'), 0, -1,"
+    " { details = true })[1][4].hl_group"
+)
+
+
 def user_home(ws: Path) -> Path:
     """$HOME of the agent, the server and Neovim: Claude Code's transcripts live in ~/.claude/projects."""
     home = ws.parent / "userhome"
@@ -340,6 +347,7 @@ def test_picker_code_and_conversation(workspace: tuple[Path, Path], editor: Any)
     assert float_text["relative"] == "editor", float_text
     assert resume in float_text["text"] and "first prompt: make c" in float_text["text"]
     assert "Restored: a.txt, b.txt, c.txt (deleted)" in float_text["text"], float_text
+    assert ed.nv.luajson(LAST_HL) == "RewindTitle"
     ed.nv.command("close")
 
     # Opted in: the registers get the text, and the message says where it went.
@@ -395,6 +403,9 @@ def test_conflict_is_shown_not_overwritten(workspace: tuple[Path, Path], editor:
     assert ed.buffers()["a.txt"] == {"text": "a1 mine\n", "modified": True}
     assert read(ws, "a.txt") == b"a1\n"
     assert read(ws, "b.txt") == b"b1\n"  # cancelled: nothing at all was written
+    ed.nv.command("Rewind last")  # the details float: its title in the conflict colour
+    assert ed.nv.luajson(LAST_HL) == "RewindConflict"
+    ed.nv.command("close")
 
     # Skip the conflict: the other file is restored, the person's buffer is left alone.
     last = ed.run("Rewind 1", answers=["Skip conflicting"])
@@ -474,6 +485,14 @@ def test_log_code_lens_runs_a_rewind(workspace: tuple[Path, Path], editor: Any) 
     titles = {lens["title"] for lens in lenses}
     assert {"Rewind to here", "Revert turn", "Diff"} <= titles, lenses
     lines = ed.nv.luajson("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+    # Coloured: each file's change word in its group, the turn headings as titles.
+    marks = ed.nv.luajson(
+        "return vim.tbl_map(function(m) return { vim.api.nvim_buf_get_text(0, m[2], m[3], m[2],"
+        " m[4].end_col, {})[1], m[4].hl_group } end, vim.api.nvim_buf_get_extmarks(0,"
+        " require('rewind.log').ns, 0, -1, { details = true }))"
+    )
+    assert ["created", "RewindAdded"] in marks and ["modified", "RewindChanged"] in marks, marks
+    assert any(hl == "RewindTitle" and "first prompt" in text for text, hl in marks), marks
     # The lens line of turn 1: the heading that mentions the first prompt.
     turn1 = next(i for i, line in enumerate(lines) if "first prompt" in line)
     lens_lines = sorted({lens["line"] for lens in lenses})

@@ -175,6 +175,12 @@ def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
         {"do": "wait-for", "selector": ROW, "text": "b.txt"},
         {"do": "observe-texts", "label": "view", "selector": ROW, "settleMs": 300},
         {"do": "screenshot", "name": "vscode-view.png"},
+        # Its inline actions: a file's diff, a turn's rewind (the turn is chosen: straight to the
+        # scope; Cancel), a file's own rewind (turn #2's revert is in the third test).
+        {"do": "row-action", "row": "a.txt", "action": "Compare with Current"},
+        {"do": "observe-diff", "label": "view-diff"},
+        {"do": "row-action", "row": "first prompt", "action": "Rewind to Before This Turn..."},
+        {"do": "pick", "row": "Cancel"},
         {"do": "row-action", "row": "b.txt", "action": "Rewind This File to Before the Turn"},
         {"do": "wait-disk", "file": "b.txt", "content": None},
         {"do": "command", "title": "restore a checkpoint"},
@@ -232,6 +238,11 @@ def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
     assert any(r.startswith("your saves in the editor") for r in view), view
     assert any("a.txt" in r and r.rstrip().endswith("M") for r in view), view
     assert any("b.txt" in r and r.rstrip().endswith("A") for r in view), view
+    view_diff = _obs(result, "view-diff")
+    assert view_diff["original"].strip() == A0.strip(), view_diff  # a.txt before turn 1
+    assert "before turn #1" in view_diff["title"], view_diff
+    scopes = _obs(result, "picker:Cancel")["rows"]
+    assert any(r.startswith("Code only") and "before #1" in r for r in scopes), scopes
     # The picker (opened by its palette keyword "checkpoint"): one "#1", the saves by name.
     rows = _obs(result, "picker:Your saves")["rows"]
     assert sum(r.startswith("#1 ") for r in rows) == 1, rows
@@ -318,7 +329,8 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
     project's .venv, and the stale notification goes; a turn the agent records while VS Code is
     open shows up in the status bar (rewind/didChangeTurns); a conversation rewind shows the resume
     command in a dialog that stays, and "Open in Terminal" types it without running it; "Revert
-    Turn..." of an empty turn says so, of a real one names the file it restored."""
+    Turn..." of an empty turn says so, the Rewind view's "Revert This Turn" of a real one names the
+    file it restored."""
     ws, home, agent = _two_turns(tmp_path)
     record_turn = (
         "import sys, json; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
@@ -384,9 +396,11 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
         {"do": "command", "title": "undo an agent turn"},
         {"do": "pick", "row": "#4", "filter": "fourth prompt"},
         {"do": "wait-for", "selector": MESSAGE, "text": "changed no file"},
-        # Revert only turn 3 (it created c.txt): c.txt goes, the rest stays, the report names it.
-        {"do": "command", "title": "Rewind: Revert Turn..."},
-        {"do": "pick", "row": "#3", "filter": "third prompt"},
+        # Revert only turn 3 (it created c.txt) from the Rewind view's inline action: c.txt goes,
+        # the rest stays, the report names it.
+        {"do": "click", "selector": '.activitybar .action-label[aria-label^="Rewind"]'},
+        {"do": "wait-for", "selector": ROW, "text": "third prompt"},
+        {"do": "row-action", "row": "third prompt", "action": "Revert This Turn"},
         {"do": "wait-disk", "file": "c.txt", "content": None},
         {"do": "wait-for", "selector": MESSAGE, "text": "c.txt (deleted)"},
         {"do": "observe-texts", "label": "reverts", "selector": MESSAGE, "visible": True},

@@ -6,6 +6,24 @@ local rpc = require('rewind.client')
 
 local M = {}
 
+M.ns = vim.api.nvim_create_namespace('rewind.log')
+
+local CHANGE_HL = { created = 'RewindAdded', modified = 'RewindChanged', deleted = 'RewindRemoved' }
+
+--- Colours the timeline's text: turn headings in RewindTitle, each file's change word in RewindAdded,
+--- RewindChanged or RewindRemoved.
+local function highlight(bufnr)
+  vim.api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    local s, word = line:match('^%s+()(%l+)%s')
+    if s and CHANGE_HL[word] then
+      vim.api.nvim_buf_set_extmark(bufnr, M.ns, i - 1, s - 1, { end_col = s - 1 + #word, hl_group = CHANGE_HL[word] })
+    elseif line:match('^  Turn ') or line:match('^  Restore point ') then
+      vim.api.nvim_buf_set_extmark(bufnr, M.ns, i - 1, 2, { end_col = #line, hl_group = 'RewindTitle' })
+    end
+  end
+end
+
 local function set_text(bufnr, text)
   local lines = vim.split(text or '', '\n', { plain = true })
   if #lines > 0 and lines[#lines] == '' then
@@ -21,6 +39,7 @@ local function set_text(bufnr, text)
   vim.bo[bufnr].modified = false
   vim.bo[bufnr].modifiable = false
   vim.bo[bufnr].readonly = true
+  highlight(bufnr)
 end
 
 local function refresh_lenses(bufnr)

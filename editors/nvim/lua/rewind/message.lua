@@ -26,7 +26,7 @@ function M.say(summary, details, level)
   end
   local suffix = ''
   if details and #details > 0 then
-    M.last = { title = line, lines = details }
+    M.last = { title = line, lines = details, level = level }
     suffix = ' (:Rewind last)'
   end
   local max = room() - vim.fn.strdisplaywidth(suffix)
@@ -71,7 +71,10 @@ function M.show_last()
   })
   vim.wo[win].wrap = true
   local ns = vim.api.nvim_create_namespace('rewind.last')
-  vim.api.nvim_buf_set_extmark(buf, ns, 0, 0, { end_row = 0, end_col = #lines[1], hl_group = 'RewindTitle' })
+  -- A warning (conflicts) or an error shows its title in RewindConflict, anything else in RewindTitle.
+  local warned = (M.last.level or vim.log.levels.INFO) >= vim.log.levels.WARN
+  local title_hl = warned and 'RewindConflict' or 'RewindTitle'
+  vim.api.nvim_buf_set_extmark(buf, ns, 0, 0, { end_row = 0, end_col = #lines[1], hl_group = title_hl })
   for _, key in ipairs({ 'q', '<Esc>' }) do
     vim.keymap.set('n', key, '<Cmd>close<CR>', { buffer = buf, nowait = true, desc = 'close' })
   end

@@ -14,7 +14,6 @@ M.highlights = {
   RewindChanged = 'Changed',
   RewindRemoved = 'Removed',
   RewindConflict = 'WarningMsg',
-  RewindStatus = 'StatusLine',
   RewindSignAdd = 'Added',
   RewindSignChange = 'Changed',
   RewindSignDelete = 'Removed',

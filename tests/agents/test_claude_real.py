@@ -12,12 +12,13 @@ import json
 import re
 import shlex
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.fake_anthropic import FakeAnthropic, Reply, text, tool_use
+from tests.support.fake_anthropic import FakeAnthropic, Reply, is_compaction, text, tool_use, usage
 from tests.support.real_claude import NOTEBOOK, RealClaude, claude_binary
 
 pytestmark = pytest.mark.agent
@@ -317,3 +318,85 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         doctor = json.loads(claude.rewind_ls("doctor", "--json").stdout)
         hooks = [c for c in doctor["checks"] if c["name"] == "claude code hooks"]
         assert hooks and all(c["ok"] for c in hooks), hooks
+
+
+def test_automatic_compaction_inside_a_turn(binary: Path, tmp_path: Path) -> None:
+    """Problem 8, with the real binary: an automatic compaction in the middle of a turn fires
+    SessionStart (source "compact") while the turn is open; a change the workspace scan had not
+    yet seen stays the turn's, not "external". Then problem 4 after an automatic compaction: the
+    fork before the next turn, resumed, sends the model the same conversation."""
+    project = tmp_path / "proj"
+    go = tmp_path / "go"  # outside the project: not a change of the workspace
+
+    def compaction(body: dict[str, Any]) -> Reply | None:
+        """The binary's compaction request: let the agent's background job write its file (the
+        scan after the Bash call ran before it), wait for it, then answer with a summary."""
+        if not is_compaction(body):
+            return None
+        go.write_text("")
+        deadline = time.monotonic() + 60
+        while not (project / "late.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return [text("<summary>wrote big.txt; a background job writes late.txt</summary>")]
+
+    with FakeAnthropic(responder=compaction) as api:
+        claude = RealClaude(binary, api, tmp_path, project)
+        # A configured window makes 2.1.197 compact on its own once the context nears it (with
+        # the default "auto" window it only compacts after the API refuses a prompt as too long).
+        claude.env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = "100000"
+        claude.env["REWIND_LS_DEBUG"] = "1"  # the hook log says what each hook did
+        claude.install_hooks()
+        claude.allow("Write", "Bash")
+        p = str(project)
+        api.add(
+            [
+                tool_use(
+                    "Bash",
+                    {
+                        "command": f"(while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done;"
+                        " echo late > late.txt) >/dev/null 2>&1 &"
+                    },
+                )
+            ],
+            # A large tool call and a reported context near the window: the binary compacts
+            # before its next request.
+            [
+                tool_use("Write", {"file_path": p + "/big.txt", "content": "word " * 60000}),
+                usage(80000),
+            ],
+            [tool_use("Write", {"file_path": p + "/after.txt", "content": "after\n"})],
+            [text("turn one done")],
+        )
+        sid = claude.run("turn one: a long task")["session_id"]
+        assert sum(is_compaction(b) for b in api.requests) == 1, "the binary did not compact"
+        assert (project / "late.txt").read_text() == "late\n"
+        assert "SessionStart compact inside" in claude.hook_log()
+
+        api.add([text("turn two done")])
+        claude.run("turn two: after the compaction", resume=sid)
+        listing = json.loads(claude.rewind_ls("turns", "--all", "--json").stdout)
+        by_id = {s["id"]: s for s in listing["sessions"]}
+        turns = by_id[sid]["turns"]
+        assert [t["number"] for t in turns] == [1, 2]
+        assert {f["path"]: f["change"] for f in turns[0]["files"]} == {
+            "big.txt": "created",
+            "late.txt": "created",
+            "after.txt": "created",
+        }
+        assert not [
+            f["path"]
+            for s in listing["sessions"]
+            if s["kind"] == "external"
+            for t in s["turns"]
+            for f in t["files"]
+        ]
+
+        fork = json.loads(
+            claude.rewind_ls(
+                "rewind", "2", "--session", sid, "--scope", "conversation", "--json"
+            ).stdout
+        )["conversation"]
+        assert_fork_is_original_subsequence(claude, sid, fork)
+        api.add([text("fork done")])
+        resume_fork(claude, fork, "fork prompt", tmp_path)
+        assert_same_conversation(api, "turn two: after the compaction", "fork prompt")

@@ -104,8 +104,12 @@ def assert_same_conversation(api: FakeAnthropic, original_prompt: str, new_promp
     message (tool results, preserved messages), nothing after it."""
     before, k_before = prompt_request(api, original_prompt)
     after, k_after = prompt_request(api, new_prompt)
-    assert normalized(after[:k_after]) == normalized(before[:k_before]), (
-        f"resumed fork sent {k_after} earlier messages, the original {k_before}"
+    mine, theirs = normalized(after[:k_after]), normalized(before[:k_before])
+    differ = next((i for i, (a, b) in enumerate(zip(mine, theirs, strict=False)) if a != b), None)
+    assert mine == theirs, (
+        f"resumed fork sent {k_after} earlier messages, the original {k_before}; first"
+        f" difference at message {differ}: {json.dumps(mine[differ])[:300] if differ is not None else ''}"
+        f" vs {json.dumps(theirs[differ])[:300] if differ is not None else ''}"
     )
     assert original_prompt not in json.dumps(after[k_after])
 
@@ -143,6 +147,7 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         (project / ".claude" / "commands" / "mkc.md").write_text("Create m.txt: $ARGUMENTS\n")
         p = str(project)
         (project / "pre.txt").write_text("before the session\n")
+        (project / "gone.txt").write_text("deleted by the shell\n")
 
         # Turn 1: two tools in one message, Edit, NotebookEdit, a Bash that creates, deletes and
         # cds, then a Write to a top-level file from the new cwd.
@@ -169,7 +174,8 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
                 tool_use(
                     "Bash",
                     {
-                        "command": "mkdir -p sub && cd sub && echo x > x.txt && rm ../b.txt && echo more >> ../pre.txt"
+                        "command": "mkdir -p sub && cd sub && echo x > x.txt && rm ../b.txt ../gone.txt"
+                        " && echo more >> ../pre.txt"
                     },
                 )
             ],
@@ -247,6 +253,7 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
             "sub/x.txt": "created",
             "c.txt": "created",
             "pre.txt": "modified",
+            "gone.txt": "deleted",
         }
         assert json.loads((project / "nb.ipynb").read_text())["cells"][0]["source"] in (
             "x = 2\n",
@@ -255,6 +262,9 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         assert files[2] == {"m.txt": "created"}  # failed Edit and denied Write: no change
         assert files[3] == {"s.txt": "created"}
         assert turns[2]["subagents"] == ["general-purpose"]  # smaller: subagent kept
+        shown = claude.rewind_ls("turns", "--session", sid).stdout
+        third = [ln for ln in shown.splitlines() if "turn three: subagent" in ln]
+        assert len(third) == 1 and "(subagent: general-purpose)" in third[0], shown
         assert files[4] == {"after.txt": "created"}
         assert files[5] == {}  # the plan file is the agent's, not the project's
         log = claude.hook_log()
@@ -291,7 +301,7 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         planned = json.loads(plan1.stdout)
         assert planned["turnId"] == fork_turns[0]["id"]  # the fork's own copy of turn 1
         paths = {f["path"] for f in planned["files"]}
-        assert {"a.txt", "c.txt", "nb.ipynb", "sub/x.txt", "pre.txt"} <= paths
+        assert {"a.txt", "c.txt", "nb.ipynb", "sub/x.txt", "pre.txt", "gone.txt"} <= paths
 
         # Problem 4: fork before turn 4 (after /compact) keeps what compaction preserved.
         fork4 = json.loads(

@@ -115,17 +115,18 @@ def assert_same_conversation(api: FakeAnthropic, original_prompt: str, new_promp
 
 
 def plan_file_writer(body: dict[str, Any]) -> Reply | None:
-    """In plan mode the binary names a plan file in its own folder; the "model" writes it."""
-    if "plan the release" not in json.dumps(body.get("messages", [])[:1] + body["messages"][-2:]):
-        return None
-    found = re.search(r'"planFilePath": "([^"]+)"', json.dumps(body))
-    if found is None:
-        found = re.search(r"(/[^\s\"\\]+/plans/[^\s\"\\]+\.md)", json.dumps(body))
+    """The "model" of the plan-mode turn (the responder only during it): the binary names a plan
+    file in its own folder, the model writes it, then ends the turn once the Write's result is in."""
+    if not body.get("tools") or is_compaction(body):
+        return None  # the binary's side requests (a title): the side reply
     last = body["messages"][-1]
     if isinstance(last.get("content"), list) and any(
         b.get("type") == "tool_result" for b in last["content"] if isinstance(b, dict)
     ):
         return [text("plan written")]
+    found = re.search(r'"planFilePath": "([^"]+)"', json.dumps(body))
+    if found is None:
+        found = re.search(r"(/[^\s\"\\]+/plans/[^\s\"\\]+\.md)", json.dumps(body))
     assert found is not None, "plan mode named no plan file"
     return [tool_use("Write", {"file_path": found.group(1), "content": "# plan\n"})]
 
@@ -274,6 +275,12 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         dry = claude.rewind_ls("rewind", "1", "--session", sid, "--dry-run", ok=False)
         assert dry.returncode == 3, dry.stdout + dry.stderr
         assert "conflict (other-session): a.txt" in dry.stdout
+        # Rewinding to the start of turn 2 (after the person's edit) leaves their edit alone.
+        plan2 = json.loads(
+            claude.rewind_ls("rewind", "2", "--session", sid, "--dry-run", "--json").stdout
+        )
+        assert "a.txt" not in {f["path"] for f in plan2["files"]}
+        assert (project / "a.txt").read_text() == "ALPHA\nmine\n"
 
         # Problems 3, 5, 6: fork before turn 2 (a slash command; turn 1 had parallel calls),
         # resume it with the real binary from another folder.
@@ -328,6 +335,8 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         doctor = json.loads(claude.rewind_ls("doctor", "--json").stdout)
         hooks = [c for c in doctor["checks"] if c["name"] == "claude code hooks"]
         assert hooks and all(c["ok"] for c in hooks), hooks
+        # Every scripted reply answered the request it was written for, none was left over.
+        assert not api.script and not api.unscripted, (api.script, api.unscripted)
 
 
 def test_automatic_compaction_inside_a_turn(binary: Path, tmp_path: Path) -> None:
@@ -410,3 +419,4 @@ def test_automatic_compaction_inside_a_turn(binary: Path, tmp_path: Path) -> Non
         api.add([text("fork done")])
         resume_fork(claude, fork, "fork prompt", tmp_path)
         assert_same_conversation(api, "turn two: after the compaction", "fork prompt")
+        assert not api.script and not api.unscripted, (api.script, api.unscripted)

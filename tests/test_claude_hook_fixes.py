@@ -1,6 +1,8 @@
-"""Hook and fork fixes of issue #10 that the real binary cannot be made to show on demand (automatic
-compaction inside a turn, a filesystem-root cwd, a broken hook command, damaged transcript lines),
-driven through the real hook process with the payload shapes Claude Code 2.1.197 sends."""
+"""Hook and fork fixes of issue #10 driven through the real hook process with the payload shapes
+Claude Code 2.1.197 sends: what the real binary cannot be made to show on demand (a filesystem-root
+cwd, a broken hook command, damaged transcript lines, a session without CLAUDE_PROJECT_DIR), and
+fast checks of what tests/agents/test_claude_real.py shows with the binary (compaction inside a
+turn, the subagent in the turn's notice)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,12 @@
 """The real Claude Code binary (pinned, from npm), run offline against the scripted API stand-in,
 with the hooks `rewind-ls install claude-code` writes and real tools on real files.
 
-One session covers the scenarios of issue #10 turn by turn (to keep the binary's start-up cost
-down); each assertion names the problem it shows fixed. Forks are resumed with the real binary and
-the conversation it then sends to the model is compared with the one the original sent.
+One session covers most scenarios of issue #10 turn by turn, one `claude -p --resume` per turn (to
+keep the binary's start-up cost down); each assertion names the problem it shows fixed. Two more
+sessions show what needs a session of its own: an automatic compaction inside a turn, and the
+person's edit between two prompts of one running session (no SessionStart between them). Forks are
+resumed with the real binary and the conversation it then sends to the model is compared with the
+one the original sent.
 """
 
 from __future__ import annotations
@@ -419,4 +422,57 @@ def test_automatic_compaction_inside_a_turn(binary: Path, tmp_path: Path) -> Non
         api.add([text("fork done")])
         resume_fork(claude, fork, "fork prompt", tmp_path)
         assert_same_conversation(api, "turn two: after the compaction", "fork prompt")
+        assert not api.script and not api.unscripted, (api.script, api.unscripted)
+
+
+def test_person_edits_between_prompts_of_one_session(binary: Path, tmp_path: Path) -> None:
+    """Problems 1 and 2 in one running session (no SessionStart between the prompts, as in the
+    interactive UI): the agent's shell `cd`s into a subfolder, the person edits a file between
+    the two prompts; the edit is theirs (the "external" session), so rewinding turn 1 stops on a
+    conflict and rewinding to turn 2 leaves it alone."""
+    project = tmp_path / "proj"
+    with FakeAnthropic() as api:
+        claude = RealClaude(binary, api, tmp_path, project)
+        claude.install_hooks()
+        claude.allow("Write", "Bash")
+        p = str(project)
+        api.add(
+            [tool_use("Write", {"file_path": p + "/a.txt", "content": "agent\n"})],
+            [tool_use("Bash", {"command": "mkdir -p sub && cd sub"})],
+            [text("turn one done")],
+            [tool_use("Write", {"file_path": p + "/b.txt", "content": "b\n"})],
+            [text("turn two done")],
+        )
+        with claude.session() as live:
+            sid = live.prompt("turn one: write a.txt")["session_id"]
+            # The result line may come before the Stop hook has closed the turn: wait for it.
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                listing = json.loads(claude.rewind_ls("turns", "--session", sid, "--json").stdout)
+                if listing["sessions"][0]["turns"][0]["endedAt"]:
+                    break
+                time.sleep(0.1)
+            (project / "a.txt").write_text("agent\nmine\n")  # the person, between prompts
+            live.prompt("turn two: write b.txt")
+
+        assert len(list((claude.rewind_home / "workspaces").iterdir())) == 1
+        listing = json.loads(claude.rewind_ls("turns", "--all", "--json").stdout)
+        changes = {
+            (s["kind"], f["path"]): f["change"]
+            for s in listing["sessions"]
+            for t in s["turns"]
+            for f in t["files"]
+        }
+        assert changes == {
+            ("agent", "a.txt"): "created",
+            ("external", "a.txt"): "modified",
+            ("agent", "b.txt"): "created",
+        }
+        dry = claude.rewind_ls("rewind", "1", "--session", sid, "--dry-run", ok=False)
+        assert dry.returncode == 3, dry.stdout + dry.stderr
+        assert "conflict (other-session): a.txt" in dry.stdout
+        plan = json.loads(
+            claude.rewind_ls("rewind", "2", "--session", sid, "--dry-run", "--json").stdout
+        )
+        assert {f["path"] for f in plan["files"]} == {"b.txt"}
         assert not api.script and not api.unscripted, (api.script, api.unscripted)

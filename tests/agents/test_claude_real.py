@@ -188,6 +188,12 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         )
         r1 = claude.run("turn one: files")
         sid = r1["session_id"]
+        # Smaller: MultiEdit is gone; every tool the installed hooks match is one the binary has.
+        offered = {t["name"] for t in api.conversation_requests()[0]["tools"]}
+        settings = json.loads((project / ".claude" / "settings.json").read_text())
+        matched = set(settings["hooks"]["PreToolUse"][0]["matcher"].split("|"))
+        assert "MultiEdit" not in offered and matched == {"Write", "Edit", "NotebookEdit", "Bash"}
+        assert matched <= offered, offered
 
         # The person edits between prompts.
         (project / "a.txt").write_text("ALPHA\nmine\n")

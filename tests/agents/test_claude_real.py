@@ -381,8 +381,9 @@ def test_automatic_compaction_inside_a_turn(binary: Path, tmp_path: Path) -> Non
                 tool_use(
                     "Bash",
                     {
-                        "command": f"(while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done;"
-                        " echo late > late.txt) >/dev/null 2>&1 &"
+                        # Bounded (60 s): no process outlives a test that failed before.
+                        "command": f"(i=0; while [ ! -e {shlex.quote(str(go))} ] && [ $i -lt 1200 ];"
+                        " do sleep 0.05; i=$((i+1)); done; echo late > late.txt) >/dev/null 2>&1 &"
                     },
                 )
             ],

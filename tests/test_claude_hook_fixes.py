@@ -1,6 +1,8 @@
-"""Hook and fork fixes of issue #10 that the real binary cannot be made to show on demand (automatic
-compaction inside a turn, a filesystem-root cwd, a broken hook command, damaged transcript lines),
-driven through the real hook process with the payload shapes Claude Code 2.1.197 sends."""
+"""Hook and fork fixes of issue #10 driven through the real hook process with the payload shapes
+Claude Code 2.1.197 sends: what the real binary cannot be made to show on demand (a filesystem-root
+cwd, a broken hook command, damaged transcript lines, a session without CLAUDE_PROJECT_DIR), and
+fast checks of what tests/agents/test_claude_real.py shows with the binary (compaction inside a
+turn, the subagent in the turn's notice)."""
 
 from __future__ import annotations
 
@@ -125,11 +127,26 @@ def test_cd_keeps_the_session_workspace_without_project_dir(
 
 
 def test_doctor_runs_the_hook_command(cli: Cli, ws: Path) -> None:
-    """A hook command that cannot run (bare name not on PATH) fails doctor."""
+    """A hook command that cannot run fails doctor: a missing program, and the issue's case, a
+    bare `rewind-ls` that only the (activated) virtualenv puts on PATH, which the agent, started
+    elsewhere, answers with 127."""
     cli("install", "claude-code", "--command", "/nonexistent/rewind-ls hook claude-code")
     report = cli.json("doctor", ok=False)
     hooks = [c for c in report["checks"] if c["name"] == "claude code hooks"]
     assert not report["ok"] and not hooks[0]["ok"] and "exited 127" in hooks[0]["detail"]
+
+    venv_bin = str(Path(sys.executable).parent)
+    assert (Path(venv_bin) / "rewind-ls").exists()
+    cli.env["PATH"] = venv_bin + os.pathsep + "/usr/bin:/bin"  # as in an activated virtualenv
+    cli.env["VIRTUAL_ENV"] = str(Path(venv_bin).parent)
+    cli("install", "claude-code", "--command", "rewind-ls hook claude-code")
+    found = subprocess.run(
+        ["/bin/sh", "-c", "command -v rewind-ls"], env=cli.env, text=True, capture_output=True
+    )
+    assert found.stdout.strip() == os.path.join(venv_bin, "rewind-ls")  # runs in this shell
+    report = cli.json("doctor", ok=False)
+    hooks = [c for c in report["checks"] if c["name"] == "claude code hooks"]
+    assert not hooks[0]["ok"] and "exited 127" in hooks[0]["detail"], hooks
     cli("install", "claude-code")  # default: the absolute entry point
     command = json.loads((ws / ".claude" / "settings.json").read_text())["hooks"]["Stop"][0][
         "hooks"

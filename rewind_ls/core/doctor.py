@@ -11,13 +11,31 @@ from rewind_ls.core import config
 from rewind_ls.core.errors import CorruptBlob, RewindError
 
 
+def agent_path() -> str:
+    """PATH as the agent may have it: without the virtualenv this rewind-ls runs from. The agent
+    is often started where that virtualenv is not activated (another terminal, an editor), so a
+    hook command that only works with it on PATH must fail the check, not pass it."""
+    import sys
+
+    venv_bins = set()
+    if sys.prefix != sys.base_prefix:
+        venv_bins.add(os.path.realpath(os.path.join(sys.prefix, "bin")))
+    if os.environ.get("VIRTUAL_ENV"):
+        venv_bins.add(os.path.realpath(os.path.join(os.environ["VIRTUAL_ENV"], "bin")))
+    parts = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    return os.pathsep.join(p for p in parts if p and os.path.realpath(p) not in venv_bins)
+
+
 def run_hook_command(command: str, root: str, agent: str = "claude-code") -> str | None:
-    """Run the installed hook command the way the agent does (`sh -c`, a JSON payload on stdin)
-    with an event rewind-ls ignores. None when it ran; else what went wrong."""
+    """Run the installed hook command the way the agent does (`sh -c`, a JSON payload on stdin,
+    PATH without rewind-ls' virtualenv: `agent_path`) with an event rewind-ls ignores. None when
+    it ran; else what went wrong."""
     import json
     import subprocess
 
     payload = {"hook_event_name": "Notification", "session_id": "rewind-ls-doctor", "cwd": root}
+    env = {**os.environ, "PATH": agent_path()}
+    env.pop("VIRTUAL_ENV", None)
     try:
         proc = subprocess.run(
             ["/bin/sh", "-c", command],
@@ -25,13 +43,15 @@ def run_hook_command(command: str, root: str, agent: str = "claude-code") -> str
             capture_output=True,
             timeout=60,
             cwd=root,
+            env=env,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"`{command}` could not run: {exc}"
     err = proc.stderr.decode("utf-8", "replace").strip()
     if proc.returncode != 0:
         hint = (
-            f" (not found: reinstall with `rewind-ls install {agent}`)"
+            f" (not found on a PATH without rewind-ls' virtualenv, as the agent may run it:"
+            f" reinstall with `rewind-ls install {agent}`, which names it by absolute path)"
             if proc.returncode == 127
             else ""
         )

@@ -53,7 +53,9 @@ def session_workspace_root(session_id: str, cwd: str, project_dir: str | None) -
     from rewind_ls.core import config
 
     if project_dir and os.path.isabs(project_dir) and os.path.isdir(project_dir):
-        return refuse_filesystem_root(find_workspace_root(project_dir), "CLAUDE_PROJECT_DIR")
+        return refuse_filesystem_root(
+            find_workspace_root(project_dir), f"the agent's project folder {project_dir!r}"
+        )
     here = os.path.realpath(cwd)
     folder = os.path.join(config.home_dir(), "sessions")
     safe_id = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:200]

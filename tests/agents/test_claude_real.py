@@ -1,9 +1,12 @@
 """The real Claude Code binary (pinned, from npm), run offline against the scripted API stand-in,
 with the hooks `rewind-ls install claude-code` writes and real tools on real files.
 
-One session covers the scenarios of issue #10 turn by turn (to keep the binary's start-up cost
-down); each assertion names the problem it shows fixed. Forks are resumed with the real binary and
-the conversation it then sends to the model is compared with the one the original sent.
+One session covers most scenarios of issue #10 turn by turn, one `claude -p --resume` per turn (to
+keep the binary's start-up cost down); each assertion names the problem it shows fixed. Two more
+sessions show what needs a session of its own: an automatic compaction inside a turn, and the
+person's edit between two prompts of one running session (no SessionStart between them). Forks are
+resumed with the real binary and the conversation it then sends to the model is compared with the
+one the original sent.
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ import json
 import re
 import shlex
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.fake_anthropic import FakeAnthropic, Reply, text, tool_use
+from tests.support.fake_anthropic import FakeAnthropic, Reply, is_compaction, text, tool_use, usage
 from tests.support.real_claude import NOTEBOOK, RealClaude, claude_binary
 
 pytestmark = pytest.mark.agent
@@ -103,24 +107,29 @@ def assert_same_conversation(api: FakeAnthropic, original_prompt: str, new_promp
     message (tool results, preserved messages), nothing after it."""
     before, k_before = prompt_request(api, original_prompt)
     after, k_after = prompt_request(api, new_prompt)
-    assert normalized(after[:k_after]) == normalized(before[:k_before]), (
-        f"resumed fork sent {k_after} earlier messages, the original {k_before}"
+    mine, theirs = normalized(after[:k_after]), normalized(before[:k_before])
+    differ = next((i for i, (a, b) in enumerate(zip(mine, theirs, strict=False)) if a != b), None)
+    assert mine == theirs, (
+        f"resumed fork sent {k_after} earlier messages, the original {k_before}; first"
+        f" difference at message {differ}: {json.dumps(mine[differ])[:300] if differ is not None else ''}"
+        f" vs {json.dumps(theirs[differ])[:300] if differ is not None else ''}"
     )
     assert original_prompt not in json.dumps(after[k_after])
 
 
 def plan_file_writer(body: dict[str, Any]) -> Reply | None:
-    """In plan mode the binary names a plan file in its own folder; the "model" writes it."""
-    if "plan the release" not in json.dumps(body.get("messages", [])[:1] + body["messages"][-2:]):
-        return None
-    found = re.search(r'"planFilePath": "([^"]+)"', json.dumps(body))
-    if found is None:
-        found = re.search(r"(/[^\s\"\\]+/plans/[^\s\"\\]+\.md)", json.dumps(body))
+    """The "model" of the plan-mode turn (the responder only during it): the binary names a plan
+    file in its own folder, the model writes it, then ends the turn once the Write's result is in."""
+    if not body.get("tools") or is_compaction(body):
+        return None  # the binary's side requests (a title): the side reply
     last = body["messages"][-1]
     if isinstance(last.get("content"), list) and any(
         b.get("type") == "tool_result" for b in last["content"] if isinstance(b, dict)
     ):
         return [text("plan written")]
+    found = re.search(r'"planFilePath": "([^"]+)"', json.dumps(body))
+    if found is None:
+        found = re.search(r"(/[^\s\"\\]+/plans/[^\s\"\\]+\.md)", json.dumps(body))
     assert found is not None, "plan mode named no plan file"
     return [tool_use("Write", {"file_path": found.group(1), "content": "# plan\n"})]
 
@@ -142,6 +151,7 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         (project / ".claude" / "commands" / "mkc.md").write_text("Create m.txt: $ARGUMENTS\n")
         p = str(project)
         (project / "pre.txt").write_text("before the session\n")
+        (project / "gone.txt").write_text("deleted by the shell\n")
 
         # Turn 1: two tools in one message, Edit, NotebookEdit, a Bash that creates, deletes and
         # cds, then a Write to a top-level file from the new cwd.
@@ -168,7 +178,8 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
                 tool_use(
                     "Bash",
                     {
-                        "command": "mkdir -p sub && cd sub && echo x > x.txt && rm ../b.txt && echo more >> ../pre.txt"
+                        "command": "mkdir -p sub && cd sub && echo x > x.txt && rm ../b.txt ../gone.txt"
+                        " && echo more >> ../pre.txt"
                     },
                 )
             ],
@@ -177,6 +188,12 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         )
         r1 = claude.run("turn one: files")
         sid = r1["session_id"]
+        # Smaller: MultiEdit is gone; every tool the installed hooks match is one the binary has.
+        offered = {t["name"] for t in api.conversation_requests()[0]["tools"]}
+        settings = json.loads((project / ".claude" / "settings.json").read_text())
+        matched = set(settings["hooks"]["PreToolUse"][0]["matcher"].split("|"))
+        assert "MultiEdit" not in offered and matched == {"Write", "Edit", "NotebookEdit", "Bash"}
+        assert matched <= offered, offered
 
         # The person edits between prompts.
         (project / "a.txt").write_text("ALPHA\nmine\n")
@@ -246,6 +263,7 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
             "sub/x.txt": "created",
             "c.txt": "created",
             "pre.txt": "modified",
+            "gone.txt": "deleted",
         }
         assert json.loads((project / "nb.ipynb").read_text())["cells"][0]["source"] in (
             "x = 2\n",
@@ -254,6 +272,9 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         assert files[2] == {"m.txt": "created"}  # failed Edit and denied Write: no change
         assert files[3] == {"s.txt": "created"}
         assert turns[2]["subagents"] == ["general-purpose"]  # smaller: subagent kept
+        shown = claude.rewind_ls("turns", "--session", sid).stdout
+        third = [ln for ln in shown.splitlines() if "turn three: subagent" in ln]
+        assert len(third) == 1 and "(subagent: general-purpose)" in third[0], shown
         assert files[4] == {"after.txt": "created"}
         assert files[5] == {}  # the plan file is the agent's, not the project's
         log = claude.hook_log()
@@ -263,6 +284,12 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         dry = claude.rewind_ls("rewind", "1", "--session", sid, "--dry-run", ok=False)
         assert dry.returncode == 3, dry.stdout + dry.stderr
         assert "conflict (other-session): a.txt" in dry.stdout
+        # Rewinding to the start of turn 2 (after the person's edit) leaves their edit alone.
+        plan2 = json.loads(
+            claude.rewind_ls("rewind", "2", "--session", sid, "--dry-run", "--json").stdout
+        )
+        assert "a.txt" not in {f["path"] for f in plan2["files"]}
+        assert (project / "a.txt").read_text() == "ALPHA\nmine\n"
 
         # Problems 3, 5, 6: fork before turn 2 (a slash command; turn 1 had parallel calls),
         # resume it with the real binary from another folder.
@@ -290,7 +317,7 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         planned = json.loads(plan1.stdout)
         assert planned["turnId"] == fork_turns[0]["id"]  # the fork's own copy of turn 1
         paths = {f["path"] for f in planned["files"]}
-        assert {"a.txt", "c.txt", "nb.ipynb", "sub/x.txt", "pre.txt"} <= paths
+        assert {"a.txt", "c.txt", "nb.ipynb", "sub/x.txt", "pre.txt", "gone.txt"} <= paths
 
         # Problem 4: fork before turn 4 (after /compact) keeps what compaction preserved.
         fork4 = json.loads(
@@ -317,3 +344,142 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         doctor = json.loads(claude.rewind_ls("doctor", "--json").stdout)
         hooks = [c for c in doctor["checks"] if c["name"] == "claude code hooks"]
         assert hooks and all(c["ok"] for c in hooks), hooks
+        # Every scripted reply answered the request it was written for, none was left over.
+        assert not api.script and not api.unscripted, (api.script, api.unscripted)
+
+
+def test_automatic_compaction_inside_a_turn(binary: Path, tmp_path: Path) -> None:
+    """Problem 8, with the real binary: an automatic compaction in the middle of a turn fires
+    SessionStart (source "compact") while the turn is open; a change the workspace scan had not
+    yet seen stays the turn's, not "external". Then problem 4 after an automatic compaction: the
+    fork before the next turn, resumed, sends the model the same conversation."""
+    project = tmp_path / "proj"
+    go = tmp_path / "go"  # outside the project: not a change of the workspace
+
+    def compaction(body: dict[str, Any]) -> Reply | None:
+        """The binary's compaction request: let the agent's background job write its file (the
+        scan after the Bash call ran before it), wait for it, then answer with a summary."""
+        if not is_compaction(body):
+            return None
+        go.write_text("")
+        deadline = time.monotonic() + 60
+        while not (project / "late.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return [text("<summary>wrote big.txt; a background job writes late.txt</summary>")]
+
+    with FakeAnthropic(responder=compaction) as api:
+        claude = RealClaude(binary, api, tmp_path, project)
+        # A configured window makes 2.1.197 compact on its own once the context nears it (with
+        # the default "auto" window it only compacts after the API refuses a prompt as too long).
+        claude.env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = "100000"
+        claude.env["REWIND_LS_DEBUG"] = "1"  # the hook log says what each hook did
+        claude.install_hooks()
+        claude.allow("Write", "Bash")
+        p = str(project)
+        api.add(
+            [
+                tool_use(
+                    "Bash",
+                    {
+                        # Bounded (60 s): no process outlives a test that failed before.
+                        "command": f"(i=0; while [ ! -e {shlex.quote(str(go))} ] && [ $i -lt 1200 ];"
+                        " do sleep 0.05; i=$((i+1)); done; echo late > late.txt) >/dev/null 2>&1 &"
+                    },
+                )
+            ],
+            # A large tool call and a reported context near the window: the binary compacts
+            # before its next request.
+            [
+                tool_use("Write", {"file_path": p + "/big.txt", "content": "word " * 60000}),
+                usage(80000),
+            ],
+            [tool_use("Write", {"file_path": p + "/after.txt", "content": "after\n"})],
+            [text("turn one done")],
+        )
+        sid = claude.run("turn one: a long task")["session_id"]
+        assert sum(is_compaction(b) for b in api.requests) == 1, "the binary did not compact"
+        assert (project / "late.txt").read_text() == "late\n"
+        assert "SessionStart compact inside" in claude.hook_log()
+
+        api.add([text("turn two done")])
+        claude.run("turn two: after the compaction", resume=sid)
+        listing = json.loads(claude.rewind_ls("turns", "--all", "--json").stdout)
+        by_id = {s["id"]: s for s in listing["sessions"]}
+        turns = by_id[sid]["turns"]
+        assert [t["number"] for t in turns] == [1, 2]
+        assert {f["path"]: f["change"] for f in turns[0]["files"]} == {
+            "big.txt": "created",
+            "late.txt": "created",
+            "after.txt": "created",
+        }
+        assert not [
+            f["path"]
+            for s in listing["sessions"]
+            if s["kind"] == "external"
+            for t in s["turns"]
+            for f in t["files"]
+        ]
+
+        fork = json.loads(
+            claude.rewind_ls(
+                "rewind", "2", "--session", sid, "--scope", "conversation", "--json"
+            ).stdout
+        )["conversation"]
+        assert_fork_is_original_subsequence(claude, sid, fork)
+        api.add([text("fork done")])
+        resume_fork(claude, fork, "fork prompt", tmp_path)
+        assert_same_conversation(api, "turn two: after the compaction", "fork prompt")
+        assert not api.script and not api.unscripted, (api.script, api.unscripted)
+
+
+def test_person_edits_between_prompts_of_one_session(binary: Path, tmp_path: Path) -> None:
+    """Problems 1 and 2 in one running session (no SessionStart between the prompts, as in the
+    interactive UI): the agent's shell `cd`s into a subfolder, the person edits a file between
+    the two prompts; the edit is theirs (the "external" session), so rewinding turn 1 stops on a
+    conflict and rewinding to turn 2 leaves it alone."""
+    project = tmp_path / "proj"
+    with FakeAnthropic() as api:
+        claude = RealClaude(binary, api, tmp_path, project)
+        claude.install_hooks()
+        claude.allow("Write", "Bash")
+        p = str(project)
+        api.add(
+            [tool_use("Write", {"file_path": p + "/a.txt", "content": "agent\n"})],
+            [tool_use("Bash", {"command": "mkdir -p sub && cd sub"})],
+            [text("turn one done")],
+            [tool_use("Write", {"file_path": p + "/b.txt", "content": "b\n"})],
+            [text("turn two done")],
+        )
+        with claude.session() as live:
+            sid = live.prompt("turn one: write a.txt")["session_id"]
+            # The result line may come before the Stop hook has closed the turn: wait for it.
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                listing = json.loads(claude.rewind_ls("turns", "--session", sid, "--json").stdout)
+                if listing["sessions"][0]["turns"][0]["endedAt"]:
+                    break
+                time.sleep(0.1)
+            (project / "a.txt").write_text("agent\nmine\n")  # the person, between prompts
+            live.prompt("turn two: write b.txt")
+
+        assert len(list((claude.rewind_home / "workspaces").iterdir())) == 1
+        listing = json.loads(claude.rewind_ls("turns", "--all", "--json").stdout)
+        changes = {
+            (s["kind"], f["path"]): f["change"]
+            for s in listing["sessions"]
+            for t in s["turns"]
+            for f in t["files"]
+        }
+        assert changes == {
+            ("agent", "a.txt"): "created",
+            ("external", "a.txt"): "modified",
+            ("agent", "b.txt"): "created",
+        }
+        dry = claude.rewind_ls("rewind", "1", "--session", sid, "--dry-run", ok=False)
+        assert dry.returncode == 3, dry.stdout + dry.stderr
+        assert "conflict (other-session): a.txt" in dry.stdout
+        plan = json.loads(
+            claude.rewind_ls("rewind", "2", "--session", sid, "--dry-run", "--json").stdout
+        )
+        assert {f["path"] for f in plan["files"]} == {"b.txt"}
+        assert not api.script and not api.unscripted, (api.script, api.unscripted)

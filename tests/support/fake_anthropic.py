@@ -181,7 +181,8 @@ class FakeAnthropic:
         self.side_reply = side_reply
         self.requests: list[dict[str, Any]] = []  # every body of POST /v1/messages, in order
         self.other: list[str] = []  # every other path requested
-        self.unscripted = 0
+        # The last message of each main-loop request answered "done." (nothing was scripted).
+        self.unscripted: list[str] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -214,7 +215,7 @@ class FakeAnthropic:
                 return [text(self.side_reply)]
             if self.script:
                 return self.script.pop(0)
-            self.unscripted += 1
+            self.unscripted.append(json.dumps((body.get("messages") or [{}])[-1])[:300])
             return [text("done.")]
 
     def conversation_requests(self) -> list[dict[str, Any]]:

@@ -153,6 +153,11 @@ class RealClaude:
         result.setdefault("stderr", proc.stderr)
         return result
 
+    def session(self) -> LiveSession:
+        """One `claude -p` process reading prompts as stream-json on stdin: several prompts in one
+        session with no SessionStart between them, as in the interactive UI."""
+        return LiveSession(self)
+
     def interactive(self, prompt: str, until: str, timeout: float = 30.0) -> str:
         """Start the interactive UI on a pseudo-terminal with `prompt`, read the screen until `until`
         shows up (or `timeout`), then kill it. Returns the screen text without escape codes."""
@@ -199,3 +204,52 @@ class RealClaude:
     def hook_log(self) -> str:
         log = self.rewind_home / "rewind-ls.log"
         return log.read_text() if log.exists() else ""
+
+
+class LiveSession:
+    """A running `claude -p --input-format stream-json` (use as a context manager): `prompt()`
+    sends one user message and returns the binary's result line for it."""
+
+    def __init__(self, claude: RealClaude) -> None:
+        self.proc = subprocess.Popen(
+            [
+                str(claude.binary),
+                "-p",
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+            ],
+            cwd=claude.project,
+            env=claude.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def __enter__(self) -> LiveSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def prompt(self, text: str) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        message = {"type": "user", "message": {"role": "user", "content": text}}
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+        for line in self.proc.stdout:
+            event = json.loads(line)
+            if event.get("type") == "result":
+                assert event.get("subtype") == "success", event
+                result: dict[str, Any] = event
+                return result
+        raise AssertionError(f"claude ended before answering {text!r}: {self.proc.stderr}")

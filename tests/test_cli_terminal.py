@@ -7,8 +7,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -241,29 +243,24 @@ def test_diff_colour_and_pager_on_a_terminal_only(
     assert "conflict (modified-outside)" in proc.stdout and ANSI_RE.search(proc.stdout) is None
 
 
-def test_no_color_is_respected(three_turns: dict[str, bytes], cli: Cli, ws: Path) -> None:
-    env = {**cli.env, "NO_COLOR": "1", "PAGER": "cat", "TERM": "xterm-256color"}
-    code = (
-        "import os, pty, sys\n"
-        "pid, fd = pty.fork()\n"
-        "if pid == 0:\n"
-        "    os.execvpe(sys.executable, [sys.executable, '-m', 'rewind_ls', 'diff', '3'], os.environ)\n"
-        "out = b''\n"
-        "while True:\n"
-        "    try:\n"
-        "        chunk = os.read(fd, 65536)\n"
-        "    except OSError:\n"
-        "        break\n"
-        "    if not chunk:\n"
-        "        break\n"
-        "    out += chunk\n"
-        "sys.stdout.write(out.decode())\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=ws, env=env, capture_output=True, text=True, timeout=60
-    )
-    assert "-def hello():" in proc.stdout
-    assert ANSI_RE.search(proc.stdout) is None
+def test_no_color_is_respected(
+    three_turns: dict[str, bytes], cli: Cli, term: type[Terminal]
+) -> None:
+    cli.env["PAGER"] = "cat"
+    t = term("diff", "3", extra_env={"NO_COLOR": "1"})
+    assert t.wait_exit() == 0
+    raw = t.raw.decode(errors="replace")
+    assert "-def hello():" in raw and ANSI_RE.search(raw) is None
+    # The picker: no colour anywhere on screen, the selection still shown (pointer, reverse video).
+    t = term(extra_env={"NO_COLOR": "1"})
+    t.wait_for("preview of turn 3")
+    screen = t.settle()
+    colours = {t.colour_at(y, x) for y in range(24) for x in range(80)}
+    assert colours == {"default"}, colours
+    row = next(y for y, line in enumerate(screen.splitlines()) if line.startswith("›"))
+    assert t.screen.buffer[row][5].reverse
+    t.send("esc")
+    assert t.wait_exit() == 1
 
 
 def test_turns_fit_the_terminal_without_cutting_words(
@@ -397,3 +394,198 @@ def test_picker_and_prompt_toolkit_stay_off_other_paths(
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+# --- the picker with many sessions and many turns; the default pager; the workspace ------------
+
+
+@pytest.fixture
+def three_sessions(ws: Path, home: Path, agent: FakeClaude, cli: Cli) -> list[str]:
+    """Newest first: a second Claude Code session, outside changes, an aider session recorded with
+    `rewind-ls record`, the first Claude Code session. Returns their session ids, newest first."""
+    (ws / "app.py").write_bytes(b"v0\n")
+    agent.turn("first claude session edits app", {"app.py": b"v1\n"})
+    aider = str(uuid.uuid4())
+    who = ("--session", aider, "--agent", "aider")
+    cli("record", "begin-turn", *who, "--prompt", "aider adds util")
+    cli("record", "edit", *who, "util.py")
+    (ws / "util.py").write_bytes(b"u\n")
+    cli("record", "edit", *who, "--phase", "after", "util.py")
+    cli("record", "end-turn", *who)
+    (ws / "notes.txt").write_bytes(b"by hand\n")
+    cli("scan")
+    other = FakeClaude(ws, home)
+    other.turn("second claude session edits app", {"app.py": b"v2\n"})
+    return [other.session_id, "external", aider, agent.session_id]
+
+
+def test_picker_tells_sessions_and_agents_apart(
+    three_sessions: list[str], term: type[Terminal]
+) -> None:
+    t = term()
+    t.wait_for("preview of turn 1")
+    screen = t.settle()
+    lines = screen.splitlines()
+    rows = [(y, line) for y, line in enumerate(lines) if re.match(r"^[› ][ ↶]\s+\d+ ", line)]
+    second, _, aider, first = three_sessions
+    labels = [f"claude {second[:4]}", "outside", f"aider {aider[:4]}", f"claude {first[:4]}"]
+    assert len(rows) == 4
+    for (_, line), label in zip(rows, labels, strict=True):
+        assert f"  {label} " in line, (label, line)
+    # Each session's label in its own colour: two sessions of one agent differ in colour too.
+    colours = [
+        t.colour_at(y, line.index(label)) for (y, line), label in zip(rows, labels, strict=True)
+    ]
+    assert len(set(colours)) == 4 and "default" not in colours, colours
+    t.send("esc")
+    assert t.wait_exit() == 1
+
+
+def test_picker_scrolls_and_fits_with_many_turns(
+    ws: Path, home: Path, term: type[Terminal], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """30 turns with long prompts (wide characters too) and many files, at 80x24: the list scrolls
+    with the selection, no line is longer than the screen."""
+    monkeypatch.setenv("REWIND_LS_HOME", str(home))
+    from rewind_ls.core.capture import Recorder
+    from rewind_ls.core.store import Store
+
+    names = ["app.py", *(f"src/package/module_{i}.py" for i in range(6))]
+    for name in names:
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text("0\n")
+    with Store.open(str(ws), create=True) as store:
+        rec = Recorder(store)
+        for i in range(1, 31):
+            prompt = f"turn {i}: 設定ファイルを読み込む処理を直して please fix the loader again"
+            rec.begin_turn("s1", prompt, "agent", "claude-code")
+            for name in names[: 1 + i % len(names)]:
+                rec.before("s1", name)
+                (ws / name).write_text(f"{i}\n")
+                rec.after("s1", name)
+            rec.end_turn("s1")
+    t = term()
+    t.wait_for("preview of turn 30")
+    t.send("pagedown", "pagedown", "pagedown", "down")  # 8 + 8 + 8 + 1 down: turn 5
+    t.wait_for("preview of turn 5 (")
+    t.settle()
+    screen = t.text()
+    _capture("picker-scrolled", screen)
+    lines = screen.splitlines()
+    assert len(lines) == 24
+    chosen = [line for line in lines if line.startswith("›")]
+    assert len(chosen) == 1 and re.match(r"^›\s+5 ", chosen[0]), screen
+    assert "turn 30:" not in screen  # scrolled past the newest
+    # Whole file names or "+N", never a path cut in the middle; the prompt cut with "…".
+    assert re.search(r"M app\.py( M src/\S+)* \+\d+\s*$", chosen[0]), chosen[0]
+    assert "…" in chosen[0]
+    t.send("esc")
+    assert t.wait_exit() == 1
+
+
+def test_menu_code_and_conversation_then_summarize(
+    ws: Path, home: Path, three_turns: dict[str, bytes], cli: Cli, term: type[Terminal]
+) -> None:
+    t = term()
+    t.wait_for("preview of turn 3")
+    t.send("down")
+    t.wait_for("preview of turn 2")
+    t.send("enter")
+    t.wait_for("1. code and conversation")
+    t.send("1")
+    t.wait_for("[y/N]")
+    t.send("y", "enter")
+    assert t.wait_exit() == 0
+    raw = t.raw.decode(errors="replace")
+    assert "conversation forked before turn 2" in raw
+    fork = re.search(r"claude --resume ([0-9a-f-]{36})", raw)
+    assert fork is not None
+    transcripts = home / "claude" / "projects" / "ws"
+    forked = (transcripts / f"{fork.group(1)}.jsonl").read_text()
+    assert "add a farewell function" in forked and "write a README" not in forked
+    # The files as at the start of turn 2.
+    assert sorted(p.name for p in ws.iterdir()) == ["app.py"]
+    assert b"def bye():\n    print('bye')\n" in (ws / "app.py").read_bytes()
+    # The restore point is listed first now; below it, turn 3: summarize everything before it.
+    summary = "SUMMARY-OF-THE-FIRST-TWO-TURNS"
+    t = term(extra_env={"REWIND_LS_SUMMARIZER": f"echo {summary}"})
+    t.wait_for("preview of turn 1 (restore)")
+    t.send("down")
+    t.wait_for("preview of turn 3")
+    t.send("enter")
+    t.wait_for("5. summarize up to here")
+    t.send("5")
+    assert t.wait_exit() == 0
+    raw = t.raw.decode(errors="replace")
+    assert "conversation summarized up to turn 3" in raw
+    new = re.search(r"claude --resume ([0-9a-f-]{36})", raw)
+    assert new is not None and new.group(1) != fork.group(1)
+    text = (transcripts / f"{new.group(1)}.jsonl").read_text()
+    assert summary in text and "drop the config, rename hello" in text
+    assert sorted(p.name for p in ws.iterdir()) == ["app.py"]  # a summary leaves the files alone
+
+
+def test_diff_pages_through_less_by_default(
+    ws: Path, agent: FakeClaude, cli: Cli, term: type[Terminal]
+) -> None:
+    (ws / "big.py").write_text("".join(f"line {i}\n" for i in range(100)))
+    agent.turn("rewrite big", {"big.py": "".join(f"LINE {i}\n" for i in range(100))})
+    agent.turn("small", {"small.py": "x\n"})
+    for name in ("PAGER", "LESS"):
+        cli.env.pop(name, None)
+    t = term("diff", "1")
+    if shutil.which("less") is None:  # no pager on this machine: the diff is printed
+        assert t.wait_exit() == 0 and "-line 0" in t.text()
+        return
+    screen = t.wait_for("-line 0")
+    t.settle()
+    screen = t.text()
+    assert screen.splitlines()[-1].startswith(":"), screen  # less waits at its prompt
+    assert t.proc.poll() is None
+    assert "\x1b[31m-line 0" in t.raw.decode(errors="replace")  # -R: colour passes through
+    t.send("q")
+    assert t.wait_exit() == 0
+    # A diff that fits the screen stays on it and returns at once (LESS=FRX).
+    t = term("diff", "2")
+    assert t.wait_exit() == 0
+    assert "+x" in t.text()
+
+
+def test_the_filesystem_root_is_not_a_workspace(cli: Cli, home: Path) -> None:
+    for args in (["turns"], ["diff", "1"], ["log", "etc/hosts"], ["-C", "/", "turns"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "rewind_ls", *args],
+            cwd="/",
+            env=cli.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 2, (args, proc)
+        assert "the filesystem root is not a workspace" in proc.stderr, proc.stderr
+        assert "-C DIR" in proc.stderr
+    assert not (home / "workspaces").exists()
+    # Hooks for the user's settings need no workspace: fine from anywhere.
+    proc = subprocess.run(
+        [sys.executable, "-m", "rewind_ls", "install", "claude-code", "--user"],
+        cwd="/",
+        env=cli.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (home / "claude" / "settings.json").exists()
+
+
+def test_a_session_is_named_by_its_id_or_its_start(
+    three_turns: dict[str, bytes], cli: Cli, agent: FakeClaude
+) -> None:
+    sid = agent.session_id
+    assert f"session {sid}" in cli("turns", "--session", sid[:8]).stdout
+    assert cli.json("rewind", "2", "--session", sid[:4], "--dry-run")["number"] == 2
+    for args in (("turns",), ("rewind", "1", "--dry-run")):
+        proc = cli(*args, "--session", "nope", ok=False)
+        assert proc.returncode == 2, proc
+        assert "--session nope: no such session" in proc.stderr
+        assert "rewind-ls turns --all" in proc.stderr

@@ -481,6 +481,13 @@ def test_picker_scrolls_and_fits_with_many_turns(
     assert "…" in chosen[0]
     t.send("esc")
     assert t.wait_exit() == 1
+    # The numbered prompt shows the newest 20 and says how to reach the rest.
+    t = term(term="dumb")
+    t.wait_for("10 older not shown: type text to filter")
+    t.send(*"turn 3:", "enter")
+    t.wait_for("turns matching 'turn 3:'")
+    t.send("enter")
+    assert t.wait_exit() == 1
 
 
 def test_menu_code_and_conversation_then_summarize(

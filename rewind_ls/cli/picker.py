@@ -5,6 +5,7 @@ The full-screen picker itself is `picker_screen` (prompt_toolkit, imported only 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -194,10 +195,12 @@ def numbered_pick(
     """The picker as numbered prompts (TERM=dumb, or no full-screen terminal): returns the entry and,
     when asked for, the chosen action; None when cancelled. A non-number answer filters the list."""
     on = colour_enabled()
-    width = min(100, max(40, int(os.environ.get("COLUMNS", "80") or 80)))
+    # $COLUMNS, else the terminal's own size (a dumb terminal still has one), else 80.
+    width = min(100, max(40, shutil.get_terminal_size((80, 24)).columns))
     query = ""
     while True:
-        shown = [e for e in entries if query.lower() in e.search_text()][:20]
+        matching = [e for e in entries if query.lower() in e.search_text()]
+        shown = matching[:20]
         print(state)
         if query:
             print(f"turns matching {query!r}:")
@@ -206,6 +209,8 @@ def numbered_pick(
             print(f"{i:>3}) {text}")
         if not shown:
             print("  (no turn matches)")
+        elif len(matching) > len(shown):
+            print(f"  ({len(matching) - len(shown)} older not shown: type text to filter)")
         answer = stream_in("turn [number, text to filter, Enter to cancel]: ").strip()
         if not answer:
             return None

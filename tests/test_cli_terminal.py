@@ -491,7 +491,12 @@ def test_picker_scrolls_and_fits_with_many_turns(
 
 
 def test_menu_code_and_conversation_then_summarize(
-    ws: Path, home: Path, three_turns: dict[str, bytes], cli: Cli, term: type[Terminal]
+    ws: Path,
+    home: Path,
+    three_turns: dict[str, bytes],
+    cli: Cli,
+    agent: FakeClaude,
+    term: type[Terminal],
 ) -> None:
     t = term()
     t.wait_for("preview of turn 3")
@@ -530,6 +535,15 @@ def test_menu_code_and_conversation_then_summarize(
     text = (transcripts / f"{new.group(1)}.jsonl").read_text()
     assert summary in text and "drop the config, rename hello" in text
     assert sorted(p.name for p in ws.iterdir()) == ["app.py"]  # a summary leaves the files alone
+    # The forks carry copies of the turns before them: one recorded version is still listed once.
+    versions = cli.json("log", "app.py")["versions"]
+    assert [(v["source"], v["number"]) for v in versions] == [
+        ("restore", 1),
+        ("agent", 3),
+        ("agent", 1),
+        ("first seen", None),
+    ]
+    assert {v["sessionId"] for v in versions if v["source"] == "agent"} == {agent.session_id}
 
 
 def test_diff_pages_through_less_by_default(

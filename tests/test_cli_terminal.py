@@ -314,7 +314,7 @@ def test_every_option_has_help_with_its_default() -> None:
 
 
 def test_log_lists_every_version_with_its_source(
-    ws: Path, three_turns: dict[str, bytes], cli: Cli
+    ws: Path, three_turns: dict[str, bytes], cli: Cli, agent: FakeClaude
 ) -> None:
     (ws / "config.toml").write_bytes(b"by hand\n")  # outside any turn: found at the next boundary
     cli("scan")
@@ -335,7 +335,8 @@ def test_log_lists_every_version_with_its_source(
         "first seen",
     ]
     text = cli("log", "app.py").stdout
-    assert "turn 3 of claude-code" in text and "restore" in text
+    assert f"turn 3 claude {agent.session_id[:4]}: drop the config, rename hello" in text
+    assert "restore" in text
     proc = cli("log", "nope.py", ok=False)
     assert proc.returncode == 2 and "nope.py: rewind-ls has no record" in proc.stderr
 

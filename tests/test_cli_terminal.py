@@ -281,6 +281,12 @@ def test_turns_fit_the_terminal_without_cutting_words(
     # A cut ends after a whole word: the text before … is a prefix of the prompt ending in a word.
     cut = re.search(r"(please[^…]*)…", row)
     assert cut is not None and "please refactor the configuration".startswith(cut.group(1).strip())
+    t = term("log", "src/module_3.py", columns=60)
+    assert t.wait_exit() == 0
+    lines = [line for line in t.text().splitlines() if line.strip()]
+    assert len(lines) == 2 and all(len(line) <= 60 for line in lines), lines
+    assert lines[0].startswith("A ") and lines[0].endswith("…")
+    assert "turn 1 claude" in lines[0] and lines[1].split()[0] == "first"
 
 
 def test_every_option_has_help_with_its_default() -> None:

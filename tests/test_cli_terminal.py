@@ -303,7 +303,7 @@ def test_every_option_has_help_with_its_default() -> None:
                 for child_name, child in action.choices.items():
                     check(f"{name} {child_name}", child)
                 continue
-            if isinstance(action, argparse._HelpAction):
+            if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
                 continue
             seen += 1
             assert action.help, f"{name}: {action.dest} has no help"
@@ -313,7 +313,14 @@ def test_every_option_has_help_with_its_default() -> None:
 
     for name, p in sub.choices.items():
         check(name, p)
+        assert p.description and p.description in " ".join(p.format_help().split()), name
+    check("rewind-ls", parser)
     assert seen > 40
+    # -C only where it is used: the hook's workspace comes from its payload, the server's from the
+    # editor, the demo's is a temporary folder.
+    for name, p in sub.choices.items():
+        has_c = "-C" in p._option_string_actions
+        assert has_c == (name not in ("hook", "serve", "demo")), name
 
 
 # --- per-file history, revert --path, checkpoint diffs ----------------------------------------

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from rewind_ls.cli.style import safe
 from rewind_ls.core.errors import RewindError
@@ -30,8 +30,16 @@ JSON_HELP = "machine-readable output (JSON on stdout; never asks)"
 TURN_HELP = "turn number or id (default: pick one on a terminal)"
 
 Command = Callable[[argparse.Namespace], int]
-# `add(name, func, help)`: a subcommand with the common options (-C) and the shared epilog.
-Add = Callable[[str, Command, str], argparse.ArgumentParser]
+
+
+class Add(Protocol):
+    """`add(name, func, help)`: a subcommand with the common options (-C) and the shared epilog;
+    `workspace=False` for a command whose workspace comes from elsewhere (the hook's payload, the
+    editor, a temporary folder), so its help offers no -C it would ignore."""
+
+    def __call__(
+        self, name: str, func: Command, help: str, workspace: bool = True
+    ) -> argparse.ArgumentParser: ...
 
 
 def workspace_parent() -> argparse.ArgumentParser:

@@ -354,6 +354,32 @@ def test_log_lists_every_version_with_its_source(
     assert proc.returncode == 2 and "nope.py: rewind-ls has no record" in proc.stderr
 
 
+def test_log_names_your_saves(
+    ws: Path,
+    home: Path,
+    three_turns: dict[str, bytes],
+    cli: Cli,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A save in an editor (recorded by the language server's service) is "your save"."""
+    monkeypatch.setenv("REWIND_LS_HOME", str(home))
+    from rewind_ls.server.service import Service
+
+    service = Service(str(ws))
+    uri = (ws / "README.md").as_uri()
+    service.will_save(uri)
+    (ws / "README.md").write_bytes(b"# app, edited and saved\n")
+    assert service.did_save(uri)
+    service.store.close()
+    log = cli.json("log", "README.md")
+    assert [(v["source"], v["change"]) for v in log["versions"]] == [
+        ("your save", "modified"),
+        ("agent", "created"),
+        ("first seen", "absent"),
+    ]
+    assert "your save" in cli("log", "README.md").stdout
+
+
 def test_revert_path_reverts_one_file_of_a_turn(
     ws: Path, three_turns: dict[str, bytes], cli: Cli
 ) -> None:

@@ -86,8 +86,11 @@ def test_picker_lists_previews_filters_and_rewinds(
     assert "-def hello():" in screen and "+def hi():" in screen  # the highlighted turn's diff
     # Type to filter: only turn 2 mentions the README.
     t.send(*"readme")
-    screen = t.wait_for("preview of turn 2")
-    assert "drop the config" not in screen and "filter: readme" in screen
+    # "rea" already selects turn 2: wait for the whole filter before reading the list.
+    t.wait_for("filter: readme")
+    t.wait_for("preview of turn 2")
+    screen = t.settle()
+    assert "drop the config" not in screen
     t.send("backspace", "backspace", "backspace", "backspace", "backspace", "backspace")
     t.wait_for("preview of turn 3")
     t.send("down", "down")  # turn 1
@@ -97,7 +100,8 @@ def test_picker_lists_previews_filters_and_rewinds(
     t.settle()
     screen = t.text()
     _capture("picker-menu", screen)
-    labels = re.findall(r"^\s+\d\. (.+?)\s*$", screen, re.M)
+    assert re.search(r"^› 1\. code and conversation", screen, re.M)  # the highlighted action
+    labels = re.findall(r"^[› ]\s*\d\. (.+?)\s*$", screen, re.M)
     assert labels == [
         "code and conversation",
         "code",

@@ -483,6 +483,14 @@ def test_picker_tells_sessions_and_agents_apart(
     assert len(set(colours)) == 4 and "default" not in colours, colours
     t.send("esc")
     assert t.wait_exit() == 1
+    # A summary needs a conversation: its picker offers only the Claude Code turns.
+    t = term("summarize", "--up-to")
+    t.wait_for("summarize: pick a turn")
+    screen = t.settle()
+    rows = [line for line in screen.splitlines() if re.match(r"^[› ][ ↶]\s+\d+ ", line)]
+    assert len(rows) == 2 and all(" claude " in row for row in rows), rows
+    t.send("esc")
+    assert t.wait_exit() == 1
 
 
 def test_picker_scrolls_and_fits_with_many_turns(

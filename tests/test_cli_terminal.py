@@ -7,8 +7,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,8 +86,11 @@ def test_picker_lists_previews_filters_and_rewinds(
     assert "-def hello():" in screen and "+def hi():" in screen  # the highlighted turn's diff
     # Type to filter: only turn 2 mentions the README.
     t.send(*"readme")
-    screen = t.wait_for("preview of turn 2")
-    assert "drop the config" not in screen and "filter: readme" in screen
+    # "rea" already selects turn 2: wait for the whole filter before reading the list.
+    t.wait_for("filter: readme")
+    t.wait_for("preview of turn 2")
+    screen = t.settle()
+    assert "drop the config" not in screen
     t.send("backspace", "backspace", "backspace", "backspace", "backspace", "backspace")
     t.wait_for("preview of turn 3")
     t.send("down", "down")  # turn 1
@@ -95,7 +100,8 @@ def test_picker_lists_previews_filters_and_rewinds(
     t.settle()
     screen = t.text()
     _capture("picker-menu", screen)
-    labels = re.findall(r"^\s+\d\. (.+?)\s*$", screen, re.M)
+    assert re.search(r"^› 1\. code and conversation", screen, re.M)  # the highlighted action
+    labels = re.findall(r"^[› ]\s*\d\. (.+?)\s*$", screen, re.M)
     assert labels == [
         "code and conversation",
         "code",
@@ -241,29 +247,24 @@ def test_diff_colour_and_pager_on_a_terminal_only(
     assert "conflict (modified-outside)" in proc.stdout and ANSI_RE.search(proc.stdout) is None
 
 
-def test_no_color_is_respected(three_turns: dict[str, bytes], cli: Cli, ws: Path) -> None:
-    env = {**cli.env, "NO_COLOR": "1", "PAGER": "cat", "TERM": "xterm-256color"}
-    code = (
-        "import os, pty, sys\n"
-        "pid, fd = pty.fork()\n"
-        "if pid == 0:\n"
-        "    os.execvpe(sys.executable, [sys.executable, '-m', 'rewind_ls', 'diff', '3'], os.environ)\n"
-        "out = b''\n"
-        "while True:\n"
-        "    try:\n"
-        "        chunk = os.read(fd, 65536)\n"
-        "    except OSError:\n"
-        "        break\n"
-        "    if not chunk:\n"
-        "        break\n"
-        "    out += chunk\n"
-        "sys.stdout.write(out.decode())\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=ws, env=env, capture_output=True, text=True, timeout=60
-    )
-    assert "-def hello():" in proc.stdout
-    assert ANSI_RE.search(proc.stdout) is None
+def test_no_color_is_respected(
+    three_turns: dict[str, bytes], cli: Cli, term: type[Terminal]
+) -> None:
+    cli.env["PAGER"] = "cat"
+    t = term("diff", "3", extra_env={"NO_COLOR": "1"})
+    assert t.wait_exit() == 0
+    raw = t.raw.decode(errors="replace")
+    assert "-def hello():" in raw and ANSI_RE.search(raw) is None
+    # The picker: no colour anywhere on screen, the selection still shown (pointer, reverse video).
+    t = term(extra_env={"NO_COLOR": "1"})
+    t.wait_for("preview of turn 3")
+    screen = t.settle()
+    colours = {t.colour_at(y, x) for y in range(24) for x in range(80)}
+    assert colours == {"default"}, colours
+    row = next(y for y, line in enumerate(screen.splitlines()) if line.startswith("›"))
+    assert t.screen.buffer[row][5].reverse
+    t.send("esc")
+    assert t.wait_exit() == 1
 
 
 def test_turns_fit_the_terminal_without_cutting_words(
@@ -284,6 +285,12 @@ def test_turns_fit_the_terminal_without_cutting_words(
     # A cut ends after a whole word: the text before … is a prefix of the prompt ending in a word.
     cut = re.search(r"(please[^…]*)…", row)
     assert cut is not None and "please refactor the configuration".startswith(cut.group(1).strip())
+    t = term("log", "src/module_3.py", columns=60)
+    assert t.wait_exit() == 0
+    lines = [line for line in t.text().splitlines() if line.strip()]
+    assert len(lines) == 2 and all(len(line) <= 60 for line in lines), lines
+    assert lines[0].startswith("A ") and lines[0].endswith("…")
+    assert "turn 1 claude" in lines[0] and lines[1].split()[0] == "first"
 
 
 def test_every_option_has_help_with_its_default() -> None:
@@ -300,7 +307,7 @@ def test_every_option_has_help_with_its_default() -> None:
                 for child_name, child in action.choices.items():
                     check(f"{name} {child_name}", child)
                 continue
-            if isinstance(action, argparse._HelpAction):
+            if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
                 continue
             seen += 1
             assert action.help, f"{name}: {action.dest} has no help"
@@ -310,14 +317,21 @@ def test_every_option_has_help_with_its_default() -> None:
 
     for name, p in sub.choices.items():
         check(name, p)
+        assert p.description and p.description in " ".join(p.format_help().split()), name
+    check("rewind-ls", parser)
     assert seen > 40
+    # -C only where it is used: the hook's workspace comes from its payload, the server's from the
+    # editor, the demo's is a temporary folder.
+    for name, p in sub.choices.items():
+        has_c = "-C" in p._option_string_actions
+        assert has_c == (name not in ("hook", "serve", "demo")), name
 
 
 # --- per-file history, revert --path, checkpoint diffs ----------------------------------------
 
 
 def test_log_lists_every_version_with_its_source(
-    ws: Path, three_turns: dict[str, bytes], cli: Cli
+    ws: Path, three_turns: dict[str, bytes], cli: Cli, agent: FakeClaude
 ) -> None:
     (ws / "config.toml").write_bytes(b"by hand\n")  # outside any turn: found at the next boundary
     cli("scan")
@@ -338,9 +352,36 @@ def test_log_lists_every_version_with_its_source(
         "first seen",
     ]
     text = cli("log", "app.py").stdout
-    assert "turn 3 of claude-code" in text and "restore" in text
+    assert f"turn 3 claude {agent.session_id[:4]}: drop the config, rename hello" in text
+    assert "restore" in text
     proc = cli("log", "nope.py", ok=False)
     assert proc.returncode == 2 and "nope.py: rewind-ls has no record" in proc.stderr
+
+
+def test_log_names_your_saves(
+    ws: Path,
+    home: Path,
+    three_turns: dict[str, bytes],
+    cli: Cli,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A save in an editor (recorded by the language server's service) is "your save"."""
+    monkeypatch.setenv("REWIND_LS_HOME", str(home))
+    from rewind_ls.server.service import Service
+
+    service = Service(str(ws))
+    uri = (ws / "README.md").as_uri()
+    service.will_save(uri)
+    (ws / "README.md").write_bytes(b"# app, edited and saved\n")
+    assert service.did_save(uri)
+    service.store.close()
+    log = cli.json("log", "README.md")
+    assert [(v["source"], v["change"]) for v in log["versions"]] == [
+        ("your save", "modified"),
+        ("agent", "created"),
+        ("first seen", "absent"),
+    ]
+    assert "your save" in cli("log", "README.md").stdout
 
 
 def test_revert_path_reverts_one_file_of_a_turn(
@@ -397,3 +438,227 @@ def test_picker_and_prompt_toolkit_stay_off_other_paths(
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+# --- the picker with many sessions and many turns; the default pager; the workspace ------------
+
+
+@pytest.fixture
+def three_sessions(ws: Path, home: Path, agent: FakeClaude, cli: Cli) -> list[str]:
+    """Newest first: a second Claude Code session, outside changes, an aider session recorded with
+    `rewind-ls record`, the first Claude Code session. Returns their session ids, newest first."""
+    (ws / "app.py").write_bytes(b"v0\n")
+    agent.turn("first claude session edits app", {"app.py": b"v1\n"})
+    aider = str(uuid.uuid4())
+    who = ("--session", aider, "--agent", "aider")
+    cli("record", "begin-turn", *who, "--prompt", "aider adds util")
+    cli("record", "edit", *who, "util.py")
+    (ws / "util.py").write_bytes(b"u\n")
+    cli("record", "edit", *who, "--phase", "after", "util.py")
+    cli("record", "end-turn", *who)
+    (ws / "notes.txt").write_bytes(b"by hand\n")
+    cli("scan")
+    other = FakeClaude(ws, home)
+    other.turn("second claude session edits app", {"app.py": b"v2\n"})
+    return [other.session_id, "external", aider, agent.session_id]
+
+
+def test_picker_tells_sessions_and_agents_apart(
+    three_sessions: list[str], term: type[Terminal]
+) -> None:
+    t = term()
+    t.wait_for("preview of turn 1")
+    screen = t.settle()
+    lines = screen.splitlines()
+    rows = [(y, line) for y, line in enumerate(lines) if re.match(r"^[› ][ ↶]\s+\d+ ", line)]
+    second, _, aider, first = three_sessions
+    labels = [f"claude {second[:4]}", "outside", f"aider {aider[:4]}", f"claude {first[:4]}"]
+    assert len(rows) == 4
+    for (_, line), label in zip(rows, labels, strict=True):
+        assert f"  {label} " in line, (label, line)
+    # Each session's label in its own colour: two sessions of one agent differ in colour too.
+    colours = [
+        t.colour_at(y, line.index(label)) for (y, line), label in zip(rows, labels, strict=True)
+    ]
+    assert len(set(colours)) == 4 and "default" not in colours, colours
+    t.send("esc")
+    assert t.wait_exit() == 1
+    # A summary needs a conversation: its picker offers only the Claude Code turns.
+    t = term("summarize", "--up-to")
+    t.wait_for("summarize: pick a turn")
+    screen = t.settle()
+    rows = [line for line in screen.splitlines() if re.match(r"^[› ][ ↶]\s+\d+ ", line)]
+    assert len(rows) == 2 and all(" claude " in row for row in rows), rows
+    t.send("esc")
+    assert t.wait_exit() == 1
+
+
+def test_picker_scrolls_and_fits_with_many_turns(
+    ws: Path, home: Path, term: type[Terminal], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """30 turns with long prompts (wide characters too) and many files, at 80x24: the list scrolls
+    with the selection, no line is longer than the screen."""
+    monkeypatch.setenv("REWIND_LS_HOME", str(home))
+    from rewind_ls.core.capture import Recorder
+    from rewind_ls.core.store import Store
+
+    names = ["app.py", *(f"src/package/module_{i}.py" for i in range(6))]
+    for name in names:
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text("0\n")
+    with Store.open(str(ws), create=True) as store:
+        rec = Recorder(store)
+        for i in range(1, 31):
+            prompt = f"turn {i}: 設定ファイルを読み込む処理を直して please fix the loader again"
+            rec.begin_turn("s1", prompt, "agent", "claude-code")
+            for name in names[: 1 + i % len(names)]:
+                rec.before("s1", name)
+                (ws / name).write_text(f"{i}\n")
+                rec.after("s1", name)
+            rec.end_turn("s1")
+    t = term()
+    t.wait_for("preview of turn 30")
+    t.send("pagedown", "pagedown", "pagedown", "down")  # 8 + 8 + 8 + 1 down: turn 5
+    t.wait_for("preview of turn 5 (")
+    t.settle()
+    screen = t.text()
+    _capture("picker-scrolled", screen)
+    lines = screen.splitlines()
+    assert len(lines) == 24
+    chosen = [line for line in lines if line.startswith("›")]
+    assert len(chosen) == 1 and re.match(r"^›\s+5 ", chosen[0]), screen
+    assert "turn 30:" not in screen  # scrolled past the newest
+    # Whole file names or "+N", never a path cut in the middle; the prompt cut with "…".
+    assert re.search(r"M app\.py( M src/\S+)* \+\d+\s*$", chosen[0]), chosen[0]
+    assert "…" in chosen[0]
+    t.send("esc")
+    assert t.wait_exit() == 1
+    # The numbered prompt shows the newest 20 and says how to reach the rest.
+    t = term(term="dumb")
+    t.wait_for("10 older not shown: type text to filter")
+    t.send(*"turn 3:", "enter")
+    t.wait_for("turns matching 'turn 3:'")
+    t.send("enter")
+    assert t.wait_exit() == 1
+
+
+def test_menu_code_and_conversation_then_summarize(
+    ws: Path,
+    home: Path,
+    three_turns: dict[str, bytes],
+    cli: Cli,
+    agent: FakeClaude,
+    term: type[Terminal],
+) -> None:
+    t = term()
+    t.wait_for("preview of turn 3")
+    t.send("down")
+    t.wait_for("preview of turn 2")
+    t.send("enter")
+    t.wait_for("1. code and conversation")
+    t.send("1")
+    t.wait_for("[y/N]")
+    t.send("y", "enter")
+    assert t.wait_exit() == 0
+    raw = t.raw.decode(errors="replace")
+    assert "conversation forked before turn 2" in raw
+    fork = re.search(r"claude --resume ([0-9a-f-]{36})", raw)
+    assert fork is not None
+    transcripts = home / "claude" / "projects" / "ws"
+    forked = (transcripts / f"{fork.group(1)}.jsonl").read_text()
+    assert "add a farewell function" in forked and "write a README" not in forked
+    # The files as at the start of turn 2.
+    assert sorted(p.name for p in ws.iterdir()) == ["app.py"]
+    assert b"def bye():\n    print('bye')\n" in (ws / "app.py").read_bytes()
+    # The restore point is listed first now; below it, turn 3: summarize everything before it.
+    summary = "SUMMARY-OF-THE-FIRST-TWO-TURNS"
+    t = term(extra_env={"REWIND_LS_SUMMARIZER": f"echo {summary}"})
+    t.wait_for("preview of turn 1 (restore)")
+    t.send("down")
+    t.wait_for("preview of turn 3")
+    t.send("enter")
+    t.wait_for("5. summarize up to here")
+    t.send("5")
+    assert t.wait_exit() == 0
+    raw = t.raw.decode(errors="replace")
+    assert "conversation summarized up to turn 3" in raw
+    new = re.search(r"claude --resume ([0-9a-f-]{36})", raw)
+    assert new is not None and new.group(1) != fork.group(1)
+    text = (transcripts / f"{new.group(1)}.jsonl").read_text()
+    assert summary in text and "drop the config, rename hello" in text
+    assert sorted(p.name for p in ws.iterdir()) == ["app.py"]  # a summary leaves the files alone
+    # The forks carry copies of the turns before them: one recorded version is still listed once.
+    versions = cli.json("log", "app.py")["versions"]
+    assert [(v["source"], v["number"]) for v in versions] == [
+        ("restore", 1),
+        ("agent", 3),
+        ("agent", 1),
+        ("first seen", None),
+    ]
+    assert {v["sessionId"] for v in versions if v["source"] == "agent"} == {agent.session_id}
+
+
+def test_diff_pages_through_less_by_default(
+    ws: Path, agent: FakeClaude, cli: Cli, term: type[Terminal]
+) -> None:
+    (ws / "big.py").write_text("".join(f"line {i}\n" for i in range(100)))
+    agent.turn("rewrite big", {"big.py": "".join(f"LINE {i}\n" for i in range(100))})
+    agent.turn("small", {"small.py": "x\n"})
+    for name in ("PAGER", "LESS"):
+        cli.env.pop(name, None)
+    t = term("diff", "1")
+    if shutil.which("less") is None:  # no pager on this machine: the diff is printed
+        assert t.wait_exit() == 0 and "-line 0" in t.text()
+        return
+    screen = t.wait_for("-line 0")
+    t.settle()
+    screen = t.text()
+    assert screen.splitlines()[-1].startswith(":"), screen  # less waits at its prompt
+    assert t.proc.poll() is None
+    assert "\x1b[31m-line 0" in t.raw.decode(errors="replace")  # -R: colour passes through
+    t.send("q")
+    assert t.wait_exit() == 0
+    # A diff that fits the screen stays on it and returns at once (LESS=FRX).
+    t = term("diff", "2")
+    assert t.wait_exit() == 0
+    assert "+x" in t.text()
+
+
+def test_the_filesystem_root_is_not_a_workspace(cli: Cli, home: Path) -> None:
+    for args in (["turns"], ["diff", "1"], ["log", "etc/hosts"], ["-C", "/", "turns"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "rewind_ls", *args],
+            cwd="/",
+            env=cli.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 2, (args, proc)
+        assert "the filesystem root is not a workspace" in proc.stderr, proc.stderr
+        assert "-C DIR" in proc.stderr
+    assert not (home / "workspaces").exists()
+    # Hooks for the user's settings need no workspace: fine from anywhere.
+    proc = subprocess.run(
+        [sys.executable, "-m", "rewind_ls", "install", "claude-code", "--user"],
+        cwd="/",
+        env=cli.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (home / "claude" / "settings.json").exists()
+
+
+def test_a_session_is_named_by_its_id_or_its_start(
+    three_turns: dict[str, bytes], cli: Cli, agent: FakeClaude
+) -> None:
+    sid = agent.session_id
+    assert f"session {sid}" in cli("turns", "--session", sid[:8]).stdout
+    assert cli.json("rewind", "2", "--session", sid[:4], "--dry-run")["number"] == 2
+    for args in (("turns",), ("rewind", "1", "--dry-run")):
+        proc = cli(*args, "--session", "nope", ok=False)
+        assert proc.returncode == 2, proc
+        assert "--session nope: no such session" in proc.stderr
+        assert "rewind-ls turns --all" in proc.stderr

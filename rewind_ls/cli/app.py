@@ -70,10 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _adder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Add:
     common = workspace_parent()
 
-    def add(name: str, func: Command, help: str) -> argparse.ArgumentParser:
+    def add(name: str, func: Command, help: str, workspace: bool = True) -> argparse.ArgumentParser:
         p = sub.add_parser(
             name,
-            parents=[common],
+            parents=[common] if workspace else [],
             help=help,
             description=help,
             epilog=EPILOG,

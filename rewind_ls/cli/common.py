@@ -9,7 +9,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from rewind_ls.cli.style import safe
 from rewind_ls.core.errors import RewindError
@@ -22,13 +22,24 @@ The store lives in $REWIND_LS_HOME (default ~/.local/share/rewind-ls), never in 
 Exit codes: 0 ok, 1 cancelled, 2 error, 3 conflict (nothing written)."""
 
 WORKSPACE_HELP = "workspace folder (default: the current folder's git top level, or the folder)"
-SESSION_HELP = "session of a TURN given as a number (default: the latest agent session)"
+SESSION_HELP = (
+    "session of a TURN given as a number: its id or the start of it (default: the latest agent "
+    "session)"
+)
 JSON_HELP = "machine-readable output (JSON on stdout; never asks)"
 TURN_HELP = "turn number or id (default: pick one on a terminal)"
 
 Command = Callable[[argparse.Namespace], int]
-# `add(name, func, help)`: a subcommand with the common options (-C) and the shared epilog.
-Add = Callable[[str, Command, str], argparse.ArgumentParser]
+
+
+class Add(Protocol):
+    """`add(name, func, help)`: a subcommand with the common options (-C) and the shared epilog;
+    `workspace=False` for a command whose workspace comes from elsewhere (the hook's payload, the
+    editor, a temporary folder), so its help offers no -C it would ignore."""
+
+    def __call__(
+        self, name: str, func: Command, help: str, workspace: bool = True
+    ) -> argparse.ArgumentParser: ...
 
 
 def workspace_parent() -> argparse.ArgumentParser:
@@ -39,12 +50,20 @@ def workspace_parent() -> argparse.ArgumentParser:
 
 
 def workspace(args: argparse.Namespace) -> str:
+    """The workspace a command works on; never the filesystem root (a store for `/` would record
+    the whole machine, and every agent session anywhere would share it)."""
     from rewind_ls.core.paths import find_workspace_root
 
     start = args.workspace or getattr(args, "top_workspace", None) or os.getcwd()
     if not os.path.isdir(start):
         raise RewindError(f"{start}: workspace folder not found")
-    return find_workspace_root(start)
+    root = find_workspace_root(start)
+    if os.path.dirname(root) == root:
+        raise RewindError(
+            f"{root}: the filesystem root is not a workspace; run rewind-ls in your project "
+            "folder, or name it with -C DIR"
+        )
+    return root
 
 
 def open_store(args: argparse.Namespace, create: bool = False, collect: bool = True) -> Store:
@@ -74,8 +93,25 @@ def turn_arg(store: Store, args: argparse.Namespace) -> Any:
     if args.turn is None:
         from rewind_ls.cli.picker import ask_turn
 
-        args.turn = ask_turn(store, args.command, interactive=not args.json)
+        scope = getattr(args, "scope", "code")
+        args.turn = ask_turn(store, args.command, interactive=not args.json, scope=scope)
+    args.session = session_arg(store, args.session)
     return resolve_turn(store, args.turn, args.session)
+
+
+def session_arg(store: Store, spec: str | None) -> str | None:
+    """A --session value: a session id, or the start of one that only one session has (listings
+    show the first 4 or 8 characters)."""
+    if spec is None:
+        return None
+    ids = [s.id for s in store.sessions()]
+    if spec in ids:
+        return spec
+    matches = [i for i in ids if spec and i.startswith(spec)]
+    if len(matches) == 1:
+        return matches[0]
+    what = "matches several sessions" if matches else "no such session in this workspace"
+    raise RewindError(f"--session {spec}: {what} (`rewind-ls turns --all` lists them)")
 
 
 def rel(store: Store, path: str) -> str:

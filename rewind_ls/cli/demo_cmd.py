@@ -15,6 +15,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def register(add: Add) -> None:
     p = add(
-        "demo", cmd_demo, "Record a scripted agent session in a temporary workspace and rewind it."
+        "demo",
+        cmd_demo,
+        "Record a scripted agent session in a temporary workspace and rewind it.",
+        workspace=False,
     )
     p.add_argument("--keep", action="store_true", help="keep the temporary workspace and store")

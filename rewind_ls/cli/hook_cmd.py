@@ -1,5 +1,5 @@
 """`rewind-ls hook AGENT`: one agent hook payload from stdin. `cli/__init__.py` runs the usual form
-before argparse is imported; this is the form with options (`-C`)."""
+before argparse is imported; this is the form argparse parses (`--help`)."""
 
 from __future__ import annotations
 
@@ -16,5 +16,11 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 
 def register(add: Add) -> None:
-    p = add("hook", cmd_hook, "Record one agent hook payload read from stdin (used by the agent).")
+    p = add(
+        "hook",
+        cmd_hook,
+        "Record one agent hook payload read from stdin (used by the agent; the workspace comes "
+        "from the payload).",
+        workspace=False,
+    )
     p.add_argument("agent", choices=list(AGENTS), help="the agent sending the payload")

@@ -13,7 +13,9 @@ def cmd_install(args: argparse.Namespace) -> int:
     from rewind_ls.core.claude_settings import default_command, install
 
     who = agent(args.agent)
-    path = who.settings_path(workspace(args), args.user)
+    # --user needs no workspace (it may be run from anywhere, `/` included).
+    root = "" if args.user else workspace(args)
+    path = who.settings_path(root, args.user)
     command = args.command or default_command(who.name)
     changed = install(path, command, args.uninstall, who.name, who.events)
     if not changed:

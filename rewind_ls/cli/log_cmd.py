@@ -24,9 +24,9 @@ def where(entry: dict[str, object]) -> str:
     if kind is None:
         return "-"
     if kind == "agent":
-        return (
-            f"turn {entry['number']} of {entry['agent'] or 'agent'} {str(entry['session_id'])[:8]}"
-        )
+        # "turn 3 claude 5b5e", as the picker names a session: room is left for the prompt.
+        name = str(entry["agent"] or "agent").split("-")[0]
+        return f"turn {entry['number']} {name} {str(entry['session_id'])[:4]}"
     if kind == "rewind":
         return f"restore point {entry['number']}"
     if kind == "editor":

@@ -5,6 +5,7 @@ The full-screen picker itself is `picker_screen` (prompt_toolkit, imported only 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -194,10 +195,12 @@ def numbered_pick(
     """The picker as numbered prompts (TERM=dumb, or no full-screen terminal): returns the entry and,
     when asked for, the chosen action; None when cancelled. A non-number answer filters the list."""
     on = colour_enabled()
-    width = min(100, max(40, int(os.environ.get("COLUMNS", "80") or 80)))
+    # $COLUMNS, else the terminal's own size (a dumb terminal still has one), else 80.
+    width = min(100, max(40, shutil.get_terminal_size((80, 24)).columns))
     query = ""
     while True:
-        shown = [e for e in entries if query.lower() in e.search_text()][:20]
+        matching = [e for e in entries if query.lower() in e.search_text()]
+        shown = matching[:20]
         print(state)
         if query:
             print(f"turns matching {query!r}:")
@@ -206,6 +209,8 @@ def numbered_pick(
             print(f"{i:>3}) {text}")
         if not shown:
             print("  (no turn matches)")
+        elif len(matching) > len(shown):
+            print(f"  ({len(matching) - len(shown)} older not shown: type text to filter)")
         answer = stream_in("turn [number, text to filter, Enter to cancel]: ").strip()
         if not answer:
             return None
@@ -235,12 +240,16 @@ def pick(
 ) -> tuple[Entry, Action | None] | None:
     """Ask for a turn (and with `with_menu` an action) on a terminal, full screen when possible."""
     entries, state = load_entries(store)
-    if only is not None:
-        entries = [e for e in entries if only(e)]
     if not entries:
         raise RewindError(
             "no turns recorded in this workspace yet to pick from "
             "(install the hooks: rewind-ls install claude-code)"
+        )
+    if only is not None:
+        entries = [e for e in entries if only(e)]
+    if not entries:
+        raise RewindError(
+            f"{title}: no recorded turn fits (`rewind-ls turns --all` lists them all)"
         )
     if full_screen_possible():
         from rewind_ls.cli.picker_screen import run_picker
@@ -253,23 +262,27 @@ class Cancelled(RewindError):
     exit_code = 1
 
 
-# Which turns each command's picker offers: a revert or a diff needs a turn that changed files.
+# Which turns each command's picker offers: a revert or a diff needs a turn that changed files;
+# a summary, or a rewind of the conversation, a turn of an agent whose conversation is known.
 _OFFER: dict[str, Callable[[Entry], bool]] = {
     "rewind": lambda e: True,
     "revert": lambda e: bool(e.files) and not e.is_restore,
     "diff": lambda e: bool(e.files),
+    "summarize": lambda e: e.can_fork,
 }
 
 
-def ask_turn(store: Store, command: str, interactive: bool = True) -> str:
+def ask_turn(store: Store, command: str, interactive: bool = True, scope: str = "code") -> str:
     """The turn id for `command` when TURN was left out: picked on a terminal, otherwise an error
-    naming the missing argument (what argparse would say, with what to do about it)."""
+    naming the missing argument (what argparse would say, with what to do about it). `scope`:
+    what a rewind restores (the conversation needs a turn that has one)."""
     if not (interactive and sys.stdin.isatty() and sys.stdout.isatty()):
         raise RewindError(
             f"{command}: TURN is missing (a turn number or id; `rewind-ls turns` lists them). "
             "Without it rewind-ls opens a picker, which needs a terminal."
         )
-    chosen = pick(store, False, f"{command}: pick a turn", _OFFER.get(command))
+    offer = _OFFER["summarize"] if command == "rewind" and scope != "code" else _OFFER[command]
+    chosen = pick(store, False, f"{command}: pick a turn", offer)
     if chosen is None:
         raise Cancelled("cancelled; nothing written")
     return chosen[0].turn_id

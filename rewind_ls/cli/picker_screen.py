@@ -123,8 +123,11 @@ class _Picker:
         if self.menu is not None:
             out: StyleAndTextTuples = []
             for i, action in enumerate(self.menu):
-                style = "class:menu.selected" if i == self.menu_index else ""
-                out.append((style, f"  {i + 1}. {action.label}  "))
+                chosen = i == self.menu_index
+                style = "class:menu.selected" if chosen else ""
+                # A pointer as well as reverse video, as in the list.
+                out.append(("", "›" if chosen else " "))
+                out.append((style, f" {i + 1}. {action.label}  "))
                 out.append(("", "\n"))
             return out
         from prompt_toolkit.formatted_text import to_formatted_text

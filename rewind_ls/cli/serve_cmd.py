@@ -14,7 +14,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def register(add: Add) -> None:
-    p = add("serve", cmd_serve, "Run the language server on stdio.")
+    p = add(
+        "serve",
+        cmd_serve,
+        "Run the language server on stdio (the workspace folders come from the editor).",
+        workspace=False,
+    )
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
     p.add_argument(
         "--log-level",
@@ -22,4 +27,6 @@ def register(add: Add) -> None:
         choices=["debug", "info", "warning", "error"],
         help="server log detail (default: info)",
     )
-    p.add_argument("--log-file", help="default: <store home>/server.log")
+    p.add_argument(
+        "--log-file", metavar="PATH", help="write the log here (default: <store home>/server.log)"
+    )

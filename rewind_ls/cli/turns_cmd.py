@@ -10,6 +10,7 @@ from rewind_ls.cli.common import (
     open_store,
     print_json,
     print_unrecorded,
+    session_arg,
     unrecorded,
 )
 
@@ -18,6 +19,7 @@ def cmd_turns(args: argparse.Namespace) -> int:
     from rewind_ls.core.timeline import list_sessions
 
     with open_store(args) as store:
+        args.session = session_arg(store, args.session)
         listing = list_sessions(store, args.session)
         gaps = unrecorded(store)
     if not args.all and args.session is None:
@@ -47,7 +49,10 @@ def cmd_turns(args: argparse.Namespace) -> int:
 
 def register(add: Add) -> None:
     p = add("turns", cmd_turns, "List recorded turns (newest session by default).")
-    p.add_argument("--session", help="only this session id (default: the latest agent session)")
+    p.add_argument(
+        "--session",
+        help="only this session (its id or the start of it; default: the latest agent session)",
+    )
     p.add_argument(
         "--all", action="store_true", help="every session, including your saves and restore points"
     )

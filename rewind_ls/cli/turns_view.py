@@ -1,5 +1,6 @@
 """`rewind-ls turns` as text: on a terminal every line fits its width (cut after a whole word or a
-whole path, never wrapped); a pipe gets the lines whole."""
+whole path, never wrapped); a pipe gets every file of a turn, prompts still in a 40-column column
+(`--json` has them whole)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rewind_ls.core.model import ABSENT, SessionKind, Version
+from rewind_ls.core.model import ABSENT, PathChange, Session, SessionKind, Version
 from rewind_ls.core.store import Store
 from rewind_ls.core.timeline import iso
 
@@ -26,8 +26,8 @@ def source_label(session_kind: str, source: str) -> str:
 def file_log(store: Store, path: str) -> list[dict[str, Any]]:
     """Every recorded version of `path`, newest first: one entry per change (its `after`), then the
     oldest `before` (the version rewind-ls first saw)."""
-    rows = store.path_history(path)
     sessions = {s.id: s for s in store.sessions()}
+    rows = _recorded_once(store.path_history(path), sessions)
     out: list[dict[str, Any]] = []
     for row in rows:
         kind = row.kind
@@ -71,6 +71,22 @@ def file_log(store: Store, path: str) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _recorded_once(rows: list[PathChange], sessions: dict[str, Session]) -> list[PathChange]:
+    """A forked conversation carries copies of its earlier turns (same `seq`, `Store.inherit_turns`):
+    one version recorded once, listed under the session that recorded it (the one started first)."""
+
+    def started(row: PathChange) -> float:
+        session = sessions.get(row.session_id)
+        return session.started_at if session is not None else 0.0
+
+    first: dict[int, PathChange] = {}
+    for row in rows:
+        have = first.get(row.seq)
+        if have is None or started(row) < started(have):
+            first[row.seq] = row
+    return sorted(first.values(), key=lambda r: r.seq)
 
 
 def changed_paths_since(store: Store, seq: int) -> list[str]:

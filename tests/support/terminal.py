@@ -25,6 +25,8 @@ KEYS = {
     "esc": "\x1b",
     "backspace": "\x7f",
     "ctrl-c": "\x03",
+    "pagedown": "\x1b[6~",
+    "pageup": "\x1b[5~",
 }
 
 
@@ -48,6 +50,7 @@ class Terminal:
         columns: int = 80,
         lines: int = 24,
         term: str = "xterm-256color",
+        extra_env: Mapping[str, str] | None = None,
     ) -> None:
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
@@ -56,6 +59,7 @@ class Terminal:
         self.raw = b""
         full_env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
         full_env["TERM"] = term
+        full_env.update(extra_env or {})
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "rewind_ls", *args],
             cwd=cwd,
@@ -81,6 +85,10 @@ class Terminal:
 
     def text(self) -> str:
         return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def colour_at(self, line: int, column: int) -> str:
+        """The foreground colour pyte gives the character at (line, column): "default" or a name."""
+        return str(self.screen.buffer[line][column].fg)
 
     def wait_for(self, needle: str, timeout: float = 20.0) -> str:
         deadline = time.monotonic() + timeout

@@ -50,6 +50,73 @@ def _files(ws: Path, names: list[str]) -> dict[str, bytes | None]:
     return {n: (ws / n).read_bytes() if (ws / n).exists() else None for n in names}
 
 
+def _person_edits(
+    ws: Path, rng: random.Random, pool: list[str], r: int, what: str
+) -> list[tuple[str, bytes]]:
+    """The person edits some files as they are now (half restored, or moved aside by a recovery
+    killed midway: absent), before any rewind-ls process runs. Returns (file, content) of each."""
+    writes = []
+    for n in rng.sample(sorted(set(pool)), 2):
+        old = (ws / n).read_bytes() if (ws / n).exists() else b""
+        data = old + f"person edit after {what} {r}\n".encode()
+        (ws / n).write_bytes(data)
+        writes.append((n, data))
+    return writes
+
+
+def _kept(name: str, data: bytes, final: bytes | None, beside: list[Path]) -> bool:
+    """Whether an edit survived: the file holds it (or a later edit that appended to it), or a
+    recovery kept it beside the file (an edit moved aside by a recovery killed midway, then the
+    person wrote the path again) and said so."""
+    if final is not None and final.startswith(data):
+        return True
+    return any(p.name.startswith(f".{name}.rewind-") and p.read_bytes() == data for p in beside)
+
+
+def _kill_the_recovery(ws: Path, home: Path, rng: random.Random, swapped: int) -> bool:
+    """Run a CLI command whose recovery is killed with a path moved aside or half put back; True
+    when it died (the fault is reached only when that path is rolled back)."""
+    stage = rng.choice(["undo-aside", "undo-put-back"])
+    proc = cli(
+        ws, home, "turns", extra_env={"REWIND_LS_FAULT": f"{stage}:{rng.randint(1, swapped)}"}
+    )
+    assert proc.returncode in (0, 137), proc.stderr
+    return proc.returncode == 137
+
+
+def _check_recorded(
+    ws: Path,
+    home: Path,
+    agent: FakeClaude,
+    seq: int,
+    mine: dict[str, bytes],
+    theirs: dict[str, bytes],
+) -> None:
+    """Since the kill, the agent's hooks recorded the person's edits and the agent's own, nothing
+    else (a hook that recorded before finishing the interrupted restore would record its half
+    swapped files as someone's change); the agent's turn after the kill holds its own edits only;
+    no temporary name was ever recorded and no restore is left pending."""
+    recorded = query(
+        ws,
+        home,
+        "SELECT DISTINCT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
+        " WHERE c.seq > ? AND t.session_id != 'rewind'",
+        seq,
+    )
+    assert {p for (p,) in recorded} <= {*mine, *theirs}, (recorded, mine, theirs)
+    rows = query(
+        ws,
+        home,
+        "SELECT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
+        " WHERE t.session_id = ? AND t.number = ?",
+        agent.session_id,
+        agent.turns,
+    )
+    assert sorted(p for (p,) in rows) == sorted(theirs)
+    assert query(ws, home, "SELECT count(*) FROM changes WHERE path LIKE '%.rewind-%'") == [(0,)]
+    assert query(ws, home, "SELECT count(*) FROM turns WHERE state = 'pending'") == [(0,)]
+
+
 def test_kill_loop_agent_and_person_keep_working(tmp_path: Path) -> None:
     rng = random.Random(11)
     ws, home = tmp_path / "ws", tmp_path / "home"
@@ -59,62 +126,49 @@ def test_kill_loop_agent_and_person_keep_working(tmp_path: Path) -> None:
         (ws / n).write_bytes(f"{n} original\n".encode())
     agent = FakeClaude(ws, home, session_id="kill-loop")
     agent.hook("SessionStart", source="startup")
-    rounds = runs(6)
-    for r in range(rounds):
+    for r in range(runs(6)):
         # An agent turn that changes some files and creates one; its number is the rewind's target.
-        changed = rng.sample(names, 6)
-        created = f"new{r}.txt"
-        agent.turn(
-            f"round {r}",
-            {**{n: f"{n} by agent round {r}\n" for n in changed}, created: f"created {r}\n"},
-        )
+        changed, created = rng.sample(names, 6), f"new{r}.txt"
+        edits = {n: f"{n} by agent round {r}\n" for n in changed}
+        agent.turn(f"round {r}", {**edits, created: f"created {r}\n"})
         before_rewind = _files(ws, [*names, created])
-        kill_at = rng.randint(1, len(changed))  # always a half state: some swapped, some not
+        swapped = rng.randint(1, len(changed))  # always a half state: some swapped, some not
         killed = cli(
             ws,
             home,
-            "rewind",
-            str(agent.turns),
-            "--session",
-            agent.session_id,
-            "--yes",
-            extra_env={"REWIND_LS_FAULT": f"after-swap:{kill_at}"},
+            *("rewind", str(agent.turns), "--session", agent.session_id, "--yes"),
+            extra_env={"REWIND_LS_FAULT": f"after-swap:{swapped}"},
         )
         assert killed.returncode == 137, killed.stderr
         count("kills")
-        # The person edits files as they are now, half restored, before any rewind-ls process runs.
-        mine: dict[str, bytes] = {}
-        for n in rng.sample([*changed, created, *names[:2]], 3):
-            old = (ws / n).read_bytes() if (ws / n).exists() else b""
-            data = old + f"person edit after kill {r}\n".encode()
-            (ws / n).write_bytes(data)
-            mine[n] = data
-        # The agent keeps working; its first hook finishes the interrupted restore first.
-        theirs = {n: f"{n} agent after kill {r}\n".encode() for n in rng.sample(names, 2)}
+        (seq,) = query(ws, home, "SELECT max(seq) FROM changes")[0]
+        pool = [*changed, created, *names[:2]]
+        writes = _person_edits(ws, rng, pool, r, "the kill")
+        if r % 2 and _kill_the_recovery(ws, home, rng, swapped):
+            count("kills")
+            count("recoveries killed")
+            writes += _person_edits(ws, rng, pool, r, "the killed recovery")
+        mine = dict(writes)
+        # The agent keeps working on other files; its first hook finishes the interrupted restore.
+        others = [n for n in names if n not in mine]
+        theirs = {n: f"{n} agent after kill {r}\n".encode() for n in rng.sample(others, 2)}
         agent.turn(f"after kill {r}", dict(theirs))
         done = cli(ws, home, "turns", "--all")
         assert done.returncode == 0, done.stderr
         expected = {**before_rewind, **mine, **theirs}
         now = _files(ws, list(expected))
+        beside = [ws / p for p in _stray(ws)]
+        edits = [*writes, *theirs.items()]
+        kept = [e for e in edits if _kept(e[0], e[1], now[e[0]], beside)]
+        count("edits after kills", len(edits))
+        count("edits after kills kept", len(kept))
+        assert len(kept) == len(edits), f"round {r}: lost {set(edits) - set(kept)}"
         lost = [n for n in expected if now[n] != expected[n]]
-        count("edits after kills", len(mine) + len(theirs))
-        count("edits after kills kept", len(mine) + len(theirs) - len(set(lost) & {*mine, *theirs}))
         assert not lost, f"round {r}: {lost} differ from the expected content"
-        assert _stray(ws) == []
-        # The agent's turn after the kill holds its own edits only (no half-restored file, no temp).
-        rows = query(
-            ws,
-            home,
-            "SELECT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
-            " WHERE t.session_id = ? AND t.number = ?",
-            agent.session_id,
-            agent.turns,
-        )
-        assert sorted(p for (p,) in rows) == sorted(theirs)
-        assert query(ws, home, "SELECT count(*) FROM changes WHERE path LIKE '%.rewind-%'") == [
-            (0,)
-        ]
-        assert query(ws, home, "SELECT count(*) FROM turns WHERE state = 'pending'") == [(0,)]
+        # A file left beside a path holds an edit of the person's, nothing else.
+        assert all(any(p.read_bytes() == d for _, d in writes) for p in beside), beside
+        count("edits kept beside their file (named by the recovery)", len(beside))
+        _check_recorded(ws, home, agent, seq, mine, theirs)
     check_store_whole(ws, home)
 
 

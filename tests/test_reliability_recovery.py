@@ -280,7 +280,7 @@ def test_write_in_the_gap_is_put_back_and_reported(tmp_path: Path, gap: str, how
 
 
 def test_write_through_an_open_descriptor_keeps_the_backup(tmp_path: Path) -> None:
-    ws, home, _, names = _race_world(tmp_path, 3)
+    ws, home, agent, names = _race_world(tmp_path, 3)
     mark = tmp_path / "mark"
     held = open(ws / names[0], "r+b")  # noqa: SIM115 - held open across the restore on purpose
     try:
@@ -299,6 +299,12 @@ def test_write_through_an_open_descriptor_keeps_the_backup(tmp_path: Path) -> No
     kept = [p for p in ws.iterdir() if p.name.startswith(f".{names[0]}.rewind-")]
     assert len(kept) == 1 and kept[0].read_bytes().startswith(b"late write"), kept
     assert (ws / names[0]).read_bytes() == b"v0\n"
+    # The kept file is the person's to look at, never recorded as a change by the agent's scans.
+    agent.turns += 1
+    agent.hook("UserPromptSubmit", prompt="after the restore")
+    agent.shell("true")
+    agent.hook("Stop", stop_hook_active=False)
+    assert query(ws, home, "SELECT count(*) FROM changes WHERE path LIKE '%.rewind-%'") == [(0,)]
 
 
 def test_random_writes_during_large_restores(tmp_path: Path) -> None:

@@ -1,10 +1,13 @@
 """Nothing lost after a crash or in a race (issue #11, items 1 and 2), with the real CLI and hooks.
 
 - Kill loop: an agent turn, then a rewind killed mid-swap (`REWIND_LS_FAULT=after-swap:K`); the
-  person edits files showing the half state (some swapped, some not, some the restore created); the
-  agent keeps working through its hooks (the first hook rolls the restore back); then a CLI command
-  runs. Every edit made after the kill is on disk, the untouched rest is back as before the restore,
-  the agent's turn holds only its own edits, no temporary name was recorded, and the store is whole.
+  person edits files showing the half state (some swapped, some not, some the restore created); in
+  every other round a CLI command's recovery is killed too (a path moved aside, or its old content
+  put back with the aside file not yet deleted: `undo-aside:N` / `undo-put-back:N`) and the person
+  edits again; the agent keeps working through its hooks (the first hook finishes the roll back);
+  then a CLI command runs. Every edit made after a kill is on disk (or kept beside its file, named),
+  the untouched rest is back as before the restore, the hooks recorded nothing but the person's and
+  the agent's edits, no temporary name was recorded, and the store is whole.
 - Races at the gap: a writer lands after the last check and before the old file is moved aside, or
   after it was moved aside and before the new one goes in (`before-aside:N` / `before-link:N` hold
   the window open), or writes through a file descriptor opened before the restore; and writes at

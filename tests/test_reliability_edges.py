@@ -153,6 +153,56 @@ def test_damaged_store_page_is_an_error_then_repair_salvages(
     assert len(cli.json("turns")["sessions"][0]["turns"]) == 3
 
 
+def _damage_first_leaf(db: Path, table: str) -> None:
+    """Overwrite the first leaf page of `table` (its root must be an interior page): a scan of the
+    table fails there, yet the rows on its other pages can still be read by rowid."""
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    conn.close()
+    with open(db, "r+b") as f:
+        f.seek((root - 1) * page)
+        head = f.read(page)
+        assert head[0] == 0x05, f"{table}: its root page is not an interior page"
+        cell = int.from_bytes(head[12:14], "big")  # the first cell: left child, then its key
+        child = int.from_bytes(head[cell : cell + 4], "big")
+        f.seek((child - 1) * page)
+        f.write(b"\xa5" * page)
+
+
+def test_repair_copies_around_a_damaged_page_and_reads_contents_back(
+    ws: Path, home: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    """A damaged leaf page of `changes` loses its rows only; a damaged `packs` table loses the
+    baseline's contents, and those the workspace still holds are read back from its files."""
+    names = [f"f{i:03}.txt" for i in range(160)]
+    for n in names:
+        (ws / n).write_text(f"{n} original\n")
+    agent.hook("SessionStart", source="startup")  # the baseline: small contents go to packs
+    agent.turns += 1
+    agent.hook("UserPromptSubmit", prompt="append to the first 120")
+    agent.shell("for f in $(ls f*.txt | head -120); do echo more >> $f; done")
+    agent.hook("Stop", stop_hook_active=False)
+    db = store_db(ws, home)
+    total = sqlite3.connect(db).execute("SELECT count(*) FROM changes").fetchone()[0]
+    _damage_first_leaf(db, "changes")
+    _damage_table(db, "packs")
+    report = cli.json("doctor", "--repair", ok=False)
+    repair = next(c for c in report["checks"] if c["name"] == "repair")
+    assert repair["ok"], repair
+    kept = sqlite3.connect(db).execute("SELECT count(*) FROM changes").fetchone()[0]
+    assert 0 < kept < total, (kept, total)
+    assert f"changes ({total - kept} row(s))" in repair["detail"], repair["detail"]
+    assert "packs (the table's rows)" in repair["detail"], repair["detail"]
+    # Every file's content now was in a pack (the baseline's and the turn's): read back.
+    assert "160 lost content(s) read back from the workspace's files" in repair["detail"]
+    # An untouched file's content came back: a later turn that changes it can be rewound.
+    agent.turn("change an untouched file", {"f150.txt": "changed\n"})
+    cli("rewind", str(agent.turns), "--yes")
+    assert (ws / "f150.txt").read_text() == "f150.txt original\n"
+
+
 def _can_mount_tmpfs() -> bool:
     if not shutil.which("unshare"):
         return False

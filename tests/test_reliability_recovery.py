@@ -1,10 +1,13 @@
 """Nothing lost after a crash or in a race (issue #11, items 1 and 2), with the real CLI and hooks.
 
 - Kill loop: an agent turn, then a rewind killed mid-swap (`REWIND_LS_FAULT=after-swap:K`); the
-  person edits files showing the half state (some swapped, some not, some the restore created); the
-  agent keeps working through its hooks (the first hook rolls the restore back); then a CLI command
-  runs. Every edit made after the kill is on disk, the untouched rest is back as before the restore,
-  the agent's turn holds only its own edits, no temporary name was recorded, and the store is whole.
+  person edits files showing the half state (some swapped, some not, some the restore created); in
+  every other round a CLI command's recovery is killed too (a path moved aside, or its old content
+  put back with the aside file not yet deleted: `undo-aside:N` / `undo-put-back:N`) and the person
+  edits again; the agent keeps working through its hooks (the first hook finishes the roll back);
+  then a CLI command runs. Every edit made after a kill is on disk (or kept beside its file, named),
+  the untouched rest is back as before the restore, the hooks recorded nothing but the person's and
+  the agent's edits, no temporary name was recorded, and the store is whole.
 - Races at the gap: a writer lands after the last check and before the old file is moved aside, or
   after it was moved aside and before the new one goes in (`before-aside:N` / `before-link:N` hold
   the window open), or writes through a file descriptor opened before the restore; and writes at
@@ -50,6 +53,73 @@ def _files(ws: Path, names: list[str]) -> dict[str, bytes | None]:
     return {n: (ws / n).read_bytes() if (ws / n).exists() else None for n in names}
 
 
+def _person_edits(
+    ws: Path, rng: random.Random, pool: list[str], r: int, what: str
+) -> list[tuple[str, bytes]]:
+    """The person edits some files as they are now (half restored, or moved aside by a recovery
+    killed midway: absent), before any rewind-ls process runs. Returns (file, content) of each."""
+    writes = []
+    for n in rng.sample(sorted(set(pool)), 2):
+        old = (ws / n).read_bytes() if (ws / n).exists() else b""
+        data = old + f"person edit after {what} {r}\n".encode()
+        (ws / n).write_bytes(data)
+        writes.append((n, data))
+    return writes
+
+
+def _kept(name: str, data: bytes, final: bytes | None, beside: list[Path]) -> bool:
+    """Whether an edit survived: the file holds it (or a later edit that appended to it), or a
+    recovery kept it beside the file (an edit moved aside by a recovery killed midway, then the
+    person wrote the path again) and said so."""
+    if final is not None and final.startswith(data):
+        return True
+    return any(p.name.startswith(f".{name}.rewind-") and p.read_bytes() == data for p in beside)
+
+
+def _kill_the_recovery(ws: Path, home: Path, rng: random.Random, swapped: int) -> bool:
+    """Run a CLI command whose recovery is killed with a path moved aside or half put back; True
+    when it died (the fault is reached only when that path is rolled back)."""
+    stage = rng.choice(["undo-aside", "undo-put-back"])
+    proc = cli(
+        ws, home, "turns", extra_env={"REWIND_LS_FAULT": f"{stage}:{rng.randint(1, swapped)}"}
+    )
+    assert proc.returncode in (0, 137), proc.stderr
+    return proc.returncode == 137
+
+
+def _check_recorded(
+    ws: Path,
+    home: Path,
+    agent: FakeClaude,
+    seq: int,
+    mine: dict[str, bytes],
+    theirs: dict[str, bytes],
+) -> None:
+    """Since the kill, the agent's hooks recorded the person's edits and the agent's own, nothing
+    else (a hook that recorded before finishing the interrupted restore would record its half
+    swapped files as someone's change); the agent's turn after the kill holds its own edits only;
+    no temporary name was ever recorded and no restore is left pending."""
+    recorded = query(
+        ws,
+        home,
+        "SELECT DISTINCT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
+        " WHERE c.seq > ? AND t.session_id != 'rewind'",
+        seq,
+    )
+    assert {p for (p,) in recorded} <= {*mine, *theirs}, (recorded, mine, theirs)
+    rows = query(
+        ws,
+        home,
+        "SELECT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
+        " WHERE t.session_id = ? AND t.number = ?",
+        agent.session_id,
+        agent.turns,
+    )
+    assert sorted(p for (p,) in rows) == sorted(theirs)
+    assert query(ws, home, "SELECT count(*) FROM changes WHERE path LIKE '%.rewind-%'") == [(0,)]
+    assert query(ws, home, "SELECT count(*) FROM turns WHERE state = 'pending'") == [(0,)]
+
+
 def test_kill_loop_agent_and_person_keep_working(tmp_path: Path) -> None:
     rng = random.Random(11)
     ws, home = tmp_path / "ws", tmp_path / "home"
@@ -59,62 +129,49 @@ def test_kill_loop_agent_and_person_keep_working(tmp_path: Path) -> None:
         (ws / n).write_bytes(f"{n} original\n".encode())
     agent = FakeClaude(ws, home, session_id="kill-loop")
     agent.hook("SessionStart", source="startup")
-    rounds = runs(6)
-    for r in range(rounds):
+    for r in range(runs(6)):
         # An agent turn that changes some files and creates one; its number is the rewind's target.
-        changed = rng.sample(names, 6)
-        created = f"new{r}.txt"
-        agent.turn(
-            f"round {r}",
-            {**{n: f"{n} by agent round {r}\n" for n in changed}, created: f"created {r}\n"},
-        )
+        changed, created = rng.sample(names, 6), f"new{r}.txt"
+        edits = {n: f"{n} by agent round {r}\n" for n in changed}
+        agent.turn(f"round {r}", {**edits, created: f"created {r}\n"})
         before_rewind = _files(ws, [*names, created])
-        kill_at = rng.randint(1, len(changed))  # always a half state: some swapped, some not
+        swapped = rng.randint(1, len(changed))  # always a half state: some swapped, some not
         killed = cli(
             ws,
             home,
-            "rewind",
-            str(agent.turns),
-            "--session",
-            agent.session_id,
-            "--yes",
-            extra_env={"REWIND_LS_FAULT": f"after-swap:{kill_at}"},
+            *("rewind", str(agent.turns), "--session", agent.session_id, "--yes"),
+            extra_env={"REWIND_LS_FAULT": f"after-swap:{swapped}"},
         )
         assert killed.returncode == 137, killed.stderr
         count("kills")
-        # The person edits files as they are now, half restored, before any rewind-ls process runs.
-        mine: dict[str, bytes] = {}
-        for n in rng.sample([*changed, created, *names[:2]], 3):
-            old = (ws / n).read_bytes() if (ws / n).exists() else b""
-            data = old + f"person edit after kill {r}\n".encode()
-            (ws / n).write_bytes(data)
-            mine[n] = data
-        # The agent keeps working; its first hook finishes the interrupted restore first.
-        theirs = {n: f"{n} agent after kill {r}\n".encode() for n in rng.sample(names, 2)}
+        (seq,) = query(ws, home, "SELECT max(seq) FROM changes")[0]
+        pool = [*changed, created, *names[:2]]
+        writes = _person_edits(ws, rng, pool, r, "the kill")
+        if r % 2 and _kill_the_recovery(ws, home, rng, swapped):
+            count("kills")
+            count("recoveries killed")
+            writes += _person_edits(ws, rng, pool, r, "the killed recovery")
+        mine = dict(writes)
+        # The agent keeps working on other files; its first hook finishes the interrupted restore.
+        others = [n for n in names if n not in mine]
+        theirs = {n: f"{n} agent after kill {r}\n".encode() for n in rng.sample(others, 2)}
         agent.turn(f"after kill {r}", dict(theirs))
         done = cli(ws, home, "turns", "--all")
         assert done.returncode == 0, done.stderr
         expected = {**before_rewind, **mine, **theirs}
         now = _files(ws, list(expected))
+        beside = [ws / p for p in _stray(ws)]
+        edits = [*writes, *theirs.items()]
+        kept = [e for e in edits if _kept(e[0], e[1], now[e[0]], beside)]
+        count("edits after kills", len(edits))
+        count("edits after kills kept", len(kept))
+        assert len(kept) == len(edits), f"round {r}: lost {set(edits) - set(kept)}"
         lost = [n for n in expected if now[n] != expected[n]]
-        count("edits after kills", len(mine) + len(theirs))
-        count("edits after kills kept", len(mine) + len(theirs) - len(set(lost) & {*mine, *theirs}))
         assert not lost, f"round {r}: {lost} differ from the expected content"
-        assert _stray(ws) == []
-        # The agent's turn after the kill holds its own edits only (no half-restored file, no temp).
-        rows = query(
-            ws,
-            home,
-            "SELECT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
-            " WHERE t.session_id = ? AND t.number = ?",
-            agent.session_id,
-            agent.turns,
-        )
-        assert sorted(p for (p,) in rows) == sorted(theirs)
-        assert query(ws, home, "SELECT count(*) FROM changes WHERE path LIKE '%.rewind-%'") == [
-            (0,)
-        ]
-        assert query(ws, home, "SELECT count(*) FROM turns WHERE state = 'pending'") == [(0,)]
+        # A file left beside a path holds an edit of the person's, nothing else.
+        assert all(any(p.read_bytes() == d for _, d in writes) for p in beside), beside
+        count("edits kept beside their file (named by the recovery)", len(beside))
+        _check_recorded(ws, home, agent, seq, mine, theirs)
     check_store_whole(ws, home)
 
 
@@ -226,7 +283,7 @@ def test_write_in_the_gap_is_put_back_and_reported(tmp_path: Path, gap: str, how
 
 
 def test_write_through_an_open_descriptor_keeps_the_backup(tmp_path: Path) -> None:
-    ws, home, _, names = _race_world(tmp_path, 3)
+    ws, home, agent, names = _race_world(tmp_path, 3)
     mark = tmp_path / "mark"
     held = open(ws / names[0], "r+b")  # noqa: SIM115 - held open across the restore on purpose
     try:
@@ -245,6 +302,12 @@ def test_write_through_an_open_descriptor_keeps_the_backup(tmp_path: Path) -> No
     kept = [p for p in ws.iterdir() if p.name.startswith(f".{names[0]}.rewind-")]
     assert len(kept) == 1 and kept[0].read_bytes().startswith(b"late write"), kept
     assert (ws / names[0]).read_bytes() == b"v0\n"
+    # The kept file is the person's to look at, never recorded as a change by the agent's scans.
+    agent.turns += 1
+    agent.hook("UserPromptSubmit", prompt="after the restore")
+    agent.shell("true")
+    agent.hook("Stop", stop_hook_active=False)
+    assert query(ws, home, "SELECT count(*) FROM changes WHERE path LIKE '%.rewind-%'") == [(0,)]
 
 
 def test_random_writes_during_large_restores(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import itertools
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -230,6 +231,9 @@ def _op_target(op: dict[str, Any]) -> Version:
     return Version(kind, op.get("target_hash"), op.get("target_mode"))
 
 
+_UNDOS = itertools.count(1)
+
+
 class Undone:
     """What undoing one journaled swap did: `restored` (the old content is back), `untouched`
     (the swap had not happened), or `left` (the path moved on since: left as found). `notes` name
@@ -288,7 +292,9 @@ def _take_back(
     notes: list[str] = []
     if os.path.lexists(aside):  # a file kept above: never renamed over
         aside = f"{aside}.{os.urandom(4).hex()}"
+    index = next(_UNDOS)
     os.rename(full, aside)
+    _fault("undo-aside", index)  # crash tests: a recovery killed with the path moved aside
     if _held(aside) != target:
         if not _place(aside, full):
             notes.append(f"kept {aside}: the content found at {path}")
@@ -300,17 +306,45 @@ def _take_back(
         notes.append(f"kept {backup}: {path} was created again meanwhile")
         _drop_if_ours(aside, target, notes)
         return Undone(path, "left", notes)
+    _fault("undo-put-back", index)  # ... killed with the old content back, the aside file not gone
     _drop_if_ours(aside, target, notes)
+    return Undone(path, "restored", notes)
+
+
+def _resume_take_back(op: dict[str, Any], target: Version, notes: list[str]) -> Undone | None:
+    """A recovery killed inside `_take_back` left what the path held at the aside name. With the
+    path empty: what rewind-ls wrote is finished off (the old content put back), anything else is
+    put back where it was. With the path filled again: the aside file is deleted if it holds what
+    rewind-ls wrote, else kept and named. None: carry on with `undo_swap`'s other cases."""
+    full, backup, path, aside = op["full"], op["backup"], op["path"], op.get("aside")
+    if not aside or not os.path.lexists(aside):
+        return None
+    if os.path.lexists(full):
+        _drop_if_ours(aside, target, notes)
+        return None
+    if _held(aside) != target:
+        if not _place(aside, full):
+            notes.append(f"kept {aside}: the content found at {path}")
+        return None
+    if os.path.lexists(backup):
+        if not _place(backup, full):
+            return None  # created again meanwhile: the cases below keep both
+    elif not op.get("expected_absent"):
+        return None
+    os.unlink(aside)
     return Undone(path, "restored", notes)
 
 
 def undo_swap(store: Store | None, op: dict[str, Any]) -> Undone:
     """Put one path back as it was before a swap, inferring from the files how far the swap got:
-    live (a failed restore) or after a crash (recovery, even a recovery killed midway: its aside
-    file is the swap's temporary name). Never overwrites content rewind-ls did not write."""
+    live (a failed restore) or after a crash (recovery, even a recovery killed midway: see
+    `_resume_take_back`). Never overwrites content rewind-ls did not write."""
     full, tmp, backup, path = op["full"], op["tmp"], op["backup"], op["path"]
     target = _op_target(op)
     notes: list[str] = []
+    resumed = _resume_take_back(op, target, notes)
+    if resumed is not None:
+        return resumed
     if os.path.lexists(tmp):
         if os.path.lexists(full) or not os.path.lexists(backup):
             _drop_tmp(op, target, notes)
@@ -627,6 +661,9 @@ def _foresee(op: dict[str, Any]) -> tuple[Version, bytes | None, Version, bytes 
     move is checked again when it is made."""
     full, tmp, backup = op["full"], op["tmp"], op["backup"]
     target = _op_target(op)
+    aside = op.get("aside")
+    if aside and not os.path.lexists(full) and os.path.lexists(aside):
+        full = aside  # a recovery killed with the path moved aside: it holds the path's content
     try:
         old, old_data, _ = (
             read_current(os.path.dirname(backup), os.path.basename(backup))

@@ -225,15 +225,42 @@ def repair_damaged_store(root: str) -> list[dict[str, Any]]:
     )
     if lost or report.get("damaged_contents"):
         detail += (
-            f"; unreadable: {', '.join(f'{t} ({n})' for t, n in lost.items()) or 'none'}, "
+            f"; unreadable: {', '.join(_lost_rows(t, n) for t, n in lost.items()) or 'none'}, "
             f"{report.get('damaged_contents', 0)} damaged content(s) dropped"
         )
     try:
         with Store.open(root, create=False) as store:
             ok = store.quick_check() == "ok"
+            reread = _reread_from_workspace(store)
     except (RewindError, DbError) as exc:
         return [{"name": "repair", "ok": False, "detail": f"{detail}; new store unusable: {exc}"}]
+    if reread:
+        detail += f"; {reread} lost content(s) read back from the workspace's files"
     return [{"name": "repair", "ok": ok, "detail": detail}]
+
+
+def _lost_rows(table: str, n: int) -> str:
+    return f"{table} ({n} row(s))" if n > 0 else f"{table} (the table's rows)"
+
+
+def _reread_from_workspace(store: Any) -> int:
+    """Contents a damaged store lost that the workspace still holds: a file whose content now is
+    the one rewind-ls last saw there is stored again. Returns how many were."""
+    from rewind_ls.core.capture import read_current
+    from rewind_ls.core.model import FILE
+
+    found = 0
+    for path, version, _, _ in store.known_paths():
+        if version.kind != FILE or not version.hash or store.has_blob(version.hash):
+            continue
+        try:
+            now, data, _ = read_current(store.root, path)
+        except (RewindError, OSError):
+            continue
+        if data is not None and now.hash == version.hash:
+            store.put_blob(data, h=version.hash)
+            found += 1
+    return found
 
 
 def reattach_check(root: str, old_root: str) -> dict[str, Any]:

@@ -193,13 +193,16 @@ def turn_notice(store: Store, turn_id: str) -> str | None:
 
 def recorder(store: Store) -> Recorder:
     """The store's Recorder, after finishing or rolling back a restore that is running or was
-    killed: its half-swapped files and temporary names are never recorded as the agent's work."""
+    killed: its half-swapped files and temporary names are never recorded as the agent's work.
+    What the recovery did (paths left alone, files kept beside them) goes to stderr, like the
+    CLI's."""
     from rewind_ls.core.capture import Recorder
 
     if store.turns_in_state("rewind", TurnState.PENDING):
         from rewind_ls.core.apply_disk import recover
 
-        recover(store, wait=True)
+        for line in recover(store, wait=True):
+            sys.stderr.write(f"rewind-ls: recovered an interrupted {line}\n")
     rec = Recorder(store)
     rec.progress = progress_printer()
     return rec

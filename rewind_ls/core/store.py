@@ -1228,7 +1228,7 @@ def is_full(exc: BaseException) -> bool:
 
 def _copy_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str) -> tuple[int, int]:
     """Copy every readable row of `table`: a scan first, then row by row around damaged pages.
-    Returns (rows copied, rowids that could not be read)."""
+    Returns (rows copied, rowids that could not be read; -1: some, how many is unknown)."""
     # The columns both have: a damaged store of an older schema is copied into the current one.
     have = {r[1] for r in src.execute(f"PRAGMA table_info({table})")}
     if not have:
@@ -1246,8 +1246,10 @@ def _copy_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str) ->
         pass
     try:
         high = int(src.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0)
+        known_end = True
     except sqlite3.DatabaseError:
         high = max(copied, default=0) + 100_000
+        known_end = False
     bad = 0
     for rowid in range(1, high + 1):
         if rowid in copied:
@@ -1261,7 +1263,8 @@ def _copy_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str) ->
         if found is not None:
             dst.execute(insert, found)
             copied.add(rowid)
-    return len(copied), bad
+    # Without the table's last rowid, the failed probes are not a count of rows lost.
+    return len(copied), bad if known_end or not bad else -1
 
 
 def salvage(root: str, home: str | None = None) -> dict[str, Any]:

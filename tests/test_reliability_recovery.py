@@ -255,6 +255,49 @@ def _in_store(ws: Path, home: Path, data: bytes) -> bool:
     return bool(query(ws, home, "SELECT 1 FROM blobs WHERE hash = ?", digest(data)))
 
 
+async def test_a_running_server_settles_a_killed_restore_before_it_records(tmp_path: Path) -> None:
+    """The language server was already running when a CLI rewind was killed mid-swap: before it
+    records an editor agent's turn, it rolls the half-done restore back (as the hook and every CLI
+    command do at their start) instead of recording the half-swapped files as changes."""
+    from tests.support.lsp_client import start
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    names = ["a.txt", "b.txt", "c.txt"]
+    for n in names:
+        (ws / n).write_bytes(f"{n} v0\n".encode())
+    agent = FakeClaude(ws, home)
+    agent.hook("SessionStart", source="startup")
+    agent.turn("one", {n: f"{n} v1\n" for n in names})
+    client, _editor = await start(ws, home)
+    try:
+        await client.protocol.send_request_async("rewind/listTurns", {})
+        (seq,) = query(ws, home, "SELECT max(seq) FROM changes")[0]
+        killed = cli(
+            ws, home, "rewind", "1", "--yes", extra_env={"REWIND_LS_FAULT": "after-swap:2"}
+        )
+        assert killed.returncode == 137, killed.stderr
+        assert query(ws, home, "SELECT count(*) FROM turns WHERE state = 'pending'") == [(1,)]
+        half = _files(ws, names)
+        assert sum(half[n] == f"{n} v0\n".encode() for n in names) == 2, half
+        await client.protocol.send_request_async(
+            "rewind/beginTurn", {"sessionId": "editor-agent-1", "prompt": "next"}
+        )
+    finally:
+        await client.shutdown_session()
+    assert query(ws, home, "SELECT count(*) FROM turns WHERE state = 'pending'") == [(0,)]
+    assert _files(ws, names) == {n: f"{n} v1\n".encode() for n in names}
+    recorded = query(
+        ws,
+        home,
+        "SELECT DISTINCT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
+        " WHERE c.seq > ? AND t.session_id != 'rewind'",
+        seq,
+    )
+    assert recorded == [], recorded
+    assert _stray(ws) == []
+
+
 @pytest.mark.parametrize("gap", ["before-aside", "before-link"])
 @pytest.mark.parametrize("how", ["rewrite", "replace"])
 def test_write_in_the_gap_is_put_back_and_reported(tmp_path: Path, gap: str, how: str) -> None:

@@ -600,7 +600,7 @@ def _discard_backup(op: dict[str, Any]) -> str | None:
     return None
 
 
-def recover(store: Store, wait: bool = False) -> list[str]:
+def recover(store: Store, wait: bool = False, own_live: bool = False) -> list[str]:
     """Finish or roll back restores that a killed process left pending, before anything else is
     recorded. Returns one line per restore handled, naming the paths left alone.
 
@@ -609,7 +609,8 @@ def recover(store: Store, wait: bool = False) -> list[str]:
     the person kept working) is left as found and reported. The roll back is itself recorded as a
     restore point first, so `rewind-ls undo` brings back the state it found. `wait`: wait for a live
     restore to finish instead of leaving its point alone (the agent's hook, which must not record a
-    half-swapped workspace)."""
+    half-swapped workspace). `own_live`: a restore journalled by this process is its own restore in
+    flight (a language server settling before it records), not one a dead process left."""
     _discard_leftover_backups(store)
     if not store.turns_in_state(REWIND_SESSION, PENDING):
         return []
@@ -619,7 +620,7 @@ def recover(store: Store, wait: bool = False) -> list[str]:
             return []  # a live restore holds the lock: it is not abandoned
         for point, info in store.turns_in_state(REWIND_SESSION, PENDING):
             journal = json.loads(info) if info else {}
-            if _owner_alive(journal):
+            if _owner_alive(journal, own_live):
                 continue  # an editor restore its language server is still carrying out
             if journal.get("applier") == "editor" and journal.get("editApplied"):
                 # The editor applied the text part, then the server died writing its own part:
@@ -638,10 +639,22 @@ def recover(store: Store, wait: bool = False) -> list[str]:
     return handled
 
 
-def _owner_alive(journal: dict[str, Any]) -> bool:
+def settle(store: Store) -> list[str]:
+    """`recover` for a long-running process (the language server) before it records anything: a
+    restore another process left pending is finished or rolled back first, so a half-swapped
+    workspace is never recorded as changes; its own restore in flight is left alone. Costs one
+    query when nothing is pending."""
+    if not store.turns_in_state(REWIND_SESSION, PENDING):
+        return []
+    return recover(store, wait=True, own_live=True)
+
+
+def _owner_alive(journal: dict[str, Any], own_live: bool = False) -> bool:
     pid = journal.get("pid")
-    if not isinstance(pid, int) or pid == os.getpid() or pid <= 0:
+    if not isinstance(pid, int) or pid <= 0:
         return False
+    if pid == os.getpid():
+        return own_live
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -13,7 +13,7 @@ import logging
 import os
 from typing import Any
 
-from rewind_ls.core.apply_disk import recover, select
+from rewind_ls.core.apply_disk import recover, select, settle
 from rewind_ls.core.capture import EDITOR_SESSION, Recorder, read_current
 from rewind_ls.core.conversation import fork_fields
 from rewind_ls.core.diff import turn_diff
@@ -462,8 +462,16 @@ class Service:
             self.store.end_turn(open_turn)
         return self.store.begin_turn(EDITOR_SESSION, "your edits, saved in the editor")
 
+    def _settle(self) -> None:
+        """Before recording: a restore a killed CLI or hook left pending is finished or rolled back
+        first (as the hook and every CLI command do at their start), so its half state is never
+        recorded as someone's change."""
+        for line in settle(self.store):
+            log.warning("recovered an interrupted %s", line)
+
     def will_save(self, uri: str) -> None:
         """Keep what is on disk just before the editor overwrites it."""
+        self._settle()
         try:
             rel = self.rel_of(uri)
         except RewindError:
@@ -480,6 +488,7 @@ class Service:
     def did_save(self, uri: str) -> bool:
         """Record a save as the person's change, unless it only persists content rewind-ls knows
         (a restore applied to a buffer, then saved). Returns True when a change was recorded."""
+        self._settle()
         try:
             rel = self.rel_of(uri)
         except RewindError:
@@ -500,6 +509,7 @@ class Service:
     # --- recording for an agent in the editor ----------------------------------------------------
 
     def begin_turn(self, session_id: str, prompt: str, agent: str | None) -> dict[str, Any]:
+        self._settle()
         turn = self.recorder.begin_turn(session_id, prompt, "agent", agent or "editor-agent")
         return self.turn_info(self.turn(turn))
 
@@ -509,6 +519,7 @@ class Service:
         rel = self.rel_of(uri)
         if self.store.session(session_id) is None:
             raise UnknownTurn(session_id, "no such session; call rewind/beginTurn first")
+        self._settle()
         if text is None:
             turn = (self.recorder.before if phase == "before" else self.recorder.after)(
                 session_id, rel, "record"
@@ -535,6 +546,7 @@ class Service:
     def end_turn(self, session_id: str) -> dict[str, Any]:
         if self.store.session(session_id) is None:
             raise UnknownTurn(session_id, "no such session")
+        self._settle()
         turn = self.recorder.end_turn(session_id)
         if turn is None:
             raise RewindError(f"session {session_id}: no open turn to end")
@@ -548,6 +560,7 @@ class Service:
     def follow_transcripts(self) -> int:
         """Record what the agents' transcripts show and no hook recorded; never fails the poll."""
         try:
+            self._settle()
             return self.follower.poll()
         except Exception:
             log.exception("following the transcripts failed")

@@ -395,7 +395,9 @@ async def test_command_answers_while_the_person_reads_the_preview(tmp_path: Path
             client.thinking.set()
             await until(lambda: (ws / "a.txt").read_text() == after)
     finally:
-        await client.shutdown_session()
+        if client.thinking is not None:
+            client.thinking.set()  # a server that waited for the answer gets it, and can stop
+        await asyncio.wait_for(client.shutdown_session(), 30)
 
 
 async def test_generic_client_is_sent_only_what_it_advertised(tmp_path: Path) -> None:
@@ -407,11 +409,11 @@ async def test_generic_client_is_sent_only_what_it_advertised(tmp_path: Path) ->
     ws.mkdir()
     agent = FakeClaude(ws, home)
     (ws / "a.txt").write_text("a0\n")
+    (ws / "b.txt").write_text("b0\n")
     (ws / "gone.txt").write_text("g0\n")
     loop = asyncio.get_running_loop()
-    await loop.run_in_executor(
-        None, agent.turn, "one", {"a.txt": "a1\n", "new.txt": "n1\n", "gone.txt": None}
-    )
+    edits = {"a.txt": "a1\n", "b.txt": "b1\n", "new.txt": "n1\n", "gone.txt": None}
+    await loop.run_in_executor(None, agent.turn, "one", edits)
     generic, editor = await start(ws, home, caps="emacs")
     full, _ = await start(ws, home, init_options={"didChangeTurns": True})
     try:
@@ -421,8 +423,9 @@ async def test_generic_client_is_sent_only_what_it_advertised(tmp_path: Path) ->
         await until(lambda: any("restored" in m.message for m in generic.messages))
         assert editor.text(ws / "a.txt") == "a0\n"
         assert (ws / "gone.txt").read_text() == "g0\n" and not (ws / "new.txt").exists()
-        # The edit carried the open document only: the server wrote the closed, created and deleted
-        # files itself, which a client without resource operations could not do.
+        assert (ws / "b.txt").read_text() == "b0\n"
+        # The edit carried the open document only (closedFiles "server", the default): the server
+        # wrote the closed, created and deleted files itself.
         [edit] = editor.edits
         changes = edit.document_changes or []
         assert [c.text_document.uri for c in changes] == [uri_of(ws / "a.txt")], changes

@@ -388,12 +388,12 @@ async def test_command_answers_while_the_person_reads_the_preview(tmp_path: Path
             # Answered while the person has not answered yet (a held request times out here).
             result = await execute(client, command, args, seconds=10)
             assert _get(result, "status") == "asking" and "a.txt" in _get(result, "message")
-            await until(lambda: len(client.questions) > asked)
+            await until(lambda asked=asked: len(client.questions) > asked)
             await asyncio.sleep(0.3)
             assert (ws / "a.txt").read_text() != after, f"{command} wrote before the answer"
             client.answers.append(answer)
             client.thinking.set()
-            await until(lambda: (ws / "a.txt").read_text() == after)
+            await until(lambda after=after: (ws / "a.txt").read_text() == after)
     finally:
         if client.thinking is not None:
             client.thinking.set()  # a server that waited for the answer gets it, and can stop

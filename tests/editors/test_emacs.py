@@ -162,7 +162,7 @@ def test_readme_shows_the_tested_snippets() -> None:
         for indent, body in re.findall(r"\n( *)```elisp\n(.*?)\n *```", section, re.S)
     ]
     assert len(blocks) == len(CONFIGS), section
-    for name, block in zip(CONFIGS.values(), blocks):
+    for name, block in zip(CONFIGS.values(), blocks, strict=True):
         tested = (EMACS_DIR / name).read_text()
         for form in block.split("\n\n"):
             assert form.strip() in tested, f"README's snippet is not in {name}:\n{form}"

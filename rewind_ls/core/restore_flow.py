@@ -11,7 +11,8 @@ text part to the editor and writes the rest itself. Both go through here for wha
    Code and conversation move together or not at all (`--scope both`).
 
 Labels (one vocabulary for the CLI and the editor, shown in listings as the restore point's name):
-"rewind to turn N (SCOPE)", "revert turn N", "undo of: <the label undone>".
+"rewind to turn N (SCOPE)", "revert turn N", "undo of: <the label undone>" (also for a rewind or revert
+given a restore point: its number is not a turn's).
 
 Nothing here knows of LSP or argparse.
 """

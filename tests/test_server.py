@@ -338,6 +338,15 @@ async def test_code_lens_on_transcript_and_timeline(lsp: Session) -> None:
         30,
     )
     assert "diff rewind-ls" in _get(shown, "text")
+    # "Undo this restore" on the restore point: asked as an undo named after the restore (a restore
+    # point is not a turn), and it brings back what the rewind replaced, not the rewind again.
+    point_lens = next(lens for lens in tl if lens.command.title == "Undo this restore")
+    await click(point_lens, "Undo")
+    question = lsp.client.questions[-1]
+    assert "undo of: rewind to turn 1" in question.message, question.message
+    assert [a.title for a in question.actions] == ["Undo", "Cancel"]
+    await until(lambda: (lsp.ws / "a.txt").exists())
+    assert (lsp.ws / "a.txt").read_text() == "2\n"
 
 
 async def until(pred: Any, seconds: float = 15.0) -> None:
@@ -346,6 +355,95 @@ async def until(pred: Any, seconds: float = 15.0) -> None:
             return
         await asyncio.sleep(0.05)
     raise AssertionError("timed out waiting")
+
+
+async def execute(client: Any, command: str, arguments: list[Any], seconds: float = 30) -> Any:
+    return await asyncio.wait_for(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command, arguments=arguments)
+        ),
+        seconds,
+    )
+
+
+async def test_command_answers_while_the_person_reads_the_preview(tmp_path: Path) -> None:
+    """The person takes their time: every restore command (a turn number, as an int or a string)
+    is answered before they answer its question (eglot gives up on a request after 10 s), and
+    nothing is written until they do."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    agent = FakeClaude(ws, home)
+    (ws / "a.txt").write_text("a0\n")
+    await asyncio.get_running_loop().run_in_executor(None, agent.turn, "one", {"a.txt": "a1\n"})
+    await asyncio.get_running_loop().run_in_executor(None, agent.turn, "two", {"a.txt": "a2\n"})
+    client, _ = await start(ws, home, caps="emacs")
+    try:
+        for command, args, answer, after in [
+            ("rewind.rewind", [1], "Rewind", "a0\n"),
+            ("rewind.undo", [], "Undo", "a2\n"),
+            ("rewind.revert", ["2"], "Revert", "a1\n"),
+        ]:
+            client.thinking = asyncio.Event()
+            asked = len(client.questions)
+            # Answered while the person has not answered yet (a held request times out here).
+            result = await execute(client, command, args, seconds=10)
+            assert _get(result, "status") == "asking" and "a.txt" in _get(result, "message")
+            await until(lambda asked=asked: len(client.questions) > asked)
+            await asyncio.sleep(0.3)
+            assert (ws / "a.txt").read_text() != after, f"{command} wrote before the answer"
+            client.answers.append(answer)
+            client.thinking.set()
+            await until(lambda after=after: (ws / "a.txt").read_text() == after)
+    finally:
+        if client.thinking is not None:
+            client.thinking.set()  # a server that waited for the answer gets it, and can stop
+        await asyncio.wait_for(client.shutdown_session(), 30)
+
+
+async def test_generic_client_is_sent_only_what_it_advertised(tmp_path: Path) -> None:
+    """pytest-lsp's recorded eglot capabilities (Emacs 29.1): documentChanges, but no create/delete
+    operations, no showDocument, no code lens refresh, no rewind/didChangeTurns. A restore that
+    deletes and creates files, a diff and a turn from another process send none of those; a VS Code
+    client that advertises them (and opts in to the notification) gets each, so the checks can fail."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    agent = FakeClaude(ws, home)
+    (ws / "a.txt").write_text("a0\n")
+    (ws / "b.txt").write_text("b0\n")
+    (ws / "gone.txt").write_text("g0\n")
+    loop = asyncio.get_running_loop()
+    edits = {"a.txt": "a1\n", "b.txt": "b1\n", "new.txt": "n1\n", "gone.txt": None}
+    await loop.run_in_executor(None, agent.turn, "one", edits)
+    generic, editor = await start(ws, home, caps="emacs")
+    full, _ = await start(ws, home, init_options={"didChangeTurns": True})
+    try:
+        editor.open(ws / "a.txt")
+        generic.answers.append("Rewind")
+        assert _get(await execute(generic, "rewind.rewind", ["1"]), "status") == "asking"
+        await until(lambda: any("restored" in m.message for m in generic.messages))
+        assert editor.text(ws / "a.txt") == "a0\n"
+        assert (ws / "gone.txt").read_text() == "g0\n" and not (ws / "new.txt").exists()
+        assert (ws / "b.txt").read_text() == "b0\n"
+        # The edit carried the open document only (closedFiles "server", the default): the server
+        # wrote the closed, created and deleted files itself.
+        [edit] = editor.edits
+        changes = edit.document_changes or []
+        assert [c.text_document.uri for c in changes] == [uri_of(ws / "a.txt")], changes
+        diff = await execute(generic, "rewind.diff", ["1"])
+        await until(lambda: any("+n1" in m.message for m in generic.messages))
+        assert "+n1" in _get(diff, "text")
+        await execute(full, "rewind.diff", ["1"])
+        await loop.run_in_executor(None, agent.turn, "two", {"a.txt": "a2\n"})
+        await until(lambda: bool(full.turn_notes) and bool(full.lens_refreshes))
+        await until(lambda: bool(full.shown_documents))
+        await asyncio.sleep(3 * 0.5)  # three polls of the generic client's server
+        assert generic.shown_documents == [] and generic.lens_refreshes == []
+        assert generic.turn_notes == []
+    finally:
+        await generic.shutdown_session()
+        await full.shutdown_session()
+    log = (home / "server.log").read_text()
+    assert "Traceback" not in log and "Invalid Params" not in log
 
 
 async def test_did_change_turns_after_hook_in_another_process(lsp: Session) -> None:

@@ -11,7 +11,8 @@ text part to the editor and writes the rest itself. Both go through here for wha
    Code and conversation move together or not at all (`--scope both`).
 
 Labels (one vocabulary for the CLI and the editor, shown in listings as the restore point's name):
-"rewind to turn N (SCOPE)", "revert turn N", "undo of: <the label undone>".
+"rewind to turn N (SCOPE)", "revert turn N", "undo of: <the label undone>" (also for a rewind or revert
+given a restore point: its number is not a turn's).
 
 Nothing here knows of LSP or argparse.
 """
@@ -29,6 +30,7 @@ from rewind_ls.core.apply_disk import (
     select,
     swap,
 )
+from rewind_ls.core.capture import REWIND_SESSION
 from rewind_ls.core.errors import ConflictError, RewindError
 from rewind_ls.core.faults import fault as _fault
 from rewind_ls.core.model import Turn
@@ -55,6 +57,10 @@ SCOPES = (CODE, CONVERSATION, BOTH)
 
 def restore_label(mode: str, turn: Turn, scope: str = CODE) -> str:
     """The name of a rewind or revert (an undo names itself after the restore it undoes)."""
+    if turn.session_id == REWIND_SESSION:
+        # A restore point is not a turn: going back to it undoes the restore it was taken before
+        # (its number is internal and would read like one of the agent's turns).
+        return f"undo of: {turn.prompt}"
     if mode == REVERT:
         return f"revert turn {turn.number}"
     return f"rewind to turn {turn.number} ({scope})"

@@ -606,7 +606,7 @@ ASK_AFTER_SECONDS = 0.2  # between a command's answer and its question
 
 def _question(
     label: str,
-    mode: str,
+    verb: str,
     files: list[dict[str, Any]],
     conversation: dict[str, Any] | None,
     options: proto.RestoreOptions,
@@ -631,7 +631,6 @@ def _question(
             else f"conversation: cannot be rewound ({conversation['reason']})"
         )
     lines.append("Nothing is written until you choose; undo brings back what is there now.")
-    verb = VERBS[mode]
     if conflicts and not (options.force or options.skip_conflicts):
         lines.insert(1, f"{len(conflicts)} conflict(s): skip them, overwrite them, or cancel.")
         choices = {
@@ -658,10 +657,13 @@ async def _command_restore(
         files: list[dict[str, Any]] = []
         conversation = None
         label = restore_label(mode, turn, scope) if turn is not None else mode
+        verb = VERBS[mode]
         if scope in ("code", "both"):
             plan = await ls.call(svc.plan, mode, turn_id, ls.docs(), None, scope)
             files = await ls.call(svc.preview, plan)
             label = plan.label or label
+            # Rewinding to a restore point ("Undo this restore") is an undo: asked as one.
+            verb = VERBS.get(plan.mode.value, verb)
         if scope in ("conversation", "both") and turn is not None:
             conversation = await ls.call(svc.conversation_preview, turn)
     except Exception as exc:
@@ -675,7 +677,7 @@ async def _command_restore(
         message = f"{label}: nothing to restore, every file already matches"
         _say(ls, types.MessageType.Info, message)
         return {"status": "nothing-to-do", "message": message, "files": files}
-    question, choices = _question(label, mode, files, conversation, options)
+    question, choices = _question(label, verb, files, conversation, options)
     ls.background(_ask_then_restore(ls, mode, turn_id, scope, question, choices, options.apply))
     return {"status": "asking", "message": question, "files": files}
 

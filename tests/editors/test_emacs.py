@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +150,19 @@ def test_contract_shows_the_tested_snippets() -> None:
     for name in CONFIGS.values():
         body = (EMACS_DIR / name).read_text().strip()
         assert body in contract, f"docs/client-contract.md does not show {name} as tested"
+
+
+def test_readme_shows_the_tested_snippets() -> None:
+    """The README's "Any LSP client" section shows part of each tested configuration: every form of
+    its snippets is, word for word, in the file the test above loads."""
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("- **Any LSP client**", 1)[1].split("\n## ", 1)[0]
+    blocks = [
+        textwrap.dedent("\n".join(line[len(indent) :] for line in body.split("\n")))
+        for indent, body in re.findall(r"\n( *)```elisp\n(.*?)\n *```", section, re.S)
+    ]
+    assert len(blocks) == len(CONFIGS), section
+    for name, block in zip(CONFIGS.values(), blocks, strict=True):
+        tested = (EMACS_DIR / name).read_text()
+        for form in block.split("\n\n"):
+            assert form.strip() in tested, f"README's snippet is not in {name}:\n{form}"

@@ -197,21 +197,33 @@ async def start(
     # The person: questions (window/showMessageRequest) are answered from `answers` (titles, in
     # order; "Cancel" when it is empty) and kept in `questions`; pytest-lsp keeps window/showMessage
     # in `client.messages`.
+    # `thinking`, when set to an asyncio.Event, keeps the person from answering until it is set (a
+    # person reads the preview for a while: the server must not hold a request open meanwhile).
     questions: list[types.ShowMessageRequestParams] = []
     answers: list[str] = []
     client.questions = questions  # type: ignore[attr-defined]
     client.answers = answers  # type: ignore[attr-defined]
+    client.thinking = None  # type: ignore[attr-defined]
 
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def _ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+    async def _ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
         questions.append(params)
+        thinking = client.thinking  # type: ignore[attr-defined]
+        if thinking is not None:
+            await thinking.wait()
         title = answers.pop(0) if answers else "Cancel"
         offered = [a.title for a in params.actions or []]
         assert title in offered, f"{title!r} is not one of {offered}"
         return types.MessageActionItem(title)
 
+    # A request a client may or may not have advertised: kept, so a test can check the server sent
+    # it only to clients that did (pytest-lsp keeps window/showDocument in `shown_documents`).
+    refreshes: list[Any] = []
+    client.lens_refreshes = refreshes  # type: ignore[attr-defined]
+
     @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def _refresh(params: Any) -> None:
+        refreshes.append(params)
         return None
 
     server_env = {

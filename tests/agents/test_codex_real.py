@@ -68,6 +68,17 @@ def user_texts(request: dict[str, Any]) -> list[str]:
     return out
 
 
+def sources(agent: Any, number: int, session: str) -> dict[str, str]:
+    """Who made each change of turn `number` of `session`, as `rewind-ls log` says."""
+    turns = json.loads(agent.rewind_ls("turns", "--session", session, "--json").stdout)
+    turn = turns["sessions"][0]["turns"][number - 1]
+    out = {}
+    for path in (f["path"] for f in turn["files"]):
+        versions = json.loads(agent.rewind_ls("log", path, "--json").stdout)["versions"]
+        out[path] = next(v["source"] for v in versions if v["turnId"] == turn["id"])
+    return out
+
+
 def test_codex_session_recorded_rewound_and_forked(tmp_path: Path) -> None:
     binary = codex_binary()
     project = tmp_path / "proj"
@@ -150,6 +161,11 @@ def test_codex_session_recorded_rewound_and_forked(tmp_path: Path) -> None:
         }
         assert changes[2] == {"mod.txt": "modified", "sh.txt": "created"}
         assert changes[3] == {"new.txt": "modified"}
+        # The patch's paths were captured by the apply_patch hooks ("agent"), not found afterwards
+        # by the turn's scan ("shell"); the shell edit by the scan.
+        assert sources(codex, 1, sid) == {p: "agent" for p in changes[1]}
+        assert sources(codex, 2, sid) == {"mod.txt": "shell", "sh.txt": "shell"}
+        assert f"session {sid}  (agent, codex)" in codex.rewind_ls("turns", "--all").stdout
 
         # Revert turn 2 only: the shell's changes go, turn 3's stay.
         codex.rewind_ls("revert", "2", "--session", sid, "--yes")

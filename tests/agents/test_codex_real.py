@@ -104,7 +104,7 @@ def test_codex_session_recorded_rewound_and_forked(tmp_path: Path) -> None:
     with FakeOpenAI() as api:
         codex = RealCodex(binary, api, tmp_path, project)
         installed = codex.rewind_ls("install", "codex")
-        assert "approve" in installed.stdout  # the person is told how to trust the new hooks
+        assert "Trust all and continue" in installed.stdout  # how to trust the new hooks
         hooks = json.loads((project / ".codex" / "hooks.json").read_text())
         commands = [h["command"] for g in hooks["hooks"]["PostToolUse"] for h in g["hooks"]]
         assert any(str(foreign_log) in c for c in commands)  # the foreign hook is kept
@@ -226,7 +226,8 @@ def test_codex_runs_the_hooks_once_trusted_and_the_printed_command_resumes_the_f
 
     with FakeOpenAI() as api:
         codex = RealCodex(binary, api, tmp_path, project)
-        codex.rewind_ls("install", "codex")
+        installed = codex.rewind_ls("install", "codex").stdout
+        assert '"Trust all and continue"' in installed  # what trust_hooks() chooses
         api.script([message("untrusted")])
         codex.run("before trusting", bypass_trust=False)
         assert "hook codex" not in codex.hook_log()  # new hooks do not run untrusted

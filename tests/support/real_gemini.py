@@ -50,6 +50,9 @@ class RealGemini:
             "HOME": str(self.home),
             "REWIND_LS_HOME": str(self.rewind_home),
             "REWIND_LS_DEBUG": "1",
+            # The hooks start the workspace watcher as in real use; it must not outlive the test
+            # by the default ten minutes (one inotify instance each).
+            "REWIND_LS_WATCH_IDLE": "20",
             "GEMINI_API_KEY": "offline-test-key",
             "GOOGLE_GEMINI_BASE_URL": api.base_url,
             "GEMINI_CLI_NO_RELAUNCH": "true",

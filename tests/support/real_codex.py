@@ -173,7 +173,21 @@ class _Screen(pyte.Screen):
         self._fd = fd
 
     def write_process_input(self, data: str) -> None:
-        os.write(self._fd, data.encode())
+        write_all(self._fd, data.encode())
+
+
+def write_all(fd: int, data: bytes, timeout: float = 10.0) -> None:
+    """Write to the terminal without ever blocking the test: a program that stops reading its input
+    (hung, or gone) fills the terminal's buffer and a plain write would wait forever."""
+    deadline = time.monotonic() + timeout
+    while data:
+        _, ready, _ = select.select([], [fd], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            raise AssertionError(f"the program read none of its input for {timeout} s")
+        try:
+            data = data[os.write(fd, data) :]
+        except BlockingIOError:
+            continue
 
 
 class CodexTerminal:
@@ -194,6 +208,7 @@ class CodexTerminal:
             start_new_session=True,
         )
         os.close(slave)
+        os.set_blocking(self.master, False)
 
     def read(self, timeout: float) -> None:
         """Read what the program wrote within `timeout` seconds into the screen."""
@@ -202,10 +217,12 @@ class CodexTerminal:
             return
         try:
             data = os.read(self.master, 65536)
+        except BlockingIOError:
+            return
         except OSError:  # the program exited and closed the terminal
             return
         if b"\x1b[?u" in data:  # keyboard-protocol query pyte does not know: "no flags"
-            os.write(self.master, b"\x1b[?0u")
+            write_all(self.master, b"\x1b[?0u")
         self.stream.feed(data)
 
     def text(self) -> str:
@@ -223,7 +240,7 @@ class CodexTerminal:
         raise AssertionError(f"none of {needles} appeared on screen:\n{self.text()}")
 
     def send(self, keys: str) -> None:
-        os.write(self.master, keys.encode())
+        write_all(self.master, keys.encode())
 
     def choose(self, entry: str) -> None:
         """Move the menu's selection down to `entry` and confirm it."""

@@ -149,7 +149,8 @@ def test_gemini_session_recorded_rewound_and_forked(tmp_path: Path) -> None:
         )
         before = len(api.main_requests())
         api.script([text_part("forked answer")])
-        resumed = gemini.run("fork prompt", resume=fork["sessionId"])
+        # The printed command, run as printed (from another folder: it starts with its `cd`).
+        resumed = gemini.run("fork prompt", command=fork["resumeCommand"], cwd=tmp_path)
         assert resumed == fork["sessionId"]
         sent = [r for r in api.main_requests()[before:] if "fork prompt" in json.dumps(r)]
         assert sent, api.requests[-3:]

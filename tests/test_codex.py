@@ -112,7 +112,7 @@ def test_install_codex_keeps_foreign_hooks_and_says_how_to_trust(
     foreign = {"type": "command", "command": "my-own-hook"}
     hooks.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [foreign]}]}}))
     out = cli("install", "codex").stdout
-    assert "approve" in out and "trust" in out
+    assert '"Trust all and continue"' in out  # the choice in Codex's "Hooks need review" screen
     data = json.loads(hooks.read_text())
     assert {"hooks": [foreign]} in data["hooks"]["PreToolUse"]
     assert set(data["hooks"]) == {

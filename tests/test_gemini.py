@@ -56,7 +56,7 @@ def test_install_gemini_keeps_other_settings_and_hooks(ws: Path, cli: Cli, tmp_p
     foreign = {"matcher": "read_file", "hooks": [{"type": "command", "command": "mine"}]}
     settings.write_text(json.dumps({"ui": {"theme": "x"}, "hooks": {"BeforeTool": [foreign]}}))
     out = cli("install", "gemini").stdout
-    assert "trust" in out
+    assert '"Trust folder"' in out and "Do you trust the files in this folder?" in out
     data = json.loads(settings.read_text())
     assert data["ui"] == {"theme": "x"} and foreign in data["hooks"]["BeforeTool"]
     ours = [g for g in data["hooks"]["AfterTool"] if "hook gemini" in json.dumps(g)]

@@ -33,8 +33,8 @@ def register(add: Add) -> None:
     p.add_argument(
         "--user",
         action="store_true",
-        help="the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json) instead of the "
-        "project's",
+        help="the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, "
+        "~/.gemini/settings.json) instead of the project's",
     )
     p.add_argument("--uninstall", action="store_true", help="remove only rewind-ls' hooks")
     p.add_argument("--command", help="hook command (default: this rewind-ls by absolute path)")

@@ -99,8 +99,8 @@ AGENTS: dict[str, Agent] = {
             settings_path=_codex_hooks,
             after_install=(
                 "Codex runs new or changed hooks only once you trust them: start `codex` in this "
-                "project and approve the rewind-ls hooks when it asks (project hooks also need the "
-                "project to be trusted)."
+                'project and choose "Trust all and continue" when it says "Hooks need review" '
+                "(project hooks also need the project to be trusted)."
             ),
         ),
         Agent(
@@ -117,9 +117,10 @@ AGENTS: dict[str, Agent] = {
             },
             settings_path=_gemini_settings,
             after_install=(
-                "Gemini CLI reads a project's settings (and so its hooks) only in a trusted folder, "
-                "and asks you to trust new project hooks: trust this folder and approve the rewind-ls "
-                "hooks when it asks."
+                "Gemini CLI runs a project's hooks only in a trusted folder: start `gemini` in this "
+                'project and choose "Trust folder" when it asks "Do you trust the files in this '
+                'folder?" (it then lists the new hooks in a warning once and runs them; user hooks, '
+                "--user, run in every folder)."
             ),
         ),
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,17 @@ def user_texts(request: dict[str, Any]) -> list[str]:
     return out
 
 
+def sources(agent: Any, number: int, session: str) -> dict[str, str]:
+    """Who made each change of turn `number` of `session`, as `rewind-ls log` says."""
+    turns = json.loads(agent.rewind_ls("turns", "--session", session, "--json").stdout)
+    turn = turns["sessions"][0]["turns"][number - 1]
+    out = {}
+    for path in (f["path"] for f in turn["files"]):
+        versions = json.loads(agent.rewind_ls("log", path, "--json").stdout)["versions"]
+        out[path] = next(v["source"] for v in versions if v["turnId"] == turn["id"])
+    return out
+
+
 def test_codex_session_recorded_rewound_and_forked(tmp_path: Path) -> None:
     binary = codex_binary()
     project = tmp_path / "proj"
@@ -92,7 +104,7 @@ def test_codex_session_recorded_rewound_and_forked(tmp_path: Path) -> None:
     with FakeOpenAI() as api:
         codex = RealCodex(binary, api, tmp_path, project)
         installed = codex.rewind_ls("install", "codex")
-        assert "approve" in installed.stdout  # the person is told how to trust the new hooks
+        assert "Trust all and continue" in installed.stdout  # how to trust the new hooks
         hooks = json.loads((project / ".codex" / "hooks.json").read_text())
         commands = [h["command"] for g in hooks["hooks"]["PostToolUse"] for h in g["hooks"]]
         assert any(str(foreign_log) in c for c in commands)  # the foreign hook is kept
@@ -149,6 +161,11 @@ def test_codex_session_recorded_rewound_and_forked(tmp_path: Path) -> None:
         }
         assert changes[2] == {"mod.txt": "modified", "sh.txt": "created"}
         assert changes[3] == {"new.txt": "modified"}
+        # The patch's paths were captured by the apply_patch hooks ("agent"), not found afterwards
+        # by the turn's scan ("shell"); the shell edit by the scan.
+        assert sources(codex, 1, sid) == {p: "agent" for p in changes[1]}
+        assert sources(codex, 2, sid) == {"mod.txt": "shell", "sh.txt": "shell"}
+        assert f"session {sid}  (agent, codex)" in codex.rewind_ls("turns", "--all").stdout
 
         # Revert turn 2 only: the shell's changes go, turn 3's stay.
         codex.rewind_ls("revert", "2", "--session", sid, "--yes")
@@ -192,4 +209,64 @@ def test_codex_session_recorded_rewound_and_forked(tmp_path: Path) -> None:
         assert [(t["number"], t["prompt"]) for t in fork_turns] == [
             (1, "turn one: patch"),
             (2, "fork prompt"),
+        ], codex.hook_log()
+
+
+def test_codex_runs_the_hooks_once_trusted_and_the_printed_command_resumes_the_fork(
+    tmp_path: Path,
+) -> None:
+    """No bypass here: the hooks run only after the person trusts them the way `install codex`
+    says (the TUI's start-up review), and the fork resumes with the exact command printed, in the
+    interactive `codex`."""
+    binary = codex_binary()
+    project = tmp_path / "proj"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "a.txt").write_bytes(b"a\n")
+
+    with FakeOpenAI() as api:
+        codex = RealCodex(binary, api, tmp_path, project)
+        installed = codex.rewind_ls("install", "codex").stdout
+        assert '"Trust all and continue"' in installed  # what trust_hooks() chooses
+        api.script([message("untrusted")])
+        codex.run("before trusting", bypass_trust=False)
+        assert "hook codex" not in codex.hook_log()  # new hooks do not run untrusted
+
+        codex.trust_hooks()
+        add = "*** Begin Patch\n*** Add File: b.txt\n+b\n*** End Patch\n"
+        api.script([custom_tool_call("apply_patch", add)], [message("added")])
+        sid = codex.run("turn one: trusted", bypass_trust=False)
+        assert "hook codex" in codex.hook_log()  # (the log names every hook call)
+        api.script([message("just talk")])
+        codex.run("turn two: talk", resume=sid, bypass_trust=False)
+        session = json.loads(codex.rewind_ls("turns", "--session", sid, "--json").stdout)
+        turns = session["sessions"][0]["turns"]
+        assert [t["prompt"] for t in turns] == ["turn one: trusted", "turn two: talk"]
+        assert [f["path"] for f in turns[0]["files"]] == ["b.txt"]
+
+        fork = json.loads(
+            codex.rewind_ls(
+                "rewind", "2", "--session", sid, "--scope", "conversation", "--json"
+            ).stdout
+        )["conversation"]
+        api.script([message("resumed in the terminal")])
+        term = codex.tui(fork["resumeCommand"])
+        try:
+            term.prompt("prompt in the resumed fork")
+            deadline = time.monotonic() + 60
+            while not codex.requests_with("prompt in the resumed fork"):
+                assert time.monotonic() < deadline, term.text()
+                term.read(0.2)  # keep reading: a terminal nobody reads blocks the program
+            texts = user_texts(codex.requests_with("prompt in the resumed fork")[0])
+            assert any("turn one: trusted" in t for t in texts), texts
+            assert not any("turn two" in t for t in texts), texts
+            term.wait_for("resumed in the terminal")
+        finally:
+            term.close()
+        fork_turns = json.loads(
+            codex.rewind_ls("turns", "--session", fork["sessionId"], "--json").stdout
+        )["sessions"][0]["turns"]
+        assert [(t["number"], t["prompt"]) for t in fork_turns] == [
+            (1, "turn one: trusted"),
+            (2, "prompt in the resumed fork"),
         ], codex.hook_log()

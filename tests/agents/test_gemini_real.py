@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.agents.test_codex_real import sources
 from tests.support.fake_gemini import FakeGemini, call, text_part
 from tests.support.real_gemini import RealGemini, gemini_entry
 
@@ -115,6 +116,14 @@ def test_gemini_session_recorded_rewound_and_forked(tmp_path: Path) -> None:
             2: {"mod.txt": "modified", "sh.txt": "created", "gone.txt": "deleted"},
             3: {"new.txt": "modified"},
         }
+        # write_file / replace were captured by their hooks ("agent"), the shell edits by the scan.
+        assert sources(gemini, 1, sid) == {"new.txt": "agent", "mod.txt": "agent"}
+        assert sources(gemini, 2, sid) == {
+            "mod.txt": "shell",
+            "sh.txt": "shell",
+            "gone.txt": "shell",
+        }
+        assert f"session {sid}  (agent, gemini)" in gemini.rewind_ls("turns", "--all").stdout
 
         gemini.rewind_ls("revert", "2", "--session", sid, "--yes")
         assert files(project) == {
@@ -140,7 +149,8 @@ def test_gemini_session_recorded_rewound_and_forked(tmp_path: Path) -> None:
         )
         before = len(api.main_requests())
         api.script([text_part("forked answer")])
-        resumed = gemini.run("fork prompt", resume=fork["sessionId"])
+        # The printed command, run as printed (from another folder: it starts with its `cd`).
+        resumed = gemini.run("fork prompt", command=fork["resumeCommand"], cwd=tmp_path)
         assert resumed == fork["sessionId"]
         sent = [r for r in api.main_requests()[before:] if "fork prompt" in json.dumps(r)]
         assert sent, api.requests[-3:]

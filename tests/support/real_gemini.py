@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -50,6 +52,9 @@ class RealGemini:
             "HOME": str(self.home),
             "REWIND_LS_HOME": str(self.rewind_home),
             "REWIND_LS_DEBUG": "1",
+            # The hooks start the workspace watcher as in real use; it must not outlive the test
+            # by the default ten minutes (one inotify instance each).
+            "REWIND_LS_WATCH_IDLE": "20",
             "GEMINI_API_KEY": "offline-test-key",
             "GOOGLE_GEMINI_BASE_URL": api.base_url,
             "GEMINI_CLI_NO_RELAUNCH": "true",
@@ -77,11 +82,26 @@ class RealGemini:
             )
         return proc
 
-    def run(self, prompt: str, *, resume: str | None = None, cwd: Path | None = None) -> str:
-        """One `gemini -p` turn (resuming session `resume`); returns the session id."""
-        args = [self.node, str(self.entry), "-p", prompt, "--yolo", "--output-format", "json"]
+    def run(
+        self,
+        prompt: str,
+        *,
+        resume: str | None = None,
+        cwd: Path | None = None,
+        command: str | None = None,
+    ) -> str:
+        """One `gemini -p` turn (resuming session `resume`); returns the session id. `command`: a
+        shell command line starting `gemini` (the resume command rewind-ls printed), run as is with
+        the pinned CLI and the print-mode options added."""
+        options = ["-p", prompt, "--yolo", "--output-format", "json"]
+        args = [self.node, str(self.entry), *options]
         if resume:
             args += ["--resume", resume]
+        if command is not None:
+            pinned = f"{shlex.quote(self.node)} {shlex.quote(str(self.entry))}"
+            line = re.sub(r"(^|&& )gemini\b", rf"\g<1>{pinned}", command, count=1)
+            assert line != command, command
+            args = ["/bin/sh", "-c", f"{line} {shlex.join(options)}"]
         proc = subprocess.run(
             args,
             cwd=cwd or self.project,

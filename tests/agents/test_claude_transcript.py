@@ -111,6 +111,10 @@ def test_no_hooks_import_then_rewind_and_undo(binary: Path, tmp_path: Path) -> N
         sid, after1 = two_turns(claude, api)
         end_bytes = snapshot(claude.project)
         assert not claude.rewind_home.exists(), "no hook should have run"
+        # The person edits old.txt after the session, before the import: the import's "after" is
+        # what the Edit tool wrote (from the transcript), not today's disk, so a rewind of turn 1
+        # sees the person's edit as a conflict instead of overwriting it.
+        (claude.project / "old.txt").write_bytes(b"the person's own edit\n")
 
         out = claude.rewind_ls("import", "claude-code").stdout
         assert "2 turn(s), 5 change(s)" in out, out
@@ -121,6 +125,13 @@ def test_no_hooks_import_then_rewind_and_undo(binary: Path, tmp_path: Path) -> N
         assert turns[1]["subagents"] == ["general-purpose"]
         assert all("reconstructed from the agent's transcript" in t["reconstructed"] for t in turns)
         assert all("shell side effects" in t["reconstructed"] for t in turns)
+
+        dry = json.loads(
+            claude.rewind_ls("rewind", "1", "--dry-run", "--json", ok=False).stdout or "{}"
+        )
+        conflicts = {f["path"] for f in dry.get("files", []) if f.get("conflict")}
+        assert conflicts == {"old.txt"}, dry
+        (claude.project / "old.txt").write_bytes(end_bytes["old.txt"])  # the person undoes it
 
         # Importing again records nothing twice.
         again = claude.rewind_ls("import", "claude-code", str(claude.transcript(sid))).stdout

@@ -199,7 +199,9 @@ async def test_no_hooks_server_follows_transcript(binary: Path, tmp_path: Path) 
             await client.shutdown_session()
         # The CLI finds nothing the server did not already record.
         assert "nothing new" in claude.rewind_ls("import", "claude-code").stdout
-        assert len(turns_of(claude, sid)) == 2
+        recorded = turns_of(claude, sid)
+        assert len(recorded) == 2
+        assert recorded[1]["subagents"] == ["general-purpose"]  # read from the subagent's file
 
 
 async def test_hooks_and_server_no_duplicates(binary: Path, tmp_path: Path) -> None:

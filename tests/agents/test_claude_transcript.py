@@ -195,12 +195,30 @@ async def test_no_hooks_server_follows_transcript(binary: Path, tmp_path: Path) 
             assert result["status"] == "applied", result
             assert snapshot(claude.project) == end_bytes
             assert after1["a.txt"] == b"alpha\n"
+
+            # Turn 3 writes a file from the shell (no edit tool, nothing in the transcript says
+            # what it wrote): the scan at the turn's end, seen in the transcript, records it in
+            # turn 3, and rewinding turn 3 removes it.
+            def shell_turn() -> None:
+                api.add(
+                    [tool_use("Bash", {"command": "printf 'from the shell\\n' > sh.txt"})],
+                    [text("turn three done")],
+                )
+                claude.run("turn three: shell", resume=sid)
+
+            await loop.run_in_executor(None, shell_turn)
+            assert (claude.project / "sh.txt").read_bytes() == b"from the shell\n"
+            turns = await listed(client, sid, 3)
+            assert {f["path"]: f["change"] for f in turns[2]["files"]} == {"sh.txt": "created"}
+            result = as_dict(await request(client, "rewind/restore", {"turnId": turns[2]["id"]}))
+            assert result["status"] == "applied", result
+            assert snapshot(claude.project) == end_bytes
         finally:
             await client.shutdown_session()
         # The CLI finds nothing the server did not already record.
         assert "nothing new" in claude.rewind_ls("import", "claude-code").stdout
         recorded = turns_of(claude, sid)
-        assert len(recorded) == 2
+        assert len(recorded) == 3
         assert recorded[1]["subagents"] == ["general-purpose"]  # read from the subagent's file
 
 

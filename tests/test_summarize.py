@@ -69,3 +69,17 @@ def test_conversation_text_carries_tool_calls_and_results() -> None:
         'User: do it\n\nAssistant: [tool call Bash: {"command": "ls"}]\n\n'
         "User: [tool result: a.txt]\n"
     )
+
+
+def test_summary_text_is_the_binarys_compact_summary() -> None:
+    """The binary's cleaning of a summary (an <analysis> dropped, <summary> as `Summary:`, blank
+    runs squeezed), its preamble, and where the full transcript is."""
+    text = summarize.summary_text(
+        "<analysis>draft</analysis>\n<summary>A\n\n\nB</summary>", "/t.jsonl"
+    )
+    assert text == (
+        summarize.PREAMBLE + "Summary:\nA\n\nB" + summarize.TRANSCRIPT_NOTE + "/t.jsonl"
+    )
+    assert summarize.summary_text("plain", "/t.jsonl").startswith(
+        summarize.PREAMBLE + "Summary:\nplain\n\nIf you need specific details"
+    )

@@ -598,6 +598,15 @@ class Store:
                     " WHERE turn_id = ?",
                     (new_id, old_id),
                 )
+                # The fork's transcript holds these turns' prompt and tool ids again: claimed,
+                # so the transcript follower does not record them a second time. `inherited`:
+                # neither a hook's nor the transcript's (doctor's hooks check counts those).
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO agent_events(session_id, kind, key, turn_id, source,"
+                    " at) SELECT ?, kind, key, ?, 'inherited', at FROM agent_events"
+                    " WHERE session_id = ? AND turn_id = ?",
+                    (target, new_id, source, old_id),
+                )
         return len(turns)
 
     def turn(self, turn_id: str) -> Turn | None:

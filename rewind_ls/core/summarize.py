@@ -1,12 +1,17 @@
 """Summarize a Claude Code conversation from a turn, or up to a turn, into a new session.
 
 - from T: the conversation before T is kept verbatim; T and everything after it is replaced by a
-  summary (a user line in the binary's compact-summary form, after the kept messages).
-- up to T: everything before T is replaced by a summary; T onward is kept verbatim. Written
-  exactly as the binary's own /compact writes it (2.1.197): a `compact_boundary` system line
-  (no parent; `logicalParentUuid` = the last summarized message), the summary user line
-  (`isCompactSummary`, `isVisibleInTranscriptOnly`, the binary's preamble), then the kept lines,
-  the first of them re-parented onto the summary.
+  summary.
+- up to T: everything before T is replaced by a summary; T onward is kept verbatim.
+
+The new session is written in the binary's own compaction form, as 2.1.197 writes its own
+"Summarize from here / up to here" (its partial compaction, read from the binary): a
+`compact_boundary` system line (no parent; `logicalParentUuid` = the last message before the
+summarized part's end; `compactMetadata` with `messagesSummarized`, the person's `userContext` and
+the `preservedSegment` the loader re-links), the summary user line (`isCompactSummary`,
+`summarizeMetadata`, the text `/compact` writes: preamble, `Summary:`, where the full transcript
+is), and the kept lines verbatim. Up to: boundary, summary, kept lines (the first one re-parented
+onto the summary). From: boundary, kept lines (the first re-parented onto the boundary), summary.
 
 The original transcript is never edited. The summarizer is a command the person chose:
 `REWIND_LS_SUMMARIZER` (a shell command; the conversation as text on stdin, the summary on
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -45,18 +51,15 @@ PROMPT = (
     "intent, decisions taken, files and code touched (paths, names), errors met and how they "
     "were fixed, and what is still pending. Answer with the summary only."
 )
-# The binary's own preamble for a compact summary (2.1.197), so the agent reads it as one.
-UP_TO_PREAMBLE = (
+# The binary's own compact-summary text (2.1.197): what `/compact` and its partial compaction write
+# around the summary, so the agent reads ours as one of its own.
+PREAMBLE = (
     "This session is being continued from a previous conversation that ran out of context. "
-    "The summary below covers the earlier portion of the conversation.\n\nSummary:\n"
+    "The summary below covers the earlier portion of the conversation.\n\n"
 )
-FROM_PREAMBLE = (
-    "The conversation continued after the messages above; that later portion was compacted. "
-    "The summary below covers it.\n\nSummary:\n"
-)
-UP_TO_TAIL = (
-    "\n\nContinue the conversation from where it left off without asking the user any further "
-    "questions."
+TRANSCRIPT_NOTE = (
+    "\n\nIf you need specific details from before compaction (like exact code snippets, error "
+    "messages, or content you generated), read the full transcript at: "
 )
 
 
@@ -250,63 +253,159 @@ def _envelope(reference: dict[str, Any]) -> dict[str, Any]:
     return {k: reference[k] for k in keys if k in reference}
 
 
-def _summary_line(
-    parent: str | None, text: str, reference: dict[str, Any], preamble: str, tail: str
+def summary_text(summary: str, transcript_path: str) -> str:
+    """The summary line's text as the binary writes it: the preamble, the summary (an
+    `<analysis>` dropped, a `<summary>` block as `Summary:`, blank runs squeezed, as the binary
+    cleans its model's answer), and where the full (original) transcript is."""
+    text = re.sub(r"<analysis>[\s\S]*?</analysis>", "", summary)
+    wrapped = re.search(r"<summary>([\s\S]*?)</summary>", text)
+    body = (wrapped.group(1) if wrapped else text).strip()
+    body = re.sub(r"\n\n+", "\n\n", "Summary:\n" + body).strip()
+    return PREAMBLE + body + TRANSCRIPT_NOTE + transcript_path
+
+
+def _messages(lines: list[dict[str, Any]]) -> int:
+    return sum(1 for ln in lines if ln.get("type") in ("user", "assistant"))
+
+
+class Kept:
+    """The lines kept verbatim, re-parented where their parent is not kept (the first of them
+    onto the compaction's anchor, as the binary's loader re-links a preserved segment)."""
+
+    __slots__ = ("head", "lines", "tail")
+
+    def __init__(self, lines: list[dict[str, Any]], anchor: str, tail: str | None) -> None:
+        kept_uuids = {ln["uuid"] for ln in lines if isinstance(ln.get("uuid"), str)}
+        self.head: str | None = None
+        self.tail = tail
+        self.lines: list[dict[str, Any]] = []
+        for ln in lines:
+            parent = ln.get("parentUuid")
+            # The conversation's first line, or one whose parent was summarized (a compaction
+            # boundary of the original keeps its own null parent).
+            first_root = (
+                self.head is None and parent is None and ln.get("subtype") != "compact_boundary"
+            )
+            moves = isinstance(parent, str) and parent not in kept_uuids
+            if isinstance(ln.get("uuid"), str) and (moves or first_root):
+                ln = {**ln, "parentUuid": anchor}
+                if isinstance(parent, str):
+                    ln["logicalParentUuid"] = parent
+                self.head = self.head or ln["uuid"]
+            self.lines.append(ln)
+
+
+def _boundary(
+    target: dict[str, Any],
+    uid: str,
+    logical: Any,
+    messages: int,
+    instructions: str | None,
+    segment: dict[str, Any] | None,
 ) -> dict[str, Any]:
+    """The compact_boundary line of a partial compaction (2.1.197's fields, in its order)."""
+    meta: dict[str, Any] = {"trigger": "manual", "preTokens": 0}
+    if instructions:
+        meta["userContext"] = instructions
+    meta["messagesSummarized"] = messages
+    if segment:
+        meta["preservedSegment"] = segment
     return {
-        "parentUuid": parent,
-        "isSidechain": False,
-        "type": "user",
-        "message": {"role": "user", "content": preamble + text + tail},
-        "isVisibleInTranscriptOnly": True,
-        "isCompactSummary": True,
-        "uuid": str(uuid.uuid4()),
-        "timestamp": _now(),
-        **_envelope(reference),
-    }
-
-
-def build_from(
-    lines: list[dict[str, Any]], target: dict[str, Any], summary: str
-) -> list[dict[str, Any]]:
-    """Before `target` verbatim, then the summary of `target` onward."""
-    kept = transcript.lines_before(lines, target)
-    line = _summary_line(target.get("parentUuid"), summary, target, FROM_PREAMBLE, "")
-    return [*kept, line]
-
-
-def build_up_to(
-    lines: list[dict[str, Any]], target: dict[str, Any], summary: str
-) -> list[dict[str, Any]]:
-    """The summary of what came before `target` (the binary's compaction lines), then `target`
-    onward verbatim."""
-    before = {id(ln) for ln in transcript.lines_before(lines, target)}
-    everything = transcript.lines_through(lines, transcript.leaf_under(lines, target["uuid"]))
-    kept = [ln for ln in everything if id(ln) not in before]
-    kept_uuids = {ln["uuid"] for ln in kept if isinstance(ln.get("uuid"), str)}
-    boundary = {
         "parentUuid": None,
-        "logicalParentUuid": target.get("parentUuid"),
+        "logicalParentUuid": logical,
         "isSidechain": False,
         "type": "system",
         "subtype": "compact_boundary",
         "content": "Conversation compacted",
         "isMeta": False,
         "timestamp": _now(),
-        "uuid": str(uuid.uuid4()),
+        "uuid": uid,
         "level": "info",
-        "compactMetadata": {"trigger": "manual", "preTokens": 0},
+        "compactMetadata": meta,
         **_envelope(target),
     }
-    head = _summary_line(boundary["uuid"], summary, target, UP_TO_PREAMBLE, UP_TO_TAIL)
-    out: list[dict[str, Any]] = [boundary, head]
-    for ln in kept:
-        parent = ln.get("parentUuid")
-        if isinstance(parent, str) and parent not in kept_uuids:
-            # Its parent was summarized: it now follows the summary (the binary's own relink).
-            ln = {**ln, "parentUuid": head["uuid"], "logicalParentUuid": parent}
-        out.append(ln)
-    return out
+
+
+def _summary_line(
+    target: dict[str, Any],
+    uid: str,
+    parent: Any,
+    text: str,
+    messages: int,
+    instructions: str | None,
+    direction: str | None,
+) -> dict[str, Any]:
+    """The compact-summary user line; `direction` None: nothing kept (the binary's full form)."""
+    line: dict[str, Any] = {
+        "parentUuid": parent,
+        "isSidechain": False,
+        "type": "user",
+        "message": {"role": "user", "content": text},
+        "isCompactSummary": True,
+        "uuid": uid,
+        "timestamp": _now(),
+        **_envelope(target),
+    }
+    if direction is None:
+        line["isVisibleInTranscriptOnly"] = True
+    else:
+        line["summarizeMetadata"] = {
+            "messagesSummarized": messages,
+            **({"userContext": instructions} if instructions else {}),
+            "direction": direction,
+        }
+    return line
+
+
+def _segment(kept: Kept, anchor: str) -> dict[str, Any] | None:
+    if kept.head is None or kept.tail is None:
+        return None
+    return {"headUuid": kept.head, "anchorUuid": anchor, "tailUuid": kept.tail}
+
+
+def build_from(
+    lines: list[dict[str, Any]],
+    target: dict[str, Any],
+    text: str,
+    messages: int,
+    instructions: str | None = None,
+) -> list[dict[str, Any]]:
+    """Boundary, everything before `target` verbatim, then the summary of `target` onward."""
+    boundary_id, summary_id = str(uuid.uuid4()), str(uuid.uuid4())
+    tail = target.get("parentUuid")
+    kept = Kept(transcript.lines_before(lines, target), boundary_id, tail)
+    segment = _segment(kept, boundary_id)
+    boundary = _boundary(target, boundary_id, tail, messages, instructions, segment)
+    parent = tail if segment else boundary_id
+    line = _summary_line(
+        target, summary_id, parent, text, messages, instructions, "from" if segment else None
+    )
+    return [boundary, *kept.lines, line]
+
+
+def build_up_to(
+    lines: list[dict[str, Any]],
+    target: dict[str, Any],
+    text: str,
+    messages: int,
+    instructions: str | None = None,
+) -> list[dict[str, Any]]:
+    """Boundary, the summary of what came before `target`, then `target` onward verbatim."""
+    boundary_id, summary_id = str(uuid.uuid4()), str(uuid.uuid4())
+    tail = transcript.leaf_under(lines, target["uuid"])
+    kept = Kept(_from_target(lines, target), summary_id, tail)
+    segment = _segment(kept, summary_id)
+    logical = target.get("parentUuid")
+    boundary = _boundary(target, boundary_id, logical, messages, instructions, segment)
+    head = _summary_line(target, summary_id, boundary_id, text, messages, instructions, "up_to")
+    return [boundary, head, *kept.lines]
+
+
+def _from_target(lines: list[dict[str, Any]], target: dict[str, Any]) -> list[dict[str, Any]]:
+    """`target` and every line after it on its conversation (to the end that continued from it)."""
+    before = {id(ln) for ln in transcript.lines_before(lines, target)}
+    everything = transcript.lines_through(lines, transcript.leaf_under(lines, target["uuid"]))
+    return [ln for ln in everything if id(ln) not in before]
 
 
 def summarize(
@@ -323,24 +422,21 @@ def summarize(
     path = transcript.check_transcript_path(transcript_path)
     lines = transcript.read_lines(path)
     target = transcript.find_prompt(lines, prompt, started_at, prompt_id)
-    before = transcript.lines_before(lines, target)
-    if direction == "from":
-        ids = {id(ln) for ln in before}
-        part = [
-            ln
-            for ln in transcript.lines_through(lines, transcript.leaf_under(lines, target["uuid"]))
-            if id(ln) not in ids
-        ]
-    else:
-        part = before
-    text = conversation_text(part)
+    part_lines = (
+        _from_target(lines, target)
+        if direction == "from"
+        else transcript.lines_before(lines, target)
+    )
+    text = conversation_text(part_lines)
     if not text.strip():
         raise RewindError(
             f"{path}: nothing to summarize {'from' if direction == 'from' else 'before'} this turn"
         )
     summary = run_summarizer(text, instructions, progress)
     build = build_from if direction == "from" else build_up_to
-    new_lines = build(lines, target, summary)
+    new_lines = build(
+        lines, target, summary_text(summary, path), _messages(part_lines), instructions
+    )
     new_id = str(uuid.uuid4())
     out = transcript.write_session(os.path.dirname(path), new_id, new_lines)
     return Summary(

@@ -257,13 +257,18 @@ class TranscriptRecorder:
 
     def _remember_disk(self, rel: str, after: Version) -> None:
         """The disk still holds what the tool wrote: remember it, so a scan does not report it
-        again."""
+        again. It does not, and rewind-ls never saw the path: remember what the tool wrote (no
+        stat, so a scan reads the file again), so the later change on disk is a conflict for a
+        rewind (compare-and-swap against what the tool wrote, not against today's disk). A path
+        rewind-ls knows keeps what it last saw (a later session may have written it since)."""
         try:
             now, _data, st = read_current(self.store.root, rel)
         except (BadPath, OSError):
             now, st = None, None
         if now is not None and now == after and after.kind == FILE and now.hash == after.hash:
             self.store.set_known(rel, now, st)
+        elif self.store.known(rel) is None:
+            self.store.set_known(rel, after)
 
 
 def import_transcripts(store: Store, transcripts: list[str]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.agents.test_claude_real import prompt_request, resume_fork
-from tests.support.fake_anthropic import FakeAnthropic, Reply, text, tool_use
+from tests.support.fake_anthropic import FakeAnthropic, Reply, is_compaction, text, tool_use
 from tests.support.real_claude import RealClaude, claude_binary
 
 pytestmark = pytest.mark.agent
@@ -22,9 +22,12 @@ SUMMARY_UP_TO = "SUMMARY-OF-TURN-ONE: two files were written."
 
 def summarizer_reply(body: dict[str, Any]) -> Reply | None:
     """The default summarizer's request (no tools, our summarizing prompt) gets a scripted
-    summary; everything else goes to the script."""
+    summary, and so does the binary's own /compact (in the form its prompt asks for); everything
+    else goes to the script."""
     if not body.get("tools") and "Summarize the conversation" in json.dumps(body["messages"]):
         return [text(SUMMARY_UP_TO)]
+    if is_compaction(body):
+        return [text(f"<analysis>notes</analysis>\n\n<summary>{SUMMARY_UP_TO}</summary>")]
     return None
 
 
@@ -201,6 +204,12 @@ def test_summarize_from_and_up_to(tmp_path: Path) -> None:
         for mark in ("MARK1", "MARK2", "ONE-A"):
             assert mark not in json.dumps(new[:k]), mark
         turns = json.loads(claude.rewind_ls("turns", "--all", "--json").stdout)["sessions"]
+        # The server's transcript follower read the new sessions' copied lines (their prompt and
+        # tool ids): the turns they inherited are not recorded a second time.
+        for listed in turns:
+            prompts = [t["prompt"] for t in listed["turns"]]
+            assert len(prompts) == len(set(prompts)), listed
+            assert not any(t["reconstructed"] for t in listed["turns"]), listed
 
         # Failing, silent and slow summarizers: a clear error naming the command, nothing left.
         files = session_files(claude)
@@ -231,25 +240,18 @@ def test_summarize_from_and_up_to(tmp_path: Path) -> None:
         ours = [json.loads(x) for x in Path(conv["transcriptPath"]).read_text().splitlines()]
         claude.run("/compact", resume=sid)
         theirs = [json.loads(x) for x in claude.transcript(sid).read_text().splitlines()]
-        boundary = next(x for x in theirs if x.get("subtype") == "compact_boundary")
-        summary = next(x for x in theirs if x.get("isCompactSummary"))
-        assert ours[0]["parentUuid"] is None and boundary["parentUuid"] is None
-        assert (
-            ours[1]["parentUuid"] == ours[0]["uuid"] and summary["parentUuid"] == boundary["uuid"]
-        )
-        for mine, binary_line in ((ours[0], boundary), (ours[1], summary)):
-            missing = set(binary_line) - set(mine) - {"promptId", "slug"}
-            assert not missing, missing
-            for key in (
-                "type",
-                "subtype",
-                "content",
-                "level",
-                "isMeta",
-                "isVisibleInTranscriptOnly",
-            ):
-                if key in binary_line and not (key == "content" and binary_line is summary):
-                    assert mine[key] == binary_line[key], key
+        check_compaction_lines(ours, theirs, str(claude.transcript(sid)))
+        # From: the boundary, turn 1 re-linked under it (its preserved segment), the summary last.
+        from_lines = [json.loads(x) for x in Path(fr["transcriptPath"]).read_text().splitlines()]
+        head, segment = from_lines[0], from_lines[0]["compactMetadata"]["preservedSegment"]
+        assert head["subtype"] == "compact_boundary" and head["parentUuid"] is None
+        first = next(x for x in from_lines[1:] if "uuid" in x)
+        assert first["uuid"] == segment["headUuid"] and "turn one prompt MARK1" in json.dumps(first)
+        assert first["parentUuid"] == head["uuid"] == segment["anchorUuid"]
+        summary_line = next(x for x in from_lines if x.get("isCompactSummary"))  # then the resume
+        assert summary_line["parentUuid"] == segment["tailUuid"]
+        assert summary_line["summarizeMetadata"]["direction"] == "from"
+        assert summary_line["summarizeMetadata"]["userContext"] == "focus on bash"
 
         # After that /compact, a new turn: summarizing from turn 2 still reaches it (the
         # conversation goes on past the compaction's boundary).
@@ -264,3 +266,46 @@ def test_summarize_from_and_up_to(tmp_path: Path) -> None:
             REWIND_LS_SUMMARIZER=f"cat > {seen}; echo AFTER-COMPACT",
         )
         assert "turn four prompt MARK4" in seen.read_text()
+
+
+def check_compaction_lines(
+    ours: list[dict[str, Any]], theirs: list[dict[str, Any]], original: str
+) -> None:
+    """Our summarize-up-to lines against the real binary's own /compact of the same session: the
+    same boundary and summary fields, the same preserved-segment link, and the summary's text
+    word for word (the binary's preamble, `Summary:`, where the full transcript is), up to the
+    "Continue the conversation" line /compact adds and the binary's own partial compaction (its
+    "Summarize up to here") leaves out, as does ours: the kept turns follow the summary."""
+    boundary = next(x for x in theirs if x.get("subtype") == "compact_boundary")
+    summary = next(x for x in theirs if x.get("isCompactSummary"))
+    assert ours[0]["parentUuid"] is None and boundary["parentUuid"] is None
+    assert ours[1]["parentUuid"] == ours[0]["uuid"] and summary["parentUuid"] == boundary["uuid"]
+    for mine, binary_line in ((ours[0], boundary), (ours[1], summary)):
+        # isVisibleInTranscriptOnly: a full compaction's; a partial one has summarizeMetadata.
+        missing = set(binary_line) - set(mine) - {"promptId", "slug", "isVisibleInTranscriptOnly"}
+        assert not missing, missing
+        for key in ("type", "subtype", "content", "level", "isMeta"):
+            if key in binary_line and binary_line is boundary:
+                assert mine[key] == binary_line[key], key
+    ours_meta, their_meta = ours[0]["compactMetadata"], boundary["compactMetadata"]
+    assert ours_meta["trigger"] == their_meta["trigger"] == "manual"
+    assert set(their_meta["preservedSegment"]) == set(ours_meta["preservedSegment"])
+    assert their_meta["preservedSegment"]["anchorUuid"] == summary["uuid"]
+    assert ours_meta["preservedSegment"]["anchorUuid"] == ours[1]["uuid"]
+    assert ours[2]["uuid"] == ours_meta["preservedSegment"]["headUuid"]
+    assert ours[2]["parentUuid"] == ours[1]["uuid"]
+    # The loader's walk from the tail up its parents reaches the head (the binary's re-link).
+    by_uuid = {x["uuid"]: x for x in ours if "uuid" in x}
+    segment = ours_meta["preservedSegment"]
+    walked, cur = [], segment["tailUuid"]
+    while cur in by_uuid and cur != segment["headUuid"]:
+        walked.append(cur)
+        cur = by_uuid[cur]["parentUuid"]
+    assert cur == segment["headUuid"] and walked, walked
+    text, their_text = ours[1]["message"]["content"], summary["message"]["content"]
+    assert SUMMARY_UP_TO in their_text and text.endswith(f"read the full transcript at: {original}")
+    assert their_text.startswith(text), (text, their_text)
+    assert their_text[len(text) :].startswith("\nContinue the conversation from where it left off")
+    meta = ours[1]["summarizeMetadata"]
+    assert meta["direction"] == "up_to" and meta["messagesSummarized"] >= 4, meta  # turn 1's
+    assert ours_meta["messagesSummarized"] == meta["messagesSummarized"]

@@ -111,6 +111,10 @@ def test_no_hooks_import_then_rewind_and_undo(binary: Path, tmp_path: Path) -> N
         sid, after1 = two_turns(claude, api)
         end_bytes = snapshot(claude.project)
         assert not claude.rewind_home.exists(), "no hook should have run"
+        # The person edits old.txt after the session, before the import: the import's "after" is
+        # what the Edit tool wrote (from the transcript), not today's disk, so a rewind of turn 1
+        # sees the person's edit as a conflict instead of overwriting it.
+        (claude.project / "old.txt").write_bytes(b"the person's own edit\n")
 
         out = claude.rewind_ls("import", "claude-code").stdout
         assert "2 turn(s), 5 change(s)" in out, out
@@ -121,6 +125,13 @@ def test_no_hooks_import_then_rewind_and_undo(binary: Path, tmp_path: Path) -> N
         assert turns[1]["subagents"] == ["general-purpose"]
         assert all("reconstructed from the agent's transcript" in t["reconstructed"] for t in turns)
         assert all("shell side effects" in t["reconstructed"] for t in turns)
+
+        dry = json.loads(
+            claude.rewind_ls("rewind", "1", "--dry-run", "--json", ok=False).stdout or "{}"
+        )
+        conflicts = {f["path"] for f in dry.get("files", []) if f.get("conflict")}
+        assert conflicts == {"old.txt"}, dry
+        (claude.project / "old.txt").write_bytes(end_bytes["old.txt"])  # the person undoes it
 
         # Importing again records nothing twice.
         again = claude.rewind_ls("import", "claude-code", str(claude.transcript(sid))).stdout
@@ -184,11 +195,31 @@ async def test_no_hooks_server_follows_transcript(binary: Path, tmp_path: Path) 
             assert result["status"] == "applied", result
             assert snapshot(claude.project) == end_bytes
             assert after1["a.txt"] == b"alpha\n"
+
+            # Turn 3 writes a file from the shell (no edit tool, nothing in the transcript says
+            # what it wrote): the scan at the turn's end, seen in the transcript, records it in
+            # turn 3, and rewinding turn 3 removes it.
+            def shell_turn() -> None:
+                api.add(
+                    [tool_use("Bash", {"command": "printf 'from the shell\\n' > sh.txt"})],
+                    [text("turn three done")],
+                )
+                claude.run("turn three: shell", resume=sid)
+
+            await loop.run_in_executor(None, shell_turn)
+            assert (claude.project / "sh.txt").read_bytes() == b"from the shell\n"
+            turns = await listed(client, sid, 3)
+            assert {f["path"]: f["change"] for f in turns[2]["files"]} == {"sh.txt": "created"}
+            result = as_dict(await request(client, "rewind/restore", {"turnId": turns[2]["id"]}))
+            assert result["status"] == "applied", result
+            assert snapshot(claude.project) == end_bytes
         finally:
             await client.shutdown_session()
         # The CLI finds nothing the server did not already record.
         assert "nothing new" in claude.rewind_ls("import", "claude-code").stdout
-        assert len(turns_of(claude, sid)) == 2
+        recorded = turns_of(claude, sid)
+        assert len(recorded) == 3
+        assert recorded[1]["subagents"] == ["general-purpose"]  # read from the subagent's file
 
 
 async def test_hooks_and_server_no_duplicates(binary: Path, tmp_path: Path) -> None:

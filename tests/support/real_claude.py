@@ -67,6 +67,9 @@ class RealClaude:
             "HOME": str(self.home),
             "CLAUDE_CONFIG_DIR": str(self.config),
             "REWIND_LS_HOME": str(self.rewind_home),
+            # The hooks start the workspace watcher as in real use; it must not outlive the test
+            # by the default ten minutes (one inotify instance each).
+            "REWIND_LS_WATCH_IDLE": "20",
             "ANTHROPIC_BASE_URL": api.url,
             "ANTHROPIC_API_KEY": "sk-ant-test-offline",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",

@@ -113,12 +113,18 @@ def test_link_and_folder_where_a_file_was_are_named(ws: Path, agent: FakeClaude,
 # --- 6. damaged store, full disk ------------------------------------------------------------------
 
 
-def _damage_table(db: Path, table: str) -> None:
+def _root_page(db: Path, table: str) -> tuple[int, int]:
+    """(page size, root page number) of `table`, with the WAL folded into the file first."""
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     page = conn.execute("PRAGMA page_size").fetchone()[0]
     root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
     conn.close()
+    return int(page), int(root)
+
+
+def _damage_table(db: Path, table: str) -> None:
+    page, root = _root_page(db, table)
     with open(db, "r+b") as f:
         f.seek((root - 1) * page)
         f.write(b"\xa5" * page)
@@ -156,11 +162,7 @@ def test_damaged_store_page_is_an_error_then_repair_salvages(
 def _damage_first_leaf(db: Path, table: str) -> None:
     """Overwrite the first leaf page of `table` (its root must be an interior page): a scan of the
     table fails there, yet the rows on its other pages can still be read by rowid."""
-    conn = sqlite3.connect(db)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    page = conn.execute("PRAGMA page_size").fetchone()[0]
-    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
-    conn.close()
+    page, root = _root_page(db, table)
     with open(db, "r+b") as f:
         f.seek((root - 1) * page)
         head = f.read(page)

@@ -87,6 +87,18 @@ def _kill_the_recovery(ws: Path, home: Path, rng: random.Random, swapped: int) -
     return proc.returncode == 137
 
 
+def _recorded_since(ws: Path, home: Path, seq: int) -> list[tuple[str]]:
+    """The paths recorded as someone's change (not a restore's) after change `seq`."""
+    rows = query(
+        ws,
+        home,
+        "SELECT DISTINCT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
+        " WHERE c.seq > ? AND t.session_id != 'rewind'",
+        seq,
+    )
+    return [(str(p),) for (p,) in rows]
+
+
 def _check_recorded(
     ws: Path,
     home: Path,
@@ -99,13 +111,7 @@ def _check_recorded(
     else (a hook that recorded before finishing the interrupted restore would record its half
     swapped files as someone's change); the agent's turn after the kill holds its own edits only;
     no temporary name was ever recorded and no restore is left pending."""
-    recorded = query(
-        ws,
-        home,
-        "SELECT DISTINCT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
-        " WHERE c.seq > ? AND t.session_id != 'rewind'",
-        seq,
-    )
+    recorded = _recorded_since(ws, home, seq)
     assert {p for (p,) in recorded} <= {*mine, *theirs}, (recorded, mine, theirs)
     rows = query(
         ws,
@@ -287,13 +293,7 @@ async def test_a_running_server_settles_a_killed_restore_before_it_records(tmp_p
         await client.shutdown_session()
     assert query(ws, home, "SELECT count(*) FROM turns WHERE state = 'pending'") == [(0,)]
     assert _files(ws, names) == {n: f"{n} v1\n".encode() for n in names}
-    recorded = query(
-        ws,
-        home,
-        "SELECT DISTINCT c.path FROM changes c JOIN turns t ON t.id = c.turn_id"
-        " WHERE c.seq > ? AND t.session_id != 'rewind'",
-        seq,
-    )
+    recorded = _recorded_since(ws, home, seq)
     assert recorded == [], recorded
     assert _stray(ws) == []
 

@@ -43,6 +43,16 @@ def prompt_request(api: FakeAnthropic, prompt: str) -> tuple[list[Any], int]:
     raise AssertionError(f"no request sent the prompt {prompt!r}")
 
 
+def fork_before(claude: RealClaude, sid: str, turn: int) -> dict[str, Any]:
+    """`rewind-ls rewind TURN --scope conversation --json` of session `sid`: its conversation
+    object (the fork's session id and resume command)."""
+    proc = claude.rewind_ls(
+        "rewind", str(turn), "--session", sid, "--scope", "conversation", "--json"
+    )
+    fork: dict[str, Any] = json.loads(proc.stdout)["conversation"]
+    return fork
+
+
 def resume_fork(claude: RealClaude, fork: dict[str, Any], prompt: str, cwd: Path) -> dict[str, Any]:
     """Run the printed resume command (from `cwd`, not the project) with the real binary."""
     command = fork["resumeCommand"]
@@ -293,11 +303,7 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
 
         # Problems 3, 5, 6: fork before turn 2 (a slash command; turn 1 had parallel calls),
         # resume it with the real binary from another folder.
-        fork2 = json.loads(
-            claude.rewind_ls(
-                "rewind", "2", "--session", sid, "--scope", "conversation", "--json"
-            ).stdout
-        )["conversation"]
+        fork2 = fork_before(claude, sid, 2)
         assert fork2["prompt"] == "/mkc now"
         api.add([text("fork of two")])
         resumed = resume_fork(claude, fork2, "fork two prompt", tmp_path)
@@ -320,22 +326,14 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         assert {"a.txt", "c.txt", "nb.ipynb", "sub/x.txt", "pre.txt", "gone.txt"} <= paths
 
         # Problem 4: fork before turn 4 (after /compact) keeps what compaction preserved.
-        fork4 = json.loads(
-            claude.rewind_ls(
-                "rewind", "4", "--session", sid, "--scope", "conversation", "--json"
-            ).stdout
-        )["conversation"]
+        fork4 = fork_before(claude, sid, 4)
         assert_fork_is_original_subsequence(claude, sid, fork4)
         api.add([text("fork of four")])
         resume_fork(claude, fork4, "fork four prompt", tmp_path)
         assert_same_conversation(api, "turn four: after compact", "fork four prompt")
 
         # Fork before turn 3 (the subagent's turn) resumes the same too.
-        fork3 = json.loads(
-            claude.rewind_ls(
-                "rewind", "3", "--session", sid, "--scope", "conversation", "--json"
-            ).stdout
-        )["conversation"]
+        fork3 = fork_before(claude, sid, 3)
         api.add([text("fork of three")])
         resume_fork(claude, fork3, "fork three prompt", tmp_path)
         assert_same_conversation(api, "turn three: subagent", "fork three prompt")
@@ -420,11 +418,7 @@ def test_automatic_compaction_inside_a_turn(binary: Path, tmp_path: Path) -> Non
             for f in t["files"]
         ]
 
-        fork = json.loads(
-            claude.rewind_ls(
-                "rewind", "2", "--session", sid, "--scope", "conversation", "--json"
-            ).stdout
-        )["conversation"]
+        fork = fork_before(claude, sid, 2)
         assert_fork_is_original_subsequence(claude, sid, fork)
         api.add([text("fork done")])
         resume_fork(claude, fork, "fork prompt", tmp_path)

@@ -392,6 +392,13 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
         {"do": "wait-for", "selector": ".quick-input-widget", "text": "summary should focus"},
         {"do": "press", "key": "Enter"},
         {"do": "dialog", "label": "summarized", "button": "Copy"},
+        # Summarize from turn 2: turn 1 verbatim, 2 onward replaced by the summary.
+        {"do": "command", "title": "Rewind: Rewind to Turn..."},
+        {"do": "pick", "row": "#2", "filter": "second prompt"},
+        {"do": "pick", "row": "Summarize from here"},
+        {"do": "wait-for", "selector": ".quick-input-widget", "text": "summary should focus"},
+        {"do": "press", "key": "Enter"},
+        {"do": "dialog", "label": "summarized-from", "button": "Copy"},
         # Revert of a turn that changed no file: said plainly, nothing written.
         {"do": "command", "title": "undo an agent turn"},
         {"do": "pick", "row": "#4", "filter": "fourth prompt"},
@@ -450,6 +457,18 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
     assert written[0]["subtype"] == "compact_boundary"
     assert "VSCODE-SUMMARY" in written[1]["message"]["content"]
     assert "second prompt: bump alpha again" in json.dumps(written[2:])
+    summarized_from = _obs(result, "summarized-from")
+    assert "summarized from turn #2" in summarized_from["text"], summarized_from
+    later = re.search(r"claude --resume ([0-9a-f-]{36})", summarized_from["text"])
+    assert later and later.group(1) != session.group(1), summarized_from
+    kept = [
+        json.loads(x)
+        for x in (agent.transcript.parent / f"{later.group(1)}.jsonl").read_text().splitlines()
+    ]
+    assert kept[-1].get("isCompactSummary"), kept[-1]
+    assert "VSCODE-SUMMARY" in json.dumps(kept[-1]["message"]["content"])
+    assert "first prompt" in json.dumps(kept[:-1]), kept
+    assert "second prompt: bump alpha again" not in json.dumps(kept[:-1]), kept
     reverts = " ".join(_obs(result, "reverts")["texts"])
     assert "turn #4 changed no file" in reverts, reverts
     assert "c.txt (deleted)" in reverts, reverts

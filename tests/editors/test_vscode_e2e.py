@@ -544,7 +544,9 @@ def test_server_discovery_in_vscode(tmp_path: Path) -> None:
         # The extension's icon in the Extensions view (its package.json "icon").
         {"do": "command", "title": "Extensions: Show Enabled Extensions"},
         {"do": "wait-for", "selector": ".extension-list-item", "text": "Rewind (rewind-ls)"},
-        {"do": "sleep", "ms": 500},
+        # "Show Enabled Extensions" swaps the list for its search result: wait for our icon itself (the
+        # view hides an icon until it has loaded), not for a row that may be about to go (CI flake).
+        {"do": "wait-for", "selector": '.extension-list-item img.icon[src*="icon.png"]'},
         {
             "do": "observe-values",
             "label": "extension-icons",

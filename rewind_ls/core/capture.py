@@ -15,7 +15,7 @@ import json
 import os
 import stat as stat_mod
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from rewind_ls.core import config
 from rewind_ls.core.errors import BadPath
@@ -43,6 +43,35 @@ REWIND_SESSION = "rewind"  # restore points written by rewind-ls itself
 
 # "Not set": the scan module (imported only when a scan runs) reads the environment's default.
 _DEFAULT_BUDGET = -1.0
+
+
+# A file's modification time this close to a turn's start or end still counts as the turn's: the
+# agent's timestamps and the file system's clock differ by the write's latency and its granularity.
+TIME_SLACK = 1.0
+
+
+class TurnWindow(NamedTuple):
+    """When a turn ran, for attributing changes by time (`Recorder.scan_by_time`). (A named
+    tuple: the hook imports this module, and `dataclasses` costs its start-up.)"""
+
+    turn: str
+    session_id: str
+    start: float
+    end: float | None  # still open
+
+
+def _window_of(root: str, rel: str, windows: list[TurnWindow]) -> TurnWindow | None:
+    """The latest turn whose window holds `rel`'s modification time (None: none does)."""
+    try:
+        mtime = os.lstat(os.path.join(root, *rel.split("/"))).st_mtime
+    except OSError:
+        return max(windows, key=lambda w: w.start)  # gone since the scan: as a deletion
+    holding = [
+        w
+        for w in windows
+        if w.start - TIME_SLACK <= mtime and (w.end is None or mtime <= w.end + TIME_SLACK)
+    ]
+    return max(holding, key=lambda w: w.start) if holding else None
 
 
 def read_current(
@@ -303,6 +332,39 @@ class Recorder:
             changed = self.changed_since_seen()
             return attribute(changed) if changed else None
         return result.turn
+
+    def scan_by_time(self, windows: list[TurnWindow]) -> list[tuple[str, Version, Version]]:
+        """Record every change since rewind-ls last saw the workspace in the turn whose time window
+        holds the file's modification time. For a recorder that learns of turns after the fact
+        (the transcript follower): by then the disk also holds what the person did before and
+        after those turns, which is not the agent's. A change outside every window is someone's
+        work between turns (the external session); a deleted file has no time and goes to the
+        latest turn. Returns the changes."""
+        latest = max(windows, key=lambda w: w.start)
+
+        def attribute(found: list[tuple[str, Version, Version]]) -> str:
+            outside: list[tuple[str, Version, Version]] = []
+            for rel, old, new in found:
+                window = latest if new.kind == ABSENT else _window_of(self.root, rel, windows)
+                if window is None:
+                    outside.append((rel, old, new))
+                else:
+                    self._record_change(window.turn, rel, old, new, "scan")
+            if outside:
+                self.store.ensure_session(EXTERNAL_SESSION, "external", "workspace")
+                turn = self.store.begin_turn(EXTERNAL_SESSION, "changes made outside agent turns")
+                for rel, old, new in outside:
+                    self._record_change(turn, rel, old, new, "scan")
+                self.store.end_turn(turn)
+            return latest.turn
+
+        result = self._scan(attribute, latest.session_id)
+        if result is None:
+            changed = self.changed_since_seen()
+            if changed:
+                attribute(changed)
+            return changed
+        return result.changes
 
     def scan_into(
         self, turn: str, session_id: str | None = None

@@ -1,7 +1,8 @@
 """Following a workspace's Claude Code transcripts while the language server runs, for when hooks
 do not fire: finding the workspace's transcripts (and their subagents' files), reading only the
 bytes appended since the last poll, and recording what no hook recorded (`transcript_recorder`),
-with a workspace scan at the prompt boundaries it sees (as the hooks would have).
+with a workspace scan at the prompt boundaries it sees (as the hooks would have). What a transcript
+held before the follower started is recorded as past, without a scan, like `import`.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 
 from rewind_ls.core import config
 from rewind_ls.core.paths import is_within
@@ -83,6 +85,7 @@ class TranscriptFollower:
         self.seen: dict[str, bool] = {}
         self.parsers: dict[str, TranscriptParser] = {}
         self.recorded = 0
+        self.started = time.time()
 
     def _files(self) -> list[tuple[str, str | None]]:
         out: list[tuple[str, str | None]] = []
@@ -91,18 +94,35 @@ class TranscriptFollower:
             out.extend(subagent_files(transcript))
         return out
 
+    def _take_baseline(self) -> None:
+        """After past events: the workspace as it is now, if the store has none yet. Otherwise
+        the first live scan would be the baseline, and adopt silently what the person and the next
+        turn's shell commands write until then. Not before them: a file the person changed since
+        would be adopted as what rewind-ls last saw, and a rewind of the past turn would overwrite
+        it without a conflict; taken after, it is a change, recorded as someone else's."""
+        from rewind_ls.core.capture import Recorder
+        from rewind_ls.core.scan import baseline_complete
+
+        if not baseline_complete(self.store):
+            Recorder(self.store).attribute_outside_changes()
+
     def poll(self) -> int:
         """Record what was appended since the last poll; returns how many turns and changes
         were recorded (0: nothing new)."""
         events: list[Event] = []
+        past: list[Event] = []
         for path, agent_type in self._files():
             try:
-                size = os.path.getsize(path)
+                st = os.stat(path)
             except OSError:
                 continue
+            size = st.st_size
             offset = self.offsets.get(path, 0)
             if size <= offset:
                 continue
+            # Written to last before the follower started: what it holds so far happened then,
+            # and today's disk says nothing of that time (recorded as `import` would).
+            backlog = path not in self.offsets and st.st_mtime < self.started
             with open(path, "rb") as f:
                 f.seek(offset)
                 data = f.read(size - offset)
@@ -112,12 +132,15 @@ class TranscriptFollower:
             self.offsets[path] = offset + end + 1
             parser = self.parsers.setdefault(path, TranscriptParser(path, agent_type))
             for line in parse_lines(data[: end + 1]):
-                events.extend(parser.feed(line))
-        if not events:
-            return 0
-        rec = TranscriptRecorder(self.store, live=True)
-        rec.record(events)
-        rec.finish()
-        done = rec.turns + rec.changes + rec.filled
+                (past if backlog else events).extend(parser.feed(line))
+        done = 0
+        for batch, live in ((past, False), (events, True)):
+            if batch:
+                rec = TranscriptRecorder(self.store, live=live)
+                rec.record(batch)
+                rec.finish()
+                done += rec.turns + rec.changes + rec.filled
+            if batch and not live:
+                self._take_baseline()
         self.recorded += done
         return done

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rewind_ls.core import config
-from rewind_ls.core.capture import Recorder, read_current, turn_info
+from rewind_ls.core.capture import Recorder, TurnWindow, read_current, turn_info
 from rewind_ls.core.errors import BadPath, OutsideWorkspace
 from rewind_ls.core.hook_steps import inside_folder
 from rewind_ls.core.model import Turn
@@ -47,10 +47,12 @@ def reconstructed_note(turn: Turn | None) -> str | None:
 
 class TranscriptRecorder:
     """Records transcript events in one workspace store. `live`: the events are happening now,
-    and the workspace is scanned once the batch is recorded (`finish`), into the batch's latest
-    reconstructed turn, as the hooks scan at turn boundaries. The edits are recorded first, from
-    the transcript's exact contents: a scan run at each boundary would find the later turns'
-    files already written (the follower reads after the fact) and misattribute them. Not live:
+    and the workspace is scanned once the batch is recorded (`finish`), as the hooks scan at turn
+    boundaries; each change found goes to the batch's turn that was running when the file changed
+    (its modification time), a change made before or after them to the external session. The
+    edits are recorded first, from the transcript's exact contents: a scan run at each boundary
+    would find the later turns' files already written (the follower reads after the fact, and at
+    its start reads sessions that ended long ago) and misattribute them. Not live:
     past events, no scan (today's disk says nothing of that time)."""
 
     def __init__(self, store: Store, live: bool) -> None:
@@ -62,15 +64,21 @@ class TranscriptRecorder:
         self.filled = 0
         self.skipped: list[str] = []
         self.tools_of: dict[tuple[str, str], list[str]] = {}
-        self.scan_turns: dict[str, str] = {}
+        self.scan_turns: list[str] = []  # the batch's turns (begun or ended), for its scan
 
     def finish(self) -> None:
-        """Live: shell side effects, found by a workspace scan, go to the batch's latest turn."""
+        """Live: shell side effects, found by a workspace scan, go to the batch's turn that was
+        running when each file changed; what changed before or after them is someone else's."""
         if not self.live:
             return
-        for sid, turn in self.scan_turns.items():
-            self.changes += len(self.rec.scan_into(turn, sid))
-        self.scan_turns = {}
+        windows = []
+        for turn_id in dict.fromkeys(self.scan_turns):
+            row = self.store.turn(turn_id)
+            if row is not None:
+                windows.append(TurnWindow(row.id, row.session_id, row.started_at, row.ended_at))
+        self.scan_turns = []
+        if windows:
+            self.changes += len(self.rec.scan_by_time(windows))
 
     def record(self, events: Iterable[Event]) -> None:
         ordered = sorted(events, key=lambda e: e.at)
@@ -112,7 +120,7 @@ class TranscriptRecorder:
         if open_turn is not None:
             self.store.end_turn(open_turn, ended_at=ev.at)
         turn = self.store.begin_turn(sid, ev.text, info=json.dumps(info), started_at=ev.at)
-        self.scan_turns[sid] = turn
+        self.scan_turns.append(turn)
         self.store.set_event_turn(sid, "prompt", ev.prompt_id, turn)
         self.turns += 1
 
@@ -145,7 +153,7 @@ class TranscriptRecorder:
             return  # the hooks' turn: their Stop (or the next prompt) closes it
         self.store.end_turn(row.id, ended_at=at)
         if self.live:
-            self.scan_turns[session_id] = row.id
+            self.scan_turns.append(row.id)
 
     def _version(self, rel: str, text: Any, known: Version | None) -> Version | None:
         """The Version of content `text` (None: absent; MISSING: what rewind-ls last knew)."""

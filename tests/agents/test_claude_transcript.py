@@ -283,3 +283,66 @@ def test_some_hooks_transcript_fills_gaps(binary: Path, tmp_path: Path) -> None:
         assert snapshot(claude.project) == start_bytes
         claude.rewind_ls("undo", "--yes")
         assert snapshot(claude.project) == end_bytes
+
+
+async def test_past_session_read_at_server_start(binary: Path, tmp_path: Path) -> None:
+    """A session without hooks that ended before the language server started: the server reads it at its start as `import` would, without a scan, since today's
+    disk says nothing of that time. The person's edit made after the session is not credited to
+    the agent's last turn: reverting that turn keeps it, rewinding over it is a conflict. Then,
+    live, a file the person made before the next prompt is the person's, and the file that turn's
+    shell command wrote is the turn's. Once the hooks are installed, the doctor does not call them
+    broken for the session that ran before them."""
+    loop = asyncio.get_running_loop()
+    with FakeAnthropic() as api:
+        claude = session(binary, api, tmp_path)
+        sid, _after1 = two_turns(claude, api)
+        assert not claude.rewind_home.exists(), "no hook should have run"
+        (claude.project / "old.txt").write_bytes(b"the person's own edit\n")
+        client, _ = await start(claude.project, claude.rewind_home, claude_config=claude.config)
+        try:
+            for _ in range(100):  # the first poll reads the whole session
+                listing = as_dict(await request(client, "rewind/listTurns", {}))
+                if any(s["id"] == sid for s in listing["sessions"]):
+                    break
+                await asyncio.sleep(0.2)
+            turns = await listed(client, sid, 2)
+            assert [{f["path"]: f["change"] for f in t["files"]} for t in turns] == EXPECTED
+            assert all("shell side effects" in t["reconstructed"] for t in turns), turns
+
+            # Live: the person makes a file (no hook fires: only the transcript tells), and a
+            # while later (beyond a turn's time slack) the agent's next turn writes one from the
+            # shell.
+            (claude.project / "mine.txt").write_bytes(b"the person's new file\n")
+            await asyncio.sleep(1.5)
+
+            def shell_turn() -> None:
+                api.add(
+                    [tool_use("Bash", {"command": "printf 'from the shell\\n' > sh.txt"})],
+                    [text("turn three done")],
+                )
+                claude.run("turn three: shell", resume=sid)
+
+            await loop.run_in_executor(None, shell_turn)
+            turns = await listed(client, sid, 3)
+            assert {f["path"]: f["change"] for f in turns[2]["files"]} == {"sh.txt": "created"}
+        finally:
+            await client.shutdown_session()
+        claude.install_hooks()  # after all three turns
+        listing = json.loads(claude.rewind_ls("turns", "--all", "--json").stdout)
+        external = [s for s in listing["sessions"] if s["id"] == "external"]
+        assert external and {"mine.txt": "created"} in files_of(external[0]["turns"]), listing
+
+        doctor = json.loads(claude.rewind_ls("doctor", "--json", ok=False).stdout)
+        follow = [c for c in doctor["checks"] if c["name"] == "claude code transcripts"]
+        assert follow and follow[0]["ok"], follow
+        assert "before Claude Code's hooks were installed" in follow[0]["detail"], follow
+
+        claude.rewind_ls("revert", "3", "--yes")
+        assert not (claude.project / "sh.txt").exists()
+        assert (claude.project / "mine.txt").exists()
+        claude.rewind_ls("revert", "2", "--yes")
+        assert (claude.project / "old.txt").read_bytes() == b"the person's own edit\n"
+        assert (claude.project / "a.txt").read_bytes() == b"alpha\n"
+        proc = claude.rewind_ls("rewind", "1", "--yes", ok=False)
+        assert proc.returncode == 3 and "old.txt" in proc.stdout + proc.stderr, proc
+        assert (claude.project / "old.txt").read_bytes() == b"the person's own edit\n"

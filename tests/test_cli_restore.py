@@ -416,3 +416,16 @@ def test_retention_is_applied_opportunistically(
     assert "has turns 2..2" in proc.stderr
     cli("rewind", "2", "--yes")
     assert (ws / "a.txt").read_text() == "a1\n"
+
+
+def test_restore_point_preview_is_named_for_the_restore(
+    ws: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    """A restore point's internal number reads like one of the agent's turns: its preview names the
+    restore it belongs to instead."""
+    (ws / "a.txt").write_text("v0\n")
+    agent.turn("one", {"a.txt": "v1\n"})
+    point = cli.json("rewind", "1", "--yes")["restorePointId"]
+    out = cli("revert", point, "--yes").stdout
+    assert out.splitlines()[0] == "undo of: rewind to turn 1 (code)", out
+    assert (ws / "a.txt").read_text() == "v1\n"

@@ -21,6 +21,8 @@ from rewind_ls.cli.common import (
     unrecorded,
 )
 from rewind_ls.cli.style import safe
+from rewind_ls.core.capture import REWIND_SESSION
+from rewind_ls.core.restore_flow import restore_label
 from rewind_ls.core.store import Store
 
 
@@ -92,8 +94,13 @@ def _show_plan(
     if as_json:
         return
     print_unrecorded(result["unrecorded"])
-    header = "undo" if mode == "undo" else f"{mode} turn {turn.number}: {safe(turn.prompt[:60])}"
-    print(f"{header}")
+    if mode == "undo":
+        header = "undo"
+    elif turn.session_id == REWIND_SESSION:
+        header = safe(restore_label(mode, turn))  # a restore point's number is not a turn's
+    else:
+        header = f"{mode} turn {turn.number}: {safe(turn.prompt[:60])}"
+    print(header)
     for note in plan.notes:
         print(f"  note: {note}")
     _render_plan(plan, print)

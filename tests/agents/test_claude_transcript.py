@@ -79,6 +79,15 @@ def two_turns(claude: RealClaude, api: FakeAnthropic) -> tuple[str, dict[str, by
     return sid, after1
 
 
+def shell_turn(claude: RealClaude, api: FakeAnthropic, sid: str) -> None:
+    """Turn 3: a Bash command writes sh.txt (nothing in the transcript says what it wrote)."""
+    api.add(
+        [tool_use("Bash", {"command": "printf 'from the shell\\n' > sh.txt"})],
+        [text("turn three done")],
+    )
+    claude.run("turn three: shell", resume=sid)
+
+
 def snapshot(folder: Path) -> dict[str, bytes]:
     return {
         str(f.relative_to(folder)): f.read_bytes()
@@ -199,14 +208,7 @@ async def test_no_hooks_server_follows_transcript(binary: Path, tmp_path: Path) 
             # Turn 3 writes a file from the shell (no edit tool, nothing in the transcript says
             # what it wrote): the scan at the turn's end, seen in the transcript, records it in
             # turn 3, and rewinding turn 3 removes it.
-            def shell_turn() -> None:
-                api.add(
-                    [tool_use("Bash", {"command": "printf 'from the shell\\n' > sh.txt"})],
-                    [text("turn three done")],
-                )
-                claude.run("turn three: shell", resume=sid)
-
-            await loop.run_in_executor(None, shell_turn)
+            await loop.run_in_executor(None, shell_turn, claude, api, sid)
             assert (claude.project / "sh.txt").read_bytes() == b"from the shell\n"
             turns = await listed(client, sid, 3)
             assert {f["path"]: f["change"] for f in turns[2]["files"]} == {"sh.txt": "created"}
@@ -315,14 +317,7 @@ async def test_past_session_read_at_server_start(binary: Path, tmp_path: Path) -
             (claude.project / "mine.txt").write_bytes(b"the person's new file\n")
             await asyncio.sleep(1.5)
 
-            def shell_turn() -> None:
-                api.add(
-                    [tool_use("Bash", {"command": "printf 'from the shell\\n' > sh.txt"})],
-                    [text("turn three done")],
-                )
-                claude.run("turn three: shell", resume=sid)
-
-            await loop.run_in_executor(None, shell_turn)
+            await loop.run_in_executor(None, shell_turn, claude, api, sid)
             turns = await listed(client, sid, 3)
             assert {f["path"]: f["change"] for f in turns[2]["files"]} == {"sh.txt": "created"}
         finally:

@@ -265,18 +265,29 @@ class TranscriptRecorder:
 
     def _remember_disk(self, rel: str, after: Version) -> None:
         """The disk still holds what the tool wrote: remember it, so a scan does not report it
-        again. It does not, and rewind-ls never saw the path: remember what the tool wrote (no
-        stat, so a scan reads the file again), so the later change on disk is a conflict for a
-        rewind (compare-and-swap against what the tool wrote, not against today's disk). A path
-        rewind-ls knows keeps what it last saw (a later session may have written it since)."""
+        again. It does not: remember what the tool wrote (no stat, so a scan reads the file
+        again), so the later change on disk is a conflict for a rewind (compare-and-swap against
+        what the tool wrote, not against today's disk), unless a recorded change of someone else
+        (a hook, a save, a scan) wrote what rewind-ls last saw: that is newer than this past edit.
+        A content only adopted by a baseline taken after the session is not: kept, it would let a
+        rewind of this turn overwrite the person's later edit without a conflict."""
         try:
             now, _data, st = read_current(self.store.root, rel)
         except (BadPath, OSError):
             now, st = None, None
         if now is not None and now == after and after.kind == FILE and now.hash == after.hash:
             self.store.set_known(rel, now, st)
-        elif self.store.known(rel) is None:
+            return
+        known = self.store.known(rel)
+        if known is None or not self._witnessed(rel, known[0]):
             self.store.set_known(rel, after)
+
+    def _witnessed(self, rel: str, seen: Version) -> bool:
+        """Whether a recorder other than a transcript recorded `seen` as a change's result."""
+        return any(
+            h.source != SOURCE and h.after is not None and h.after.same_content(seen)
+            for h in self.store.path_history(rel)
+        )
 
 
 def import_transcripts(store: Store, transcripts: list[str]) -> dict[str, Any]:

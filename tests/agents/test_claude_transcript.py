@@ -113,7 +113,10 @@ EXPECTED = [
 ]
 
 
-def test_no_hooks_import_then_rewind_and_undo(binary: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("baseline_first", [False, True], ids=["no-store", "baseline-after-edit"])
+def test_no_hooks_import_then_rewind_and_undo(
+    binary: Path, tmp_path: Path, baseline_first: bool
+) -> None:
     with FakeAnthropic() as api:
         claude = session(binary, api, tmp_path)
         start_bytes = snapshot(claude.project)
@@ -124,6 +127,10 @@ def test_no_hooks_import_then_rewind_and_undo(binary: Path, tmp_path: Path) -> N
         # what the Edit tool wrote (from the transcript), not today's disk, so a rewind of turn 1
         # sees the person's edit as a conflict instead of overwriting it.
         (claude.project / "old.txt").write_bytes(b"the person's own edit\n")
+        if baseline_first:
+            # The store's baseline is taken after the edit (a hooked session of another agent,
+            # `scan`): it saw the person's content, which must not hide the edit from a rewind.
+            claude.rewind_ls("scan")
 
         out = claude.rewind_ls("import", "claude-code").stdout
         assert "2 turn(s), 5 change(s)" in out, out

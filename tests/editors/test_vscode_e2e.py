@@ -532,7 +532,7 @@ def test_server_discovery_in_vscode(tmp_path: Path) -> None:
         {"do": "wait-for", "selector": ".settings-editor .suggest-input-container"},
         {"do": "type-text", "text": "rewind.server.command"},
         {"do": "wait-for", "selector": ".setting-item-contents", "text": "Server: Command"},
-        {"do": "sleep", "ms": 500},
+        {"do": "wait-value", "selector": ".setting-item-contents input", "value": plain},
         {"do": "observe-texts", "label": "setting", "selector": ".setting-item-contents"},
         {
             "do": "observe-values",
@@ -544,14 +544,14 @@ def test_server_discovery_in_vscode(tmp_path: Path) -> None:
         # The extension's icon in the Extensions view (its package.json "icon").
         {"do": "command", "title": "Extensions: Show Enabled Extensions"},
         {"do": "wait-for", "selector": ".extension-list-item", "text": "Rewind (rewind-ls)"},
-        # "Show Enabled Extensions" swaps the list for its search result: wait for our icon itself (the
-        # view hides an icon until it has loaded), not for a row that may be about to go (CI flake).
-        {"do": "wait-for", "selector": '.extension-list-item img.icon[src*="icon.png"]'},
+        # "Show Enabled Extensions" swaps the list for its search result, even after our row and its
+        # icon have shown: the icons are read when one is seen, not a moment later (a CI flake).
         {
-            "do": "observe-values",
+            "do": "wait-value",
             "label": "extension-icons",
             "selector": ".extension-list-item img.icon",
             "attr": "src",
+            "contains": "rewind-ls.rewind-ls-",
         },
         {"do": "screenshot", "name": "vscode-extension-icon.png"},
     ]

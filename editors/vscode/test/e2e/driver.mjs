@@ -268,6 +268,20 @@ async function main() {
             !(await tab(page, 'settings.json').getAttribute('class'))?.split(/\s+/).includes('dirty'));
           break;
         }
+        case 'wait-value': {
+          // Until an input field's value (or an attribute) matching the selector equals `value` or
+          // contains `contains`, then record the values seen (with a label): a view that re-renders
+          // (a settings search, "Show Enabled Extensions") may show a row and swap it right after.
+          const read = () => page.locator(step.selector).evaluateAll(
+            (els, attr) => els.map((e) => (attr ? e.getAttribute(attr) : e.value)), step.attr ?? null);
+          const values = await until(`${step.selector} to hold ${JSON.stringify(step.value ?? step.contains)}`, async () => {
+            const now = await read();
+            const hit = now.some((v) => v !== null && (step.value !== undefined ? v === step.value : v.includes(step.contains)));
+            return hit ? now : null;
+          });
+          if (step.label) observations.push({ label: step.label, values });
+          break;
+        }
         case 'observe-values': {
           // The values of input fields (a setting's text box), or of an attribute (an image's src).
           const values = await page.locator(step.selector).evaluateAll(

@@ -60,12 +60,8 @@ class TurnWindow(NamedTuple):
     end: float | None  # still open
 
 
-def _window_of(root: str, rel: str, windows: list[TurnWindow]) -> TurnWindow | None:
-    """The latest turn whose window holds `rel`'s modification time (None: none does)."""
-    try:
-        mtime = os.lstat(os.path.join(root, *rel.split("/"))).st_mtime
-    except OSError:
-        return max(windows, key=lambda w: w.start)  # gone since the scan: as a deletion
+def _window_of(mtime: float, windows: list[TurnWindow]) -> TurnWindow | None:
+    """The latest turn whose window holds the modification time `mtime` (None: none does)."""
     holding = [
         w
         for w in windows
@@ -319,19 +315,20 @@ class Recorder:
         so they are part of the timeline and a later rewind knows they are someone's work. The
         first call in a workspace takes its baseline (see `core.scan`)."""
 
-        def attribute(found: list[tuple[str, Version, Version]]) -> str:
-            self.store.ensure_session(EXTERNAL_SESSION, "external", "workspace")
-            turn = self.store.begin_turn(EXTERNAL_SESSION, "changes made outside agent turns")
-            for rel, old, new in found:
-                self._record_change(turn, rel, old, new, "scan")
-            self.store.end_turn(turn)
-            return turn
-
-        result = self._scan(attribute, None)
+        result = self._scan(self._record_outside, None)
         if result is None:
             changed = self.changed_since_seen()
-            return attribute(changed) if changed else None
+            return self._record_outside(changed) if changed else None
         return result.turn
+
+    def _record_outside(self, found: list[tuple[str, Version, Version]]) -> str:
+        """Record `found` in a new turn of the external session (someone's work between turns)."""
+        self.store.ensure_session(EXTERNAL_SESSION, "external", "workspace")
+        turn = self.store.begin_turn(EXTERNAL_SESSION, "changes made outside agent turns")
+        for rel, old, new in found:
+            self._record_change(turn, rel, old, new, "scan")
+        self.store.end_turn(turn)
+        return turn
 
     def scan_by_time(self, windows: list[TurnWindow]) -> list[tuple[str, Version, Version]]:
         """Record every change since rewind-ls last saw the workspace in the turn whose time window
@@ -345,17 +342,17 @@ class Recorder:
         def attribute(found: list[tuple[str, Version, Version]]) -> str:
             outside: list[tuple[str, Version, Version]] = []
             for rel, old, new in found:
-                window = latest if new.kind == ABSENT else _window_of(self.root, rel, windows)
+                try:
+                    mtime = os.lstat(os.path.join(self.root, *rel.split("/"))).st_mtime
+                    window = _window_of(mtime, windows)
+                except OSError:
+                    window = latest  # deleted (or gone since the scan): no time to go by
                 if window is None:
                     outside.append((rel, old, new))
                 else:
                     self._record_change(window.turn, rel, old, new, "scan")
             if outside:
-                self.store.ensure_session(EXTERNAL_SESSION, "external", "workspace")
-                turn = self.store.begin_turn(EXTERNAL_SESSION, "changes made outside agent turns")
-                for rel, old, new in outside:
-                    self._record_change(turn, rel, old, new, "scan")
-                self.store.end_turn(turn)
+                self._record_outside(outside)
             return latest.turn
 
         result = self._scan(attribute, latest.session_id)

@@ -31,6 +31,21 @@ def default_command(agent: str = "claude-code") -> str:
     return f"{shlex.quote(os.path.abspath(sys.executable))} -m rewind_ls hook {agent}"
 
 
+def installed_hooks(root: str, agent: str = "claude-code") -> list[tuple[str, list[str]]]:
+    """The agent's settings files for `root` (project, then user) that hold our hooks, each with
+    its hook commands."""
+    from rewind_ls.core.agents import AGENTS
+
+    who = AGENTS[agent]
+    out = []
+    for user_level in (False, True):
+        path = who.settings_path(root, user_level)
+        commands = hook_commands(path, agent)
+        if commands:
+            out.append((path, commands))
+    return out
+
+
 def hook_commands(path: str, agent: str = "claude-code") -> list[str]:
     """Our hook commands in the settings file at `path` (normally one, repeated per event)."""
     try:

@@ -192,14 +192,13 @@ def hook_checks(root: str) -> list[dict[str, Any]]:
     """Each agent's installed hook commands (project and user settings) run. Claude Code's hooks
     must be installed; the other agents' need not be."""
     from rewind_ls.core.agents import AGENTS
-    from rewind_ls.core.claude_settings import hook_commands
+    from rewind_ls.core.claude_settings import installed_hooks
 
     checks = []
     for who in AGENTS.values():
         found: list[str] = []
-        for user_level in (False, True):
-            path = who.settings_path(root, user_level)
-            found += [c for c in hook_commands(path, who.name) if c not in found]
+        for _path, commands in installed_hooks(root, who.name):
+            found += [c for c in commands if c not in found]
         claude = who.name == "claude-code"
         if claude and not found:
             checks.append(_check("claude code hooks", False, NOT_INSTALLED))

@@ -22,18 +22,14 @@ def hooks_installed_since(root: str) -> float | None:
     """When Claude Code's hooks were installed for `root` (project or user settings), as far as
     can be known: the settings file's last change, which is never earlier than the install, so a
     session it wrongly exempts ran between the two. None: not installed."""
-    from rewind_ls.core.agents import AGENTS
-    from rewind_ls.core.claude_settings import hook_commands
+    from rewind_ls.core.claude_settings import installed_hooks
 
-    who = AGENTS[AGENT]
     times = []
-    for user_level in (False, True):
-        path = who.settings_path(root, user_level)
-        if hook_commands(path, AGENT):
-            try:
-                times.append(os.stat(path).st_mtime)
-            except OSError:
-                continue
+    for path, _commands in installed_hooks(root, AGENT):
+        try:
+            times.append(os.stat(path).st_mtime)
+        except OSError:
+            continue
     return min(times) if times else None
 
 

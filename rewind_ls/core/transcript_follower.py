@@ -13,6 +13,7 @@ import re
 import time
 
 from rewind_ls.core import config
+from rewind_ls.core.capture import Recorder
 from rewind_ls.core.paths import is_within
 from rewind_ls.core.store import Store
 from rewind_ls.core.transcript_events import Event, TranscriptParser, parse_lines, subagent_files
@@ -100,7 +101,6 @@ class TranscriptFollower:
         turn's shell commands write until then. Not before them: a file the person changed since
         would be adopted as what rewind-ls last saw, and a rewind of the past turn would overwrite
         it without a conflict; taken after, it is a change, recorded as someone else's."""
-        from rewind_ls.core.capture import Recorder
         from rewind_ls.core.scan import baseline_complete
 
         if not baseline_complete(self.store):
@@ -133,14 +133,18 @@ class TranscriptFollower:
             parser = self.parsers.setdefault(path, TranscriptParser(path, agent_type))
             for line in parse_lines(data[: end + 1]):
                 (past if backlog else events).extend(parser.feed(line))
-        done = 0
-        for batch, live in ((past, False), (events, True)):
-            if batch:
-                rec = TranscriptRecorder(self.store, live=live)
-                rec.record(batch)
-                rec.finish()
-                done += rec.turns + rec.changes + rec.filled
-            if batch and not live:
-                self._take_baseline()
+        done = self._record(past, live=False)
+        if past:
+            self._take_baseline()
+        done += self._record(events, live=True)
         self.recorded += done
         return done
+
+    def _record(self, events: list[Event], live: bool) -> int:
+        """Record a batch of events; returns how many turns and changes it recorded."""
+        if not events:
+            return 0
+        rec = TranscriptRecorder(self.store, live=live)
+        rec.record(events)
+        rec.finish()
+        return rec.turns + rec.changes + rec.filled

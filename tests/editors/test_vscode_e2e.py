@@ -323,6 +323,19 @@ def test_timeline_lenses_diff_and_conflict_choice_in_vscode(tmp_path: Path) -> N
     assert not (ws / "b.txt").exists()
 
 
+def _summarize_turn_2(choice: str, label: str) -> list[dict[str, Any]]:
+    """The steps of a summary of turn 2 from the picker: `choice`, no instructions, the dialog that
+    gives the resume command (observed as `label`)."""
+    return [
+        {"do": "command", "title": "Rewind: Rewind to Turn..."},
+        {"do": "pick", "row": "#2", "filter": "second prompt"},
+        {"do": "pick", "row": choice},
+        {"do": "wait-for", "selector": ".quick-input-widget", "text": "summary should focus"},
+        {"do": "press", "key": "Enter"},
+        {"do": "dialog", "label": label, "button": "Copy"},
+    ]
+
+
 def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: Path) -> None:
     """A server command that dies while starting gives one notification that says how to fix it
     (not a second raw one); removing the setting lets the extension find the server in the
@@ -386,19 +399,9 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
         },
         {"do": "screenshot", "name": "vscode-terminal.png"},
         # Summarize up to turn 2 (the rewind.summarizer setting): no instructions, the resume dialog.
-        {"do": "command", "title": "Rewind: Rewind to Turn..."},
-        {"do": "pick", "row": "#2", "filter": "second prompt"},
-        {"do": "pick", "row": "Summarize up to here"},
-        {"do": "wait-for", "selector": ".quick-input-widget", "text": "summary should focus"},
-        {"do": "press", "key": "Enter"},
-        {"do": "dialog", "label": "summarized", "button": "Copy"},
+        *_summarize_turn_2("Summarize up to here", "summarized"),
         # Summarize from turn 2: turn 1 verbatim, 2 onward replaced by the summary.
-        {"do": "command", "title": "Rewind: Rewind to Turn..."},
-        {"do": "pick", "row": "#2", "filter": "second prompt"},
-        {"do": "pick", "row": "Summarize from here"},
-        {"do": "wait-for", "selector": ".quick-input-widget", "text": "summary should focus"},
-        {"do": "press", "key": "Enter"},
-        {"do": "dialog", "label": "summarized-from", "button": "Copy"},
+        *_summarize_turn_2("Summarize from here", "summarized-from"),
         # Revert of a turn that changed no file: said plainly, nothing written.
         {"do": "command", "title": "undo an agent turn"},
         {"do": "pick", "row": "#4", "filter": "fourth prompt"},

@@ -17,7 +17,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
     if args.max_bytes is not None:
         kw["max_bytes"] = args.max_bytes
     with open_store(args, collect=False) as store:
-        result = gc.run(store, dry_run=args.dry_run, **kw)
+        result = gc.run(store, dry_run=args.dry_run, drop_points=args.yes, **kw)
     if args.json:
         from rewind_ls.server.protocol import GcOutput, wire
 
@@ -46,4 +46,10 @@ def register(add: Add) -> None:
         help="then drop the oldest turns until the store fits N bytes (default: REWIND_LS_MAX_STORE_BYTES, else 5 GiB)",
     )
     p.add_argument("--dry-run", action="store_true", help="only say what would be dropped")
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="also drop older restore points (what `undo` and a rewind to them bring back); "
+        "the latest restore point is always kept",
+    )
     p.add_argument("--json", action="store_true", help=JSON_HELP)

@@ -681,22 +681,45 @@ class Store:
 
     # --- retention (gc) ------------------------------------------------------------------------
 
-    def droppable_turns(self, ended_before: float) -> list[str]:
+    def _undo_floor(self, restore_session: str) -> int:
+        """The seq of the latest applied restore point of `restore_session` (what `undo` rewinds
+        to: it and every later turn are never dropped); past the newest turn when there is none."""
+        row = self.conn.execute(
+            "SELECT max(seq) FROM turns WHERE session_id = ? AND state IN ('applied', 'partial')",
+            (restore_session,),
+        ).fetchone()
+        if row is not None and row[0] is not None:
+            return int(row[0])
+        return int(self.conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM turns").fetchone()[0])
+
+    def droppable_turns(self, ended_before: float, restore_session: str) -> list[str]:
         """Turns neither open nor pending that ended (or started, when never ended) before
-        `ended_before`, oldest first."""
+        `ended_before`, oldest first; never the latest restore point nor a turn after it."""
         rows = self.conn.execute(
             "SELECT id FROM turns WHERE coalesce(ended_at, started_at) < ? AND state != 'open'"
-            " AND state != 'pending' ORDER BY seq",
-            (ended_before,),
+            " AND state != 'pending' AND seq < ? ORDER BY seq",
+            (ended_before, self._undo_floor(restore_session)),
         ).fetchall()
         return [r[0] for r in rows]
 
-    def oldest_droppable_turn(self) -> str | None:
-        """The oldest turn neither open nor pending."""
+    def oldest_droppable_turn(self, restore_session: str) -> tuple[str, str] | None:
+        """(id, session id) of the oldest turn neither open nor pending, before the latest restore
+        point (see `droppable_turns`)."""
         row = self.conn.execute(
-            "SELECT id FROM turns WHERE state NOT IN ('open', 'pending') ORDER BY seq LIMIT 1"
+            "SELECT id, session_id FROM turns WHERE state NOT IN ('open', 'pending') AND seq < ?"
+            " ORDER BY seq LIMIT 1",
+            (self._undo_floor(restore_session),),
         ).fetchone()
-        return None if row is None else str(row[0])
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def turn_sessions(self, turn_ids: list[str]) -> dict[str, str]:
+        """The session id of each of `turn_ids`."""
+        out: dict[str, str] = {}
+        for tid in turn_ids:
+            row = self.conn.execute("SELECT session_id FROM turns WHERE id = ?", (tid,)).fetchone()
+            if row is not None:
+                out[tid] = str(row[0])
+        return out
 
     def drop_turns(self, turn_ids: list[str]) -> None:
         """Delete turns and their changes, then every non-agent session left with no turn."""

@@ -131,12 +131,13 @@ def test_flush_and_parallel_map(tmp_path: Path) -> None:
 def test_place_without_renameat2_never_replaces(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Where renameat2 is missing (old kernels, some file systems), `_place` falls back to link +
     unlink: the same promise, a file that appeared at the destination is never replaced."""
-    monkeypatch.setattr(apply_disk, "rename_noreplace", lambda src, dst: None)
+    monkeypatch.setattr(apply_disk, "rename_noreplace", lambda *args, **kw: None)
     a, b = tmp_path / "a", tmp_path / "b"
     a.write_text("new")
     b.write_text("the person's")
-    assert apply_disk._place(str(a), str(b)) is False
-    assert a.read_text() == "new" and b.read_text() == "the person's"
-    b.unlink()
-    assert apply_disk._place(str(a), str(b)) is True
+    with apply_disk.Pinned(str(tmp_path)) as fs:
+        assert apply_disk._place(fs, str(a), str(b)) is False
+        assert a.read_text() == "new" and b.read_text() == "the person's"
+        b.unlink()
+        assert apply_disk._place(fs, str(a), str(b)) is True
     assert not a.exists() and b.read_text() == "new"

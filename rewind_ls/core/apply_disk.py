@@ -12,20 +12,23 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import itertools
 import json
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from rewind_ls.core import config
 from rewind_ls.core.capture import REWIND_SESSION, read_current
 from rewind_ls.core.disk_sync import flush_files, parallel_map, rename_noreplace
-from rewind_ls.core.errors import ConflictError, RewindError
+from rewind_ls.core.errors import ConflictError, OutsideWorkspace, RewindError
 from rewind_ls.core.faults import FAULT as _FAULT
 from rewind_ls.core.faults import fault as _fault
 from rewind_ls.core.model import ABSENT_VERSION, RestoreMode
-from rewind_ls.core.paths import safe_target
+from rewind_ls.core.paths import check_relative, is_below, safe_target
 from rewind_ls.core.plan import REVERT, PathPlan, Plan
 from rewind_ls.core.restore_point import (
     PENDING,
@@ -34,7 +37,15 @@ from rewind_ls.core.restore_point import (
     open_restore_point,
     update_journal,
 )
-from rewind_ls.core.store import ABSENT, FILE, OTHER, Store, Version
+from rewind_ls.core.store import (
+    ABSENT,
+    FILE,
+    OTHER,
+    Store,
+    Version,
+    digest,
+    too_large,
+)
 
 
 class Outcome:
@@ -115,11 +126,19 @@ def restore_lock(store: Store, blocking: bool = True) -> Iterator[bool]:
         os.close(fd)
 
 
+# A name this long or longer gets a hashed temporary/backup/aside name: the longest form,
+# `.<name>.rewind-<8 hex>.aside.<8 hex>`, adds 32 bytes, and a file system's names stop at 255.
+_LONG_NAME = 255 - 40
+
+
 def _names(full: str) -> tuple[str, str, str]:
     """The temporary (new content), backup (old content) and aside (what an undo moves out of the
     way) names of one path. The temporary name only ever holds what `_write_tmp` wrote, whole or in
-    part, so a recovery may always delete it; the aside name can hold the person's content."""
+    part, so a recovery may always delete it; the aside name can hold the person's content. A long
+    name is replaced by a hash of it, so every legal name has names that fit beside it."""
     directory, name = os.path.split(full)
+    if len(os.fsencode(name)) > _LONG_NAME:
+        name = hashlib.sha256(os.fsencode(name)).hexdigest()[:32]
     tag = os.urandom(4).hex()
     return (
         os.path.join(directory, f".{name}.rewind-{tag}.tmp"),
@@ -128,22 +147,132 @@ def _names(full: str) -> tuple[str, str, str]:
     )
 
 
-def _fsync_dir(directory: str) -> None:
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class Pinned:
+    """The workspace's folders as a restore found them: each opened once, by walking from the root
+    one name at a time without following links (O_NOFOLLOW), and every move, write and delete made
+    relative to that descriptor (renameat, unlinkat, openat). A folder swapped for a link after it
+    was opened cannot redirect a move elsewhere; `check` refuses a folder that no longer sits at its
+    path (moved out of the workspace, or replaced) just before each swap. Paths outside the root,
+    or not in normal form (a journal's, say), are refused."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.realpath(root)
+        self._fds: dict[str, int] = {}
+
+    def __enter__(self) -> Pinned:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+    def rel(self, full: str) -> str:
+        return os.path.relpath(full, self.root).replace(os.sep, "/")
+
+    def folder(self, directory: str, created: list[str] | None = None) -> int:
+        """The descriptor of `directory` (absolute, inside the root); missing folders are made
+        (and appended to `created`) when `created` is given, else FileNotFoundError."""
+        fd = self._fds.get(directory)
+        if fd is not None:
+            return fd
+        if directory == self.root:
+            fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        else:
+            if not is_below(directory, self.root) or os.path.normpath(directory) != directory:
+                raise OutsideWorkspace(directory, self.root, "not a folder of the workspace")
+            parent, name = os.path.split(directory)
+            parent_fd = self.folder(parent, created)
+            try:
+                fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+            except FileNotFoundError:
+                if created is None:
+                    raise
+                os.mkdir(name, 0o755, dir_fd=parent_fd)
+                created.append(directory)
+                fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                rel = self.rel(directory)
+                raise ConflictError(
+                    f"{rel}: a link or a file now where a folder was; left as found", [rel]
+                ) from None
+        kept = self._fds.setdefault(directory, fd)  # two threads may open one folder at once
+        if kept != fd:
+            os.close(fd)
+        return kept
+
+    def at(self, full: str) -> tuple[int, str]:
+        """(descriptor of the folder, name) of the absolute path `full`."""
+        directory, name = os.path.split(full)
+        if not name or name in (".", ".."):
+            raise OutsideWorkspace(full, self.root, "not a file name of the workspace")
+        return self.folder(directory), name
+
+    def check(self, full: str) -> None:
+        """ConflictError when the folder of `full`, as pinned, is no longer at its path inside the
+        workspace (moved away, or a link put in its place since it was checked)."""
+        directory = os.path.dirname(full)
+        if directory == self.root:
+            return
+        pinned = os.fstat(self.folder(directory))
+        try:
+            here = os.stat(directory) if os.path.realpath(directory) == directory else None
+        except OSError:
+            here = None
+        if here is None or (here.st_dev, here.st_ino) != (pinned.st_dev, pinned.st_ino):
+            rel = self.rel(directory)
+            raise ConflictError(
+                f"{rel}: this folder was moved or replaced during the restore; left as found",
+                [self.rel(full)],
+            )
+
+
+def _lstat(fs: Pinned, full: str) -> os.stat_result | None:
+    """What the name `full` is now (not following a link); None when it or its folder is gone."""
     try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
+        fd, name = fs.at(full)
+        return os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _exists(fs: Pinned, full: str) -> bool:
+    return _lstat(fs, full) is not None
+
+
+def _rename(fs: Pinned, src: str, dst: str) -> None:
+    sfd, sname = fs.at(src)
+    dfd, dname = fs.at(dst)
+    os.rename(sname, dname, src_dir_fd=sfd, dst_dir_fd=dfd)
+
+
+def _unlink(fs: Pinned, full: str) -> None:
+    fd, name = fs.at(full)
+    os.unlink(name, dir_fd=fd)
+
+
+def _fsync_dir(fs: Pinned, directory: str) -> None:
     try:
-        os.fsync(fd)
-    except OSError:
+        os.fsync(fs.folder(directory))
+    except (OSError, RewindError):
         pass
-    finally:
-        os.close(fd)
 
 
-def _write_tmp(tmp: str, data: bytes, mode: int | None, sync: bool = True, index: int = 0) -> None:
+def _write_tmp(
+    fs: Pinned, tmp: str, data: bytes, mode: int | None, sync: bool = True, index: int = 0
+) -> None:
     """Write a temporary file; `sync=False` leaves the flush to `flush_files` (one for many)."""
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    dir_fd, name = fs.at(tmp)
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
     try:
         view = memoryview(data)
         half = len(view) // 2
@@ -168,10 +297,8 @@ def _missing_dirs(directory: str) -> list[str]:
     return list(reversed(missing))
 
 
-def _makedirs(directory: str, created: list[str]) -> None:
-    for d in _missing_dirs(directory):
-        os.mkdir(d, 0o755)
-        created.append(d)
+def _makedirs(fs: Pinned, directory: str, created: list[str]) -> None:
+    fs.folder(directory, created)
 
 
 # Link-based moves: os.link never replaces an existing name, so a file that appears at the
@@ -180,48 +307,74 @@ def _makedirs(directory: str, created: list[str]) -> None:
 _NO_LINK = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK, errno.ENOSYS}
 
 
-def _place(src: str, dst: str) -> bool:
+def _place(fs: Pinned, src: str, dst: str) -> bool:
     """Move `src` to `dst` unless `dst` exists. False (and `src` left where it is) when it does."""
-    moved = rename_noreplace(src, dst)
+    sfd, sname = fs.at(src)
+    dfd, dname = fs.at(dst)
+    moved = rename_noreplace(sname, dname, src_dir_fd=sfd, dst_dir_fd=dfd)
     if moved is not None:
         return moved
     try:
-        os.link(src, dst, follow_symlinks=False)
+        os.link(sname, dname, src_dir_fd=sfd, dst_dir_fd=dfd, follow_symlinks=False)
     except FileExistsError:
         return False
     except OSError as exc:
         if exc.errno not in _NO_LINK:
             raise
-        if os.path.lexists(dst):
+        if _exists(fs, dst):
             return False
-        os.rename(src, dst)  # a folder, or a filesystem without hard links
+        os.rename(sname, dname, src_dir_fd=sfd, dst_dir_fd=dfd)  # no hard links here
         return True
-    os.unlink(src)
+    os.unlink(sname, dir_fd=sfd)
     return True
 
 
-def _held(full: str) -> Version:
+def _read(fs: Pinned, full: str) -> tuple[Version, bytes | None]:
+    """What the absolute path `full` holds now, read through its pinned folder without following
+    a link: kind `other` for a link, folder or anything else; `absent` when it or its folder is
+    gone."""
+    try:
+        dir_fd, name = fs.at(full)
+        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    except (FileNotFoundError, NotADirectoryError):
+        return ABSENT_VERSION, None
+    except (OSError, RewindError):
+        return Version(OTHER), None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return Version(OTHER), None
+        if st.st_size > config.max_file_bytes():
+            return too_large(st), None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        data = b"".join(chunks)
+    except OSError:
+        return Version(OTHER), None
+    finally:
+        os.close(fd)
+    return Version(FILE, digest(data), stat.S_IMODE(st.st_mode), len(data)), data
+
+
+def _held(fs: Pinned, full: str) -> Version:
     """What the absolute path `full` holds now; kind `other` for a link, folder or anything else."""
-    try:
-        return read_current(os.path.dirname(full), os.path.basename(full))[0]
-    except RewindError:
-        return Version(OTHER)
-    except OSError:
-        return Version(OTHER)
+    return _read(fs, full)[0]
 
 
-def _same_inode(a: str, b: str) -> bool:
-    try:
-        sa, sb = os.lstat(a), os.lstat(b)
-    except OSError:
+def _same_inode(fs: Pinned, a: str, b: str) -> bool:
+    sa, sb = _lstat(fs, a), _lstat(fs, b)
+    if sa is None or sb is None:
         return False
     return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
-def _sig(full: str) -> list[int] | None:
+def _sig(fs: Pinned, full: str) -> list[int] | None:
     try:
-        st = os.lstat(full)
-    except OSError:
+        st = _lstat(fs, full)
+    except (OSError, RewindError):
+        return None
+    if st is None:
         return None
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
@@ -247,152 +400,159 @@ class Undone:
         self.notes = notes or []
 
 
-def _drop_tmp(op: dict[str, Any], target: Version, notes: list[str]) -> None:
+def _drop_tmp(fs: Pinned, op: dict[str, Any], target: Version, notes: list[str]) -> None:
     """Delete a swap's temporary file. Journals since the aside name was added: it holds only what
     rewind-ls wrote (perhaps cut short by a crash), so it goes. Older journals used the temporary
     name as the aside too: deleted only when it holds what rewind-ls wrote."""
     tmp = op["tmp"]
     if "aside" not in op:
-        _drop_if_ours(tmp, target, notes)
+        _drop_if_ours(fs, tmp, target, notes)
         return
     try:
-        os.unlink(tmp)
+        _unlink(fs, tmp)
     except FileNotFoundError:
         pass
 
 
-def _drop_if_ours(full: str, target: Version, notes: list[str]) -> None:
+def _drop_if_ours(fs: Pinned, full: str, target: Version, notes: list[str]) -> None:
     """Delete a temporary/aside file only when it holds what rewind-ls wrote (kept in the store)."""
-    if not os.path.lexists(full):
+    if not _exists(fs, full):
         return
-    if target.kind == FILE and _held(full) == target:
-        os.unlink(full)
+    if target.kind == FILE and _held(fs, full) == target:
+        _unlink(fs, full)
     else:
         notes.append(f"kept {full}: it holds content rewind-ls did not write")
 
 
-def _drop_backup(store: Store | None, backup: str, notes: list[str]) -> None:
+def _drop_backup(fs: Pinned, store: Store | None, backup: str, notes: list[str]) -> None:
     """A backup no longer needed on disk: deleted only when its content is in the store."""
-    if not os.path.lexists(backup):
+    if not _exists(fs, backup):
         return
-    held = _held(backup)
+    held = _held(fs, backup)
     if held.kind == FILE and held.hash and store is not None and store.has_blob(held.hash):
-        os.unlink(backup)
+        _unlink(fs, backup)
     else:
         notes.append(f"kept {backup}: the content found there before the restore")
 
 
 def _take_back(
-    store: Store | None, op: dict[str, Any], target: Version, backup: str | None
+    fs: Pinned, store: Store | None, op: dict[str, Any], target: Version, backup: str | None
 ) -> Undone:
     """Compare-and-swap undo of one written path: move what `full` holds aside, check it is what
     rewind-ls wrote, then put the backup (or nothing) in its place. Content that differs is moved
     back unharmed and the path is left alone."""
     full, aside, path = op["full"], op.get("aside", op["tmp"]), op["path"]
     notes: list[str] = []
-    if os.path.lexists(aside):  # a file kept above: never renamed over
+    if _exists(fs, aside):  # a file kept above: never renamed over
         aside = f"{aside}.{os.urandom(4).hex()}"
     index = next(_UNDOS)
-    os.rename(full, aside)
+    _rename(fs, full, aside)
     _fault("undo-aside", index)  # crash tests: a recovery killed with the path moved aside
-    if _held(aside) != target:
-        if not _place(aside, full):
+    if _held(fs, aside) != target:
+        if not _place(fs, aside, full):
             notes.append(f"kept {aside}: the content found at {path}")
         if backup is not None:
-            _drop_backup(store, backup, notes)
+            _drop_backup(fs, store, backup, notes)
         return Undone(path, "left", notes)
-    if backup is not None and not _place(backup, full):
+    if backup is not None and not _place(fs, backup, full):
         # Something appeared at the path in the gap: it wins; the old content stays at the backup.
         notes.append(f"kept {backup}: {path} was created again meanwhile")
-        _drop_if_ours(aside, target, notes)
+        _drop_if_ours(fs, aside, target, notes)
         return Undone(path, "left", notes)
     _fault("undo-put-back", index)  # ... killed with the old content back, the aside file not gone
-    _drop_if_ours(aside, target, notes)
+    _drop_if_ours(fs, aside, target, notes)
     return Undone(path, "restored", notes)
 
 
-def _resume_take_back(op: dict[str, Any], target: Version, notes: list[str]) -> Undone | None:
+def _resume_take_back(
+    fs: Pinned, op: dict[str, Any], target: Version, notes: list[str]
+) -> Undone | None:
     """A recovery killed inside `_take_back` left what the path held at the aside name. With the
     path empty: what rewind-ls wrote is finished off (the old content put back), anything else is
     put back where it was. With the path filled again: the aside file is deleted if it holds what
     rewind-ls wrote, else kept and named. None: carry on with `undo_swap`'s other cases."""
     full, backup, path, aside = op["full"], op["backup"], op["path"], op.get("aside")
-    if not aside or not os.path.lexists(aside):
+    if not aside or not _exists(fs, aside):
         return None
-    if os.path.lexists(full):
-        _drop_if_ours(aside, target, notes)
+    if _exists(fs, full):
+        _drop_if_ours(fs, aside, target, notes)
         return None
-    if _held(aside) != target:
-        if not _place(aside, full):
+    if _held(fs, aside) != target:
+        if not _place(fs, aside, full):
             notes.append(f"kept {aside}: the content found at {path}")
         return None
-    if os.path.lexists(backup):
-        if not _place(backup, full):
+    if _exists(fs, backup):
+        if not _place(fs, backup, full):
             return None  # created again meanwhile: the cases below keep both
     elif not op.get("expected_absent"):
         return None
-    os.unlink(aside)
+    _unlink(fs, aside)
     return Undone(path, "restored", notes)
 
 
-def undo_swap(store: Store | None, op: dict[str, Any]) -> Undone:
+def undo_swap(fs: Pinned, store: Store | None, op: dict[str, Any]) -> Undone:
     """Put one path back as it was before a swap, inferring from the files how far the swap got:
     live (a failed restore) or after a crash (recovery, even a recovery killed midway: see
     `_resume_take_back`). Never overwrites content rewind-ls did not write."""
     full, tmp, backup, path = op["full"], op["tmp"], op["backup"], op["path"]
     target = _op_target(op)
     notes: list[str] = []
-    resumed = _resume_take_back(op, target, notes)
+    resumed = _resume_take_back(fs, op, target, notes)
     if resumed is not None:
         return resumed
-    if os.path.lexists(tmp):
-        if os.path.lexists(full) or not os.path.lexists(backup):
-            _drop_tmp(op, target, notes)
-        elif _place(backup, full):
+    if _exists(fs, tmp):
+        if _exists(fs, full) or not _exists(fs, backup):
+            _drop_tmp(fs, op, target, notes)
+        elif _place(fs, backup, full):
             # Killed between moving the old file aside and moving the new one in.
-            _drop_tmp(op, target, notes)
+            _drop_tmp(fs, op, target, notes)
             return Undone(path, "restored", notes)
-    if not os.path.lexists(backup):
-        if op.get("expected_absent") and target.kind == FILE and os.path.lexists(full):
-            return _take_back(store, op, target, None)  # a file this restore created
+    if not _exists(fs, backup):
+        if op.get("expected_absent") and target.kind == FILE and _exists(fs, full):
+            return _take_back(fs, store, op, target, None)  # a file this restore created
         return Undone(path, "untouched", notes)
-    if os.path.lexists(full):
-        if _same_inode(full, backup):
-            os.unlink(backup)  # a recovery killed after putting the backup back
+    if _exists(fs, full):
+        if _same_inode(fs, full, backup):
+            _unlink(fs, backup)  # a recovery killed after putting the backup back
             return Undone(path, "restored", notes)
         if target.kind != FILE:
-            _drop_backup(store, backup, notes)
+            _drop_backup(fs, store, backup, notes)
             return Undone(path, "left", notes)  # created again since the restore deleted it
-        undone = _take_back(store, op, target, backup)
+        undone = _take_back(fs, store, op, target, backup)
         undone.notes[:0] = notes
         return undone
     if target.kind == FILE:
-        _drop_backup(store, backup, notes)
+        _drop_backup(fs, store, backup, notes)
         return Undone(path, "left", notes)  # the restored file was deleted since
-    if _place(backup, full):
+    if _place(fs, backup, full):
         return Undone(path, "restored", notes)
     return Undone(path, "left", [*notes, f"kept {backup}"])
 
 
-def _undo_op(store: Store | None, op: dict[str, Any]) -> Undone:
+def _undo_op(fs: Pinned, store: Store | None, op: dict[str, Any]) -> Undone:
     """`undo_swap`, with an OS error reported as the file left where it is (and why)."""
     try:
-        return undo_swap(store, op)
+        return undo_swap(fs, store, op)
     except OSError as exc:
         return Undone(op["path"], "left", [f"{exc.filename or op['path']}: {exc.strerror}"])
+    except RewindError as exc:
+        return Undone(op["path"], "left", [str(exc)])
 
 
 def rollback(
-    ops: Sequence[dict[str, Any]], created_dirs: Sequence[str] = (), store: Store | None = None
+    fs: Pinned,
+    ops: Sequence[dict[str, Any]],
+    created_dirs: Sequence[str] = (),
+    store: Store | None = None,
 ) -> list[Undone]:
     """Undo swapped files using the journal (compare-and-swap, see `undo_swap`); returns the
     paths that could not be put back or keep a file beside them."""
     problems: list[Undone] = []
     for op in reversed(ops):
-        undone = _undo_op(store, op)
+        undone = _undo_op(fs, store, op)
         if undone.result == "left" or undone.notes:
             problems.append(undone)
-    _remove_dirs(created_dirs)
+    _remove_dirs(fs, created_dirs)
     return problems
 
 
@@ -457,25 +617,26 @@ def swap(
     ops = _journal(store, point, items)
     expected = [(disk_expected or {}).get(pp.path, pp.current) for pp in items]
     created_dirs: list[str] = []
-    try:
-        _write_all(ops, items, created_dirs)
-        _check_all(store.root, items, expected)
-        for index, (op, pp, want) in enumerate(zip(ops, items, expected, strict=True), 1):
-            _pause("before-aside", index)
-            _swap_one(op, want, pp.target, index)
-            _fault("after-swap", index)
-        for d in {os.path.dirname(op["full"]) for op in ops}:
-            _fsync_dir(d)
-    except BaseException as exc:
-        _fail(exc, rollback(ops, created_dirs, store), point)
-        raise
-    reached: Reached = {}
-    for op, pp in zip(ops, items, strict=True):
+    with Pinned(store.root) as fs:
         try:
-            st: os.stat_result | None = os.lstat(op["full"]) if pp.target.kind == FILE else None
-        except OSError:
-            st = None
-        reached[pp.path] = (pp.target, st)
+            _write_all(fs, ops, items, created_dirs)
+            _check_all(fs, ops, expected)
+            for index, (op, pp, want) in enumerate(zip(ops, items, expected, strict=True), 1):
+                _pause("before-aside", index)
+                _swap_one(fs, op, want, pp.target, index)
+                _fault("after-swap", index)
+            for d in {os.path.dirname(op["full"]) for op in ops}:
+                _fsync_dir(fs, d)
+        except BaseException as exc:
+            _fail(exc, rollback(fs, ops, created_dirs, store), point)
+            raise
+        reached: Reached = {}
+        for op, pp in zip(ops, items, strict=True):
+            try:
+                st = _lstat(fs, op["full"]) if pp.target.kind == FILE else None
+            except (OSError, RewindError):
+                st = None
+            reached[pp.path] = (pp.target, st)
     return reached, ops
 
 
@@ -512,29 +673,34 @@ _SYNC_EACH_MAX = 16
 
 
 def _write_all(
-    ops: list[dict[str, Any]], items: Sequence[PathPlan], created_dirs: list[str]
+    fs: Pinned, ops: list[dict[str, Any]], items: Sequence[PathPlan], created_dirs: list[str]
 ) -> None:
     """Every new content in its temporary file, durable before any file is moved."""
     sync_each = len(items) <= _SYNC_EACH_MAX
     for index, (op, pp) in enumerate(zip(ops, items, strict=True), 1):
         if pp.target.kind == FILE:
             assert pp.target_data is not None
-            _makedirs(os.path.dirname(op["full"]), created_dirs)
-            _write_tmp(op["tmp"], pp.target_data, pp.target.mode, sync_each, index)
+            _makedirs(fs, os.path.dirname(op["full"]), created_dirs)
+            _write_tmp(fs, op["tmp"], pp.target_data, pp.target.mode, sync_each, index)
     if not sync_each:
         flush_files({os.path.dirname(op["tmp"]) for op in ops if op["target_kind"] == FILE})
 
 
-def _check_all(root: str, items: Sequence[PathPlan], expected: list[Version]) -> None:
+def _check_all(fs: Pinned, ops: Sequence[dict[str, Any]], expected: list[Version]) -> None:
     """Every path still holds what the plan expected (read in a few threads: a large restore reads
     thousands of files). Each is checked again at its swap; this catches a change before any file
-    is moved."""
-    held = parallel_map(lambda pp: _held(safe_target(root, pp.path)), items)
-    for pp, now, want in zip(items, held, expected, strict=True):
+    is moved. Every folder is pinned first, in this thread."""
+    for directory in {os.path.dirname(op["full"]) for op in ops}:
+        try:
+            fs.folder(directory)
+        except FileNotFoundError:
+            pass
+    held = parallel_map(lambda op: _held(fs, op["full"]), ops)
+    for op, now, want in zip(ops, held, expected, strict=True):
         if not now == want:
             raise ConflictError(
-                f"{pp.path}: changed while the restore was being prepared; nothing written",
-                [pp.path],
+                f"{op['path']}: changed while the restore was being prepared; nothing written",
+                [op["path"]],
             )
 
 
@@ -556,46 +722,67 @@ def _fail(exc: BaseException, problems: list[Undone], point: str) -> None:
         ) from exc
 
 
-def _swap_one(op: dict[str, Any], expected: Version, target: Version, index: int = 0) -> None:
+def _swap_one(
+    fs: Pinned, op: dict[str, Any], expected: Version, target: Version, index: int = 0
+) -> None:
     """Swap one path, closing the window after the last check: the old file is renamed aside
     first, then what it held at that instant is compared with what the plan expected (a write that
     landed after the check is caught here and put back), and the new file is linked in only if
     nothing appeared at the path meanwhile."""
     full, tmp, backup, path = op["full"], op["tmp"], op["backup"], op["path"]
-    if os.path.lexists(full):
-        os.rename(full, backup)
-        if _held(backup) != expected:
-            where = "" if _place(backup, full) else f"; what it held is kept at {backup}"
+    fs.check(full)
+    if _exists(fs, full):
+        _rename(fs, full, backup)
+        if _held(fs, backup) != expected:
+            where = "" if _place(fs, backup, full) else f"; what it held is kept at {backup}"
             raise ConflictError(
                 f"{path}: changed at the moment of the swap; left as found{where}", [path]
             )
-        op["backup_sig"] = _sig(backup)
+        op["backup_sig"] = _sig(fs, backup)
         op["keep_backup"] = expected.kind != FILE  # too large to be in the store: keep on disk
     elif expected.kind != ABSENT:
         raise ConflictError(f"{path}: deleted at the moment of the swap; left as found", [path])
     _pause("before-link", index)
-    if target.kind == FILE and not _place(tmp, full):
+    if target.kind == FILE:
+        fs.check(full)
+    if target.kind == FILE and not _place(fs, tmp, full):
         raise ConflictError(f"{path}: created at the moment of the swap; left as found", [path])
 
 
-def discard_backups(ops: Sequence[dict[str, Any]]) -> list[str]:
+def discard_backups(ops: Sequence[dict[str, Any]], fs: Pinned | None = None) -> list[str]:
     """Delete the backups of an applied restore. A backup written to after it was checked (a
     process that held the old file open kept writing into it) or whose content is not in the store
     is kept; returns those file names (deleted in a few threads: a large restore has thousands)."""
-    return [b for b in parallel_map(_discard_backup, ops) if b is not None]
+    if not ops:
+        return []
+    if fs is None:
+        with Pinned(_root_of(ops[0])) as own:
+            return discard_backups(ops, own)
+    for directory in {os.path.dirname(op["backup"]) for op in ops}:
+        try:
+            fs.folder(directory)
+        except (OSError, RewindError):
+            pass
+    return [b for b in parallel_map(lambda op: _discard_backup(fs, op), ops) if b is not None]
 
 
-def _discard_backup(op: dict[str, Any]) -> str | None:
+def _root_of(op: dict[str, Any]) -> str:
+    """The workspace root a journal entry's absolute path was made from."""
+    full, path = op["full"], op["path"]
+    return str(full[: len(full) - len(path) - 1]) or os.sep
+
+
+def _discard_backup(fs: Pinned, op: dict[str, Any]) -> str | None:
     """Delete one backup (see `discard_backups`); its name when it is kept."""
     backup: str = op["backup"]
-    sig = _sig(backup)
+    sig = _sig(fs, backup)
     if sig is None:
         return None
     if op.get("keep_backup") or sig != op.get("backup_sig", sig):
         return backup
     try:
-        os.unlink(backup)
-    except FileNotFoundError:
+        _unlink(fs, backup)
+    except (FileNotFoundError, RewindError):
         pass
     return None
 
@@ -668,28 +855,26 @@ def _owner_alive(journal: dict[str, Any], own_live: bool = False) -> bool:
         return True
 
 
-def _foresee(op: dict[str, Any]) -> tuple[Version, bytes | None, Version, bytes | None] | None:
+def _foresee(
+    fs: Pinned, op: dict[str, Any]
+) -> tuple[Version, bytes | None, Version, bytes | None] | None:
     """(content at the path now, its bytes, content the roll back puts there, its bytes) for a path
     the roll back of `op` would change, else None. Only a forecast for the restore point: each
     move is checked again when it is made."""
     full, tmp, backup = op["full"], op["tmp"], op["backup"]
     target = _op_target(op)
     aside = op.get("aside")
-    if aside and not os.path.lexists(full) and os.path.lexists(aside):
+    if aside and not _exists(fs, full) and _exists(fs, aside):
         full = aside  # a recovery killed with the path moved aside: it holds the path's content
     try:
-        old, old_data, _ = (
-            read_current(os.path.dirname(backup), os.path.basename(backup))
-            if os.path.lexists(backup)
-            else (Version(ABSENT), None, None)
-        )
-        now, now_data, _ = read_current(os.path.dirname(full), os.path.basename(full))
+        old, old_data = _read(fs, backup) if _exists(fs, backup) else (ABSENT_VERSION, None)
+        now, now_data = _read(fs, full)
     except (RewindError, OSError):
         return None
-    if os.path.lexists(backup):
-        ours = now == target or (
-            now.kind == ABSENT and (target.kind == ABSENT or os.path.lexists(tmp))
-        )
+    if now.kind == OTHER:
+        return None
+    if _exists(fs, backup):
+        ours = now == target or (now.kind == ABSENT and (target.kind == ABSENT or _exists(fs, tmp)))
     else:
         ours = bool(op.get("expected_absent")) and target.kind == FILE and now == target
     if not ours or old.kind not in (FILE, ABSENT) or now == old:
@@ -718,36 +903,92 @@ def _open_recovery(store: Store, point: str, forecast: _Forecast) -> str | None:
     )
 
 
-def _remove_dirs(dirs: Sequence[str]) -> None:
+def _remove_dirs(fs: Pinned, dirs: Sequence[str]) -> None:
     """Remove the folders a restore created, deepest first, where they are empty."""
     for d in sorted(dirs, key=len, reverse=True):
         try:
-            os.rmdir(d)
-        except OSError:
+            fd, name = fs.at(d)
+            os.rmdir(name, dir_fd=fd)
+        except (OSError, RewindError):
             pass
 
 
+def _checked_ops(root: str, journal: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The journal's entries whose names are where a restore of this workspace puts them, and
+    the paths of the others. A journal is a file in the store: one edited or damaged could name
+    any file on the machine, so a recovery acts only on entries that a restore of `root` would
+    have written (the path workspace-relative and safe, `full` that path under the root, every
+    temporary, backup and aside name a dot-name beside it)."""
+    root = os.path.realpath(root)
+    good: list[dict[str, Any]] = []
+    bad: list[str] = []
+    ops = journal.get("ops", [])
+    for op in ops if isinstance(ops, list) else []:
+        try:
+            ok = _op_ok(root, op)
+        except (TypeError, KeyError, AttributeError, RewindError):
+            ok = False
+        if ok:
+            good.append(op)
+        else:
+            bad.append(str(op.get("path", "?")) if isinstance(op, dict) else "?")
+    return good, bad
+
+
+def _op_ok(root: str, op: dict[str, Any]) -> bool:
+    path = op["path"]
+    check_relative(path)
+    full = os.path.join(root, *path.split("/"))
+    if op["full"] != full:
+        return False
+    directory = os.path.dirname(full)
+    for key in ("tmp", "backup", "aside"):
+        name = op.get(key)
+        if name is None and key == "aside":
+            continue
+        if not isinstance(name, str) or os.path.dirname(name) != directory:
+            return False
+        base = os.path.basename(name)
+        if not base.startswith(".") or ".rewind-" not in base:
+            return False
+    return True
+
+
+def _refused_text(refused: Sequence[str]) -> str:
+    return (
+        f"; refused {len(refused)} journal entr(ies) naming files outside the workspace or "
+        f"not a restore's own: {', '.join(refused)}"
+        if refused
+        else ""
+    )
+
+
 def _recover_disk(store: Store, point: str, journal: dict[str, Any]) -> str:
-    ops: list[dict[str, Any]] = journal.get("ops", [])
-    forecast = {op["path"]: f for op in ops if (f := _foresee(op)) is not None}
+    with Pinned(store.root) as fs:
+        return _recover_pinned(fs, store, point, journal)
+
+
+def _recover_pinned(fs: Pinned, store: Store, point: str, journal: dict[str, Any]) -> str:
+    ops, refused = _checked_ops(store.root, journal)
+    forecast = {op["path"]: f for op in ops if (f := _foresee(fs, op)) is not None}
     recovery = _open_recovery(store, point, forecast)
     restored: Reached = {}
     left: list[str] = []
     notes: list[str] = []
     for op in reversed(ops):
-        undone = _undo_op(store, op)
+        undone = _undo_op(fs, store, op)
         notes.extend(undone.notes)
         if undone.result == "restored":
             seen = forecast.get(op["path"])
-            version = seen[2] if seen is not None else _held(op["full"])
+            version = seen[2] if seen is not None else _held(fs, op["full"])
             try:
-                st: os.stat_result | None = os.lstat(op["full"])
-            except OSError:
+                st = _lstat(fs, op["full"])
+            except (OSError, RewindError):
                 st = None
             restored[op["path"]] = (version, st)
         elif undone.result == "left":
             left.append(op["path"])
-    _remove_dirs(journal.get("created_dirs", []))
+    _remove_dirs(fs, journal.get("created_dirs", []))
     if recovery is not None:
         missed = [p for p in forecast if p not in restored]
         finish_restore_point(
@@ -764,12 +1005,20 @@ def _recover_disk(store: Store, point: str, journal: dict[str, Any]) -> str:
         line += f"; left alone, changed since the interruption: {', '.join(left)}"
     if notes:
         line += f"; {'; '.join(notes)}"
+    line += _refused_text(refused)
     if recovery is not None:
         line += " (undo: rewind-ls undo)"
     return line
 
 
 def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> list[str]:
+    with Pinned(store.root) as fs:
+        return _roll_forward_pinned(fs, store, point, journal)
+
+
+def _roll_forward_pinned(
+    fs: Pinned, store: Store, point: str, journal: dict[str, Any]
+) -> list[str]:
     """Finish the file writes of an editor restore whose edit the client had applied. A compare-
     and-swap like every restore: a path is written only while it still holds what it held when the
     restore began (its `before` in the restore point); a path that already holds the target is
@@ -788,9 +1037,9 @@ def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> list[str
         target = row.after or ABSENT_VERSION
         before = row.before
         try:
-            if _finish_one(store, op, before, target):
-                full = op["full"]
-                reached[op["path"]] = (target, os.lstat(full) if target.kind == FILE else None)
+            if _finish_one(fs, store, op, before, target):
+                st = _lstat(fs, op["full"]) if target.kind == FILE else None
+                reached[op["path"]] = (target, st)
             else:
                 failed.add(op["path"])
                 left.append(op["path"])
@@ -801,14 +1050,16 @@ def _roll_forward(store: Store, point: str, journal: dict[str, Any]) -> list[str
             # Carried by the edit the client applied.
             reached[path] = (row.after or ABSENT_VERSION, None)
     finish_restore_point(store, point, reached, sorted(failed))
-    discard_backups(ops)
+    discard_backups(ops, fs)
     return left
 
 
 def _server_ops(store: Store, journal: dict[str, Any], failed: set[str]) -> list[dict[str, Any]]:
     """The journal's ops, plus one for each path the server was to write that has none yet (the
-    server died before journaling it); a path that is no longer a safe target goes to `failed`."""
-    ops: list[dict[str, Any]] = list(journal.get("ops", []))
+    server died before journaling it); a path that is no longer a safe target goes to `failed`,
+    as does an entry naming a file a restore of this workspace would not write."""
+    ops, refused = _checked_ops(store.root, journal)
+    failed.update(refused)
     have = {op["path"] for op in ops}
     for path in journal.get("serverPaths", []):
         if path not in have:
@@ -823,33 +1074,35 @@ def _server_ops(store: Store, journal: dict[str, Any], failed: set[str]) -> list
     return ops
 
 
-def _finish_one(store: Store, op: dict[str, Any], before: Version, target: Version) -> bool:
+def _finish_one(
+    fs: Pinned, store: Store, op: dict[str, Any], before: Version, target: Version
+) -> bool:
     """Bring one server-written path of an interrupted editor restore to `target`, only from the
     content it held when the restore began. False when it holds something else (left alone)."""
     full, tmp, backup = op["full"], op["tmp"], op["backup"]
-    held = _held(full)
+    held = _held(fs, full)
     if held == target:
-        _drop_tmp(op, target, [])
+        _drop_tmp(fs, op, target, [])
         return True
-    midway = not os.path.lexists(full) and os.path.lexists(backup) and _held(backup) == before
+    midway = not _exists(fs, full) and _exists(fs, backup) and _held(fs, backup) == before
     if held != before and not midway:
         return False  # the agent or the person wrote here after the crash: theirs wins
     if target.kind == FILE:
         assert target.hash is not None
-        _makedirs(os.path.dirname(full), [])
-        if os.path.lexists(tmp):
-            _drop_tmp(op, target, [])
-        if os.path.lexists(tmp):
+        _makedirs(fs, os.path.dirname(full), [])
+        if _exists(fs, tmp):
+            _drop_tmp(fs, op, target, [])
+        if _exists(fs, tmp):
             return False  # a file we did not write sits at our temporary name: keep it
-        _write_tmp(tmp, store.get_blob(target.hash), target.mode)
+        _write_tmp(fs, tmp, store.get_blob(target.hash), target.mode)
     if midway:
-        return target.kind != FILE or _place(tmp, full)
+        return target.kind != FILE or _place(fs, tmp, full)
     try:
-        _swap_one(op, before, target)
+        _swap_one(fs, op, before, target)
     except ConflictError:
-        _drop_tmp(op, target, [])
+        _drop_tmp(fs, op, target, [])
         return False
-    _fsync_dir(os.path.dirname(full))
+    _fsync_dir(fs, os.path.dirname(full))
     return True
 
 
@@ -861,11 +1114,14 @@ def current_matches(root: str, path: str, version: Version) -> bool:
 def _discard_leftover_backups(store: Store) -> None:
     """A process killed after marking its restore applied may leave backup files behind: deleted
     when their content is in the store, kept otherwise."""
-    for info in store.recent_restore_journals(5):
-        journal = json.loads(info) if info else {}
-        for op in journal.get("ops", []):
-            if op.get("backup") and os.path.lexists(op["backup"]):
+    journals = [json.loads(info) if info else {} for info in store.recent_restore_journals(5)]
+    if not any(j.get("ops") for j in journals):
+        return
+    with Pinned(store.root) as fs:
+        for journal in journals:
+            for op in _checked_ops(store.root, journal)[0]:
                 try:
-                    _drop_backup(store, op["backup"], [])
-                except OSError:
+                    if _exists(fs, op["backup"]):
+                        _drop_backup(fs, store, op["backup"], [])
+                except (OSError, RewindError):
                     pass

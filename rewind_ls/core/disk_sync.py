@@ -50,14 +50,17 @@ def _errno() -> int:
     return ctypes.get_errno()
 
 
-def rename_noreplace(src: str, dst: str) -> bool | None:
+def rename_noreplace(
+    src: str, dst: str, src_dir_fd: int = _AT_FDCWD, dst_dir_fd: int = _AT_FDCWD
+) -> bool | None:
     """Move `src` to `dst` unless `dst` exists (False, `src` left as is). None: not available here.
-    Other errors raise OSError naming `src`."""
+    Other errors raise OSError naming `src`. `src_dir_fd`/`dst_dir_fd`: the names are relative to
+    these folder descriptors (renameat2's), not to the current folder."""
     libc = _c()
     fn = getattr(libc, "renameat2", None) if libc else None
     if fn is None:
         return None
-    res = fn(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), _RENAME_NOREPLACE)
+    res = fn(src_dir_fd, os.fsencode(src), dst_dir_fd, os.fsencode(dst), _RENAME_NOREPLACE)
     if res == 0:
         return True
     err = _errno()

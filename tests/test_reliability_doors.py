@@ -1,0 +1,181 @@
+"""Nothing lost, nothing outside (issue #23): each door an attacker or a careless command found,
+shut and tested with the real processes (the CLI as a subprocess, the real hook, the server).
+
+Figures for the note are printed at the end of the module (`Tally`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+from tests.support.agent import FakeClaude
+from tests.support.fault import Tally, env_for, tree_state
+
+TALLY = Tally("doors (issue 23)")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report() -> Iterator[None]:
+    yield
+    TALLY.report()
+
+
+def _no_traceback(proc: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "internal error" not in proc.stderr, proc.stderr
+
+
+def _turn_count(cli: Cli) -> int:
+    return sum(len(s["turns"]) for s in cli.json("turns", "--all")["sessions"])
+
+
+# --- 1. gc limits ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--max-bytes", "-5"),
+        ("--max-bytes", "0"),
+        ("--retention-days", "-1"),
+        ("--retention-days", "0"),
+    ],
+)
+def test_gc_refuses_a_limit_that_is_not_positive(
+    ws: Path, agent: FakeClaude, cli: Cli, args: tuple[str, str]
+) -> None:
+    TALLY("attacks")
+    agent.turn("one", {"a.txt": "1\n"})
+    agent.turn("two", {"a.txt": "2\n"})
+    proc = cli("gc", *args, ok=False)
+    _no_traceback(proc)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "must be a positive" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert _turn_count(cli) == 2
+
+
+def test_gc_never_drops_the_latest_restore_point(ws: Path, agent: FakeClaude, cli: Cli) -> None:
+    """After a forced rewind the restore point holds the only copy of the person's edit: even a
+    gc told to drop everything (`--yes`, a one-byte cap) keeps it, and `undo` brings it back."""
+    TALLY("attacks")
+    agent.turn("one", {"a.txt": "agent 1\n"})
+    (ws / "a.txt").write_text("the person's only copy\n")
+    cli("rewind", "1", "--yes", "--force")
+    assert not (ws / "a.txt").exists()
+    cli("gc", "--max-bytes", "1", "--retention-days", "1", "--yes")
+    cli("undo", "--yes")
+    assert (ws / "a.txt").read_text() == "the person's only copy\n"
+
+
+def test_gc_asks_before_dropping_an_older_restore_point(
+    ws: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    TALLY("attacks")
+    agent.turn("one", {"a.txt": "agent 1\n"})
+    (ws / "a.txt").write_text("the person's only copy\n")
+    cli("rewind", "1", "--yes", "--force")
+    cli("undo", "--yes")  # a second restore point: the first is now an older one
+    before = _turn_count(cli)
+    proc = cli("gc", "--max-bytes", "1", ok=False)
+    _no_traceback(proc)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "--yes" in proc.stderr and "Nothing dropped" in proc.stderr
+    assert _turn_count(cli) == before
+    cli("gc", "--max-bytes", "1", "--yes")
+    assert (ws / "a.txt").read_text() == "the person's only copy\n"
+
+
+# --- 2. a parent folder swapped for a link in the middle of a restore ------------------------------
+
+
+def _race(ws: Path, home: Path, tmp_path: Path, attack: str, *cmd: str) -> subprocess.Popen[bytes]:
+    mark = tmp_path / f"mark-{attack}"
+    env = env_for(
+        home,
+        REWIND_LS_FAULT=attack,
+        REWIND_LS_FAULT_MARK=str(mark),
+        REWIND_LS_FAULT_PAUSE="1.0",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rewind_ls", *cmd, "-C", str(ws), "--yes"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while not mark.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.002)
+    return proc
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    """The files of `folder` by content (a restore's own temporary names left out: they were
+    written before the attack moved the folder, and must be gone after)."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and not p.is_symlink() and ".rewind-" not in p.name:
+            out[str(p.relative_to(folder))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.mark.parametrize("stage", ["before-aside:1", "before-link:1"])
+@pytest.mark.parametrize("how", ["link-to-outside", "folder-moved-outside"])
+def test_parent_swapped_for_a_link_mid_restore_touches_nothing_outside(
+    ws: Path, home: Path, agent: FakeClaude, tmp_path: Path, stage: str, how: str
+) -> None:
+    """A concurrent `mv sub …; ln -s /outside sub` between the restore's checks and its moves: the
+    moves act on the folder that was checked (pinned descriptors) and a folder no longer where it
+    was checked is a conflict; not one byte outside the workspace changes."""
+    TALLY("attacks")
+    TALLY("race windows")
+    (ws / "sub").mkdir()
+    (ws / "sub" / "keep.txt").write_text("keep\n")
+    agent.turn("one", {"sub/a.txt": "the agent's file\n", "sub/keep.txt": "changed\n"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.txt").write_text(
+        "the agent's file\n"
+    )  # same bytes as the file the rewind deletes
+    (outside / "keep.txt").write_text("changed\n")
+    # What `outside` must hold at the end: untouched when a link leads there; when the checked
+    # folder itself was moved there, what it held before the restore (rolled back whole).
+    expected = _digest(outside)
+    proc = _race(ws, home, tmp_path, stage, "rewind", "1")
+    if how == "link-to-outside":
+        os.rename(ws / "sub", ws / "sub.moved")
+        os.symlink(outside, ws / "sub")
+    else:
+        shutil.rmtree(outside)
+        os.rename(ws / "sub", outside)
+        os.symlink(outside, ws / "sub")
+    _, err = proc.communicate(timeout=60)
+    assert b"Traceback" not in err, err
+    after_outside = _digest(outside)
+    changed = {
+        k for k in set(expected) | set(after_outside) if expected.get(k) != after_outside.get(k)
+    }
+    TALLY("files changed outside", len(changed))
+    assert after_outside == expected, (err, expected, after_outside)
+    assert not any(".rewind-" in p.name for p in outside.iterdir()), list(outside.iterdir())
+    if how == "folder-moved-outside":
+        # The checked folder left the workspace: the restore is refused as a conflict, named.
+        assert proc.returncode == 3, err
+        assert b"sub" in err and b"moved" in err, err
+
+
+# --- figures ----------------------------------------------------------------------------------------
+
+
+def test_tree_state_helper_is_used() -> None:
+    assert tree_state  # imported for the fuzz tests below

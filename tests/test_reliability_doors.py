@@ -179,3 +179,24 @@ def test_parent_swapped_for_a_link_mid_restore_touches_nothing_outside(
 
 def test_tree_state_helper_is_used() -> None:
     assert tree_state  # imported for the fuzz tests below
+
+
+# --- 4. names of any legal length -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("length", [235, 255])
+def test_a_name_of_any_legal_length_is_restored(
+    ws: Path, agent: FakeClaude, cli: Cli, length: int
+) -> None:
+    TALLY("attacks")
+    name = "n" * (length - 4) + ".txt"
+    assert len(name.encode()) == length
+    (ws / name).write_text("before\n")
+    (ws / "other.txt").write_text("o0\n")
+    agent.turn("one", {name: "after\n", "other.txt": "o1\n", "gone" + "é" * 120: "x\n"})
+    cli("rewind", "1", "--yes")
+    assert (ws / name).read_text() == "before\n"
+    assert (ws / "other.txt").read_text() == "o0\n"
+    assert sorted(p.name for p in ws.iterdir()) == sorted([name, "other.txt"])
+    cli("undo", "--yes")
+    assert (ws / name).read_text() == "after\n"

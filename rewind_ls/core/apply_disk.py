@@ -17,7 +17,7 @@ import itertools
 import json
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -590,6 +590,7 @@ def _swap_all(store: Store, plan: Plan, items: list[PathPlan]) -> Outcome:
     _pause("before-discard", 1)
     kept = discard_backups(ops)
     chosen = {p.path for p in items}
+    remove_emptied_dirs(ops, keep={p.path for p in plan.conflicts if p.path not in chosen})
     left = [p.path for p in plan.conflicts if p.path not in chosen]
     note = f"; {len(left)} conflicting path(s) left alone: {', '.join(left)}" if left else ""
     if kept:
@@ -764,6 +765,32 @@ def discard_backups(ops: Sequence[dict[str, Any]], fs: Pinned | None = None) -> 
         except (OSError, RewindError):
             pass
     return [b for b in parallel_map(lambda op: _discard_backup(fs, op), ops) if b is not None]
+
+
+def remove_emptied_dirs(ops: Sequence[dict[str, Any]], keep: Collection[str] = ()) -> list[str]:
+    """After an applied restore (backups gone): the folders its deletions left empty are removed,
+    deepest first up to the workspace root, so a rewind of a turn that created `sub/deeper/new.txt`
+    leaves no `sub/deeper/`. A folder holding anything at all (a kept backup too) stays, and so
+    does one named in `keep` (a conflict the person chose to leave alone). Returns the
+    workspace-relative folders removed."""
+    deleted = [op for op in ops if op.get("target_kind") == ABSENT]
+    if not deleted:
+        return []
+    removed: list[str] = []
+    with Pinned(_root_of(deleted[0])) as fs:
+        folders = {os.path.dirname(op["full"]) for op in deleted}
+        for directory in sorted(folders, key=len, reverse=True):
+            while directory != fs.root and is_below(directory, fs.root):
+                if fs.rel(directory) in keep:
+                    break
+                try:
+                    fd, name = fs.at(directory)
+                    os.rmdir(name, dir_fd=fd)
+                except (OSError, RewindError):
+                    break
+                removed.append(fs.rel(directory))
+                directory = os.path.dirname(directory)
+    return removed
 
 
 def _root_of(op: dict[str, Any]) -> str:

@@ -4,6 +4,7 @@ or written: every path goes through `relative_path` (capture) or `safe_target` (
 from __future__ import annotations
 
 import os
+import re
 import stat
 
 from rewind_ls.core.errors import BadInput, BadPath, OutsideWorkspace
@@ -143,6 +144,8 @@ def safe_target(root: str, rel: str) -> str:
         st = os.lstat(full)
     except FileNotFoundError:
         return full
+    except NotADirectoryError:
+        raise BadPath(rel, "a parent folder is a file now; rewind-ls will not replace it") from None
     if stat.S_ISLNK(st.st_mode):
         raise BadPath(rel, "is a symbolic link; rewind-ls does not write through links")
     if stat.S_ISDIR(st.st_mode):
@@ -166,4 +169,17 @@ def from_uri(uri: str) -> str:
         raise BadPath(uri, "is not a file: URI")
     if parsed.netloc not in ("", "localhost"):
         raise BadPath(uri, "names a remote host")
-    return unquote(parsed.path)
+    path = unquote(parsed.path)
+    if not path.startswith("/") or parsed.query or parsed.fragment:
+        raise BadPath(uri, "is not a well-formed file: URI (file:///absolute/path)")
+    return path
+
+
+# A URI's scheme (RFC 3986): a letter, then letters, digits, '+', '-' or '.', then ':'.
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def looks_like_uri(text: str) -> bool:
+    """`text` starts with a URI scheme (`file:`, `untitled:`, `vscode-notebook-cell:`): to be read
+    as a URI, never as a file name that happens to hold a colon."""
+    return bool(_SCHEME.match(text))

@@ -15,6 +15,7 @@ session or the person changed the path after T's session last did), `merge`, `no
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from rewind_ls.core.capture import REWIND_SESSION, read_current
@@ -145,10 +146,33 @@ class Plan:
 
 def disk_reader(root: str) -> Reader:
     def read(rel: str) -> tuple[Version, bytes | None]:
+        why = _parent_not_a_folder(root, rel)
+        if why is not None:
+            raise BadPath(rel, why)
         version, data, _ = read_current(root, rel)
         return version, data
 
     return read
+
+
+def _parent_not_a_folder(root: str, rel: str) -> str | None:
+    """Why a restore cannot write `rel`: one of its parents is a file or a link now where a folder
+    was (a restore never replaces either, nor writes through a link); None when each is a folder
+    or missing."""
+    import stat
+
+    parts = rel.split("/")[:-1]
+    probe = root
+    for i, part in enumerate(parts):
+        probe = os.path.join(probe, part)
+        try:
+            st = os.lstat(probe)
+        except OSError:
+            return None
+        what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a file"
+        if not stat.S_ISDIR(st.st_mode):
+            return f"{'/'.join(parts[: i + 1])} is {what} now where a folder was"
+    return None
 
 
 def _content(store: Store, version: Version, path: str) -> tuple[bytes | None, Conflict | None]:
@@ -210,6 +234,15 @@ def plan_rewind(
     candidates = sorted({c.path for c in store.changes_of_turns(session_turns)})
     _note_reconstructed(plan, [store.turn(t) for t in session_turns])
     if paths is not None:
+        missing = sorted(set(paths) - set(candidates))
+        if missing:
+            # A typo must not pass for "nothing to restore".
+            changed = ", ".join(candidates[:20]) or "no file"
+            more = f" and {len(candidates) - 20} more" if len(candidates) > 20 else ""
+            raise RewindError(
+                f"turn {turn.number}: no turn from it on changed {', '.join(missing)} "
+                f"(they changed {changed}{more}); nothing written"
+            )
         wanted = set(paths)
         candidates = [p for p in candidates if p in wanted]
     for path in candidates:
@@ -232,7 +265,33 @@ def plan_rewind(
         _check_cas(store, pp)
         if pp.conflict is None and pp.will_write:
             _check_others(store, pp, turn, history)
+    _folders_where_files_were(store, plan)
     return plan
+
+
+def _folders_where_files_were(store: Store, plan: Plan) -> None:
+    """A folder that now stands where rewind-ls last knew a file (the agent's `rm f; mkdir f`,
+    which a scan cannot record) is a conflict of the rewind that empties it: restoring only the
+    files inside would report success and leave an empty folder where the person's file was."""
+    have = {pp.path for pp in plan.paths}
+    for pp in list(plan.paths):
+        parts = pp.path.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            folder = "/".join(parts[:i])
+            if folder in have:
+                continue
+            known = store.known(folder)
+            if known is None or known[0].kind != FILE:
+                continue
+            have.add(folder)
+            conflict = PathPlan(folder, Version(OTHER), None)
+            conflict.action = Action.MODIFY
+            conflict.conflict = Conflict(
+                ConflictKind.UNREADABLE,
+                f"{folder}: a folder now where a file was (rewind-ls last knew a file there); "
+                "a restore never replaces a folder with a file; left alone",
+            )
+            plan.paths.append(conflict)
 
 
 def _check_others(store: Store, pp: PathPlan, turn: Turn, history: list[PathChange]) -> None:
@@ -373,7 +432,8 @@ def resolve_turn(store: Store, spec: str, session_id: str | None = None) -> Turn
     sid = session_id or current_session(store)
     if sid is None:
         raise UnknownTurn(spec, "no agent session has been recorded in this workspace")
-    turn = store.turn_by_number(sid, int(spec))
+    number = int(spec)
+    turn = store.turn_by_number(sid, number) if number < 2**63 else None  # SQLite's integers
     if turn is None:
         low, high = store.turn_number_range(sid)
         have = f"has turns {low}..{high}" if low is not None else "has no turns"

@@ -27,6 +27,7 @@ from rewind_ls.core.apply_disk import (
     Outcome,
     apply_to_disk,
     discard_backups,
+    remove_emptied_dirs,
     select,
     swap,
 )
@@ -229,4 +230,5 @@ def finish_editor_restore(
             reached[pp.path] = (pp.target, None)
     state = finish_restore_point(store, point, reached, sorted(set(failed)))
     discard_backups(ops)
+    remove_emptied_dirs(ops)
     return ("applied" if state == "applied" else "partial"), sorted(set(failed)), written

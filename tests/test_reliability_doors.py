@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Cli
-from tests.support.agent import FakeClaude
+from tests.support.agent import FakeClaude, run_hook
 from tests.support.fault import Tally, env_for, tree_state
 
 TALLY = Tally("doors (issue 23)")
@@ -200,3 +200,132 @@ def test_a_name_of_any_legal_length_is_restored(
     assert sorted(p.name for p in ws.iterdir()) == sorted([name, "other.txt"])
     cli("undo", "--yes")
     assert (ws / name).read_text() == "after\n"
+
+
+# --- 5. folder <-> file, and folders a turn made --------------------------------------------------
+
+
+def test_a_folder_that_became_a_file_is_a_conflict_with_its_reason(
+    ws: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    TALLY("attacks")
+    (ws / "sub").mkdir()
+    (ws / "sub" / "f.txt").write_text("0\n")
+    agent.turn("one", {"sub/f.txt": "1\n"})
+    shutil.rmtree(ws / "sub")
+    (ws / "sub").write_text("now a file\n")
+    for extra in ((), ("--force",)):
+        proc = cli("rewind", "1", "--yes", *extra, ok=False)
+        _no_traceback(proc)
+        assert proc.returncode == 3, (proc.stdout, proc.stderr)
+        assert "sub is a file now where a folder was" in proc.stderr, proc.stderr
+        assert (ws / "sub").read_text() == "now a file\n"
+
+
+def test_a_file_that_became_a_folder_is_a_conflict_not_a_success(
+    ws: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    """`rm b.txt; mkdir b.txt; echo x > b.txt/in` in a turn: a rewind of it must not report success
+    and leave an empty folder where the person's file was."""
+    TALLY("attacks")
+    (ws / "b.txt").write_text("b0\n")
+    agent.turn("one", {"c.txt": "c1\n"})
+    agent.turns += 1
+    agent.hook("UserPromptSubmit", prompt="replace")
+    agent.shell("rm b.txt && mkdir b.txt && echo x > b.txt/in")
+    agent.hook("Stop", stop_hook_active=False)
+    proc = cli("rewind", "2", "--yes", ok=False)
+    _no_traceback(proc)
+    assert proc.returncode == 3, (proc.stdout, proc.stderr)
+    assert "b.txt: a folder now where a file was" in proc.stderr, proc.stderr
+    assert (ws / "b.txt" / "in").read_text() == "x\n"
+
+
+def test_a_rewind_reaches_the_turns_start_folders_included(
+    ws: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    """Folders a turn created are removed by its rewind (and made again by the undo); a folder
+    that holds anything else stays."""
+    TALLY("attacks")
+    (ws / "keep").mkdir()
+    (ws / "keep" / "k.txt").write_text("k\n")
+    start = tree_state(ws)
+    agent.turn("one", {"sub/deeper/new.txt": "n\n", "keep/new.txt": "n\n", "top.txt": "t\n"})
+    after = tree_state(ws)
+    cli("rewind", "1", "--yes")
+    assert tree_state(ws) == start
+    cli("undo", "--yes")
+    assert tree_state(ws) == after
+
+
+# --- 7. every bad argument a one-line error and a non-zero exit -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (("rewind", "99999999999999999999999", "--yes"), "turn 99999999999999999999999"),
+        (("revert", "99999999999999999999999", "--yes"), "turn 99999999999999999999999"),
+        (("rewind", "1", "--path", "nope.txt", "--yes"), "nope.txt"),
+        (("rewind", "2", "--path", "a.txt", "--yes"), "a.txt"),
+        (("serve", "--tcp", "999.999.1.1:99999"), "--tcp"),
+        (("serve", "--tcp", "nohostport"), "--tcp"),
+        (("serve", "--tcp", "999.999.1.1:8080"), "999.999.1.1"),
+        (("serve", "--tcp", "203.0.113.7:8080"), "cannot listen there"),
+    ],
+)
+def test_bad_argument_is_one_line_and_non_zero(
+    ws: Path, agent: FakeClaude, cli: Cli, args: tuple[str, ...], says: str
+) -> None:
+    TALLY("attacks")
+    agent.turn("one", {"a.txt": "1\n"})
+    agent.turn("two", {"b.txt": "2\n"})
+    before = tree_state(ws)
+    proc = cli(*args, ok=False)
+    _no_traceback(proc)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], proc.stderr
+    assert tree_state(ws) == before
+
+
+def test_nul_in_a_hook_path_is_named_not_an_internal_error(ws: Path, agent: FakeClaude) -> None:
+    TALLY("attacks")
+    agent.turn("one", {"a.txt": "1\n"})
+    before = tree_state(ws)
+    for event in ("PreToolUse", "PostToolUse"):
+        payload = {
+            **agent._base(event),
+            "tool_name": "Write",
+            "tool_input": {"file_path": f"{ws}/a\x00b.txt", "content": "x"},
+        }
+        proc = run_hook(payload, agent.env)
+        assert proc.returncode == 0  # a hook never blocks the agent
+        err = proc.stderr.decode()
+        assert "internal error" not in err and "Traceback" not in err, err
+        assert "tool_input.file_path' contains a NUL byte" in err, err
+    assert tree_state(ws) == before
+
+
+async def test_record_edit_refuses_an_untitled_or_malformed_uri(tmp_path: Path) -> None:
+    from pygls.exceptions import JsonRpcException
+
+    from tests.support.lsp_client import start
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    client, _ = await start(ws, home)
+    try:
+        send = client.protocol.send_request_async
+        await send("rewind/beginTurn", {"sessionId": "lsp-agent", "prompt": "p"})
+        for uri in ("untitled:Untitled-1", "file:relative.txt", "file:", "vscode-notebook-cell:x"):
+            TALLY("attacks")
+            with pytest.raises(JsonRpcException) as err:
+                await send(
+                    "rewind/recordEdit",
+                    {"sessionId": "lsp-agent", "uri": uri, "phase": "before", "text": "x"},
+                )
+            assert "URI" in err.value.message, (uri, err.value.message)
+        assert sorted(p.name for p in ws.iterdir()) == []
+    finally:
+        await client.shutdown_session()

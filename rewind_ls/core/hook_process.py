@@ -21,7 +21,10 @@ def log(message: str) -> None:
     """Append to the log; never raises (the log is a courtesy, not a requirement)."""
     try:
         config.ensure_private_dir(config.home_dir())
-        fd = os.open(config.log_path(), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        # Never through a link: one planted as the log would make every hook append to its target.
+        fd = os.open(
+            config.log_path(), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600
+        )
         with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as f:
             f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}\n")
     except OSError:
@@ -38,7 +41,21 @@ def parse(raw: bytes) -> dict[str, Any]:
         raise BadInput(f"hook payload: not valid JSON ({type(exc).__name__}: {exc})") from None
     if not isinstance(payload, dict):
         raise BadInput(f"hook payload: expected a JSON object, got {type(payload).__name__}")
+    _refuse_nul_paths(payload.get("tool_input"), "tool_input")
     return payload
+
+
+def _refuse_nul_paths(value: Any, where: str) -> None:
+    """A NUL byte in a path field of the tool's input (no file name can hold one): BadInput naming
+    the field, before any step hands the path to the OS (which raises a bare ValueError)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_nul_paths(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value[:1000]):
+            _refuse_nul_paths(item, f"{where}[{i}]")
+    elif isinstance(value, str) and "\x00" in value and "path" in where.rsplit(".", 1)[-1].lower():
+        raise BadInput(f"hook payload: field {where!r} contains a NUL byte")
 
 
 def run(agent: str, stdin: Any = None) -> int:

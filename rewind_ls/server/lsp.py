@@ -803,7 +803,10 @@ def serve(tcp: str | None = None, log_level: str = "info", log_file: str | None 
     )
     if tcp:
         host, _, port = tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
+        try:
+            server.start_tcp(host or "127.0.0.1", int(port))
+        except OSError as exc:  # the address cannot be listened on (not this machine's, taken)
+            raise BadInput(f"--tcp {tcp}: cannot listen there: {exc.strerror or exc}") from None
     else:
         server.start_io()
     return 0

@@ -19,7 +19,7 @@ from rewind_ls.core.conversation import fork_fields
 from rewind_ls.core.diff import turn_diff
 from rewind_ls.core.errors import RewindError, UnknownTurn
 from rewind_ls.core.model import Turn
-from rewind_ls.core.paths import from_uri, relative_path, to_uri
+from rewind_ls.core.paths import from_uri, looks_like_uri, relative_path, to_uri
 from rewind_ls.core.plan import UNDO, PathPlan, Plan, describe, resolve_turn
 from rewind_ls.core.restore_flow import RestoreFlow, finish_editor_restore, plan_restore
 from rewind_ls.core.restore_point import open_restore_point
@@ -211,7 +211,7 @@ class Service:
     # --- paths ---------------------------------------------------------------------------------
 
     def rel_of(self, uri_or_path: str) -> str:
-        path = from_uri(uri_or_path) if "://" in uri_or_path else uri_or_path
+        path = from_uri(uri_or_path) if looks_like_uri(uri_or_path) else uri_or_path
         return relative_path(self.root, path, self.root)
 
     def uri(self, rel: str) -> str:

@@ -329,3 +329,66 @@ async def test_record_edit_refuses_an_untitled_or_malformed_uri(tmp_path: Path) 
         assert sorted(p.name for p in ws.iterdir()) == []
     finally:
         await client.shutdown_session()
+
+
+# --- 3. a store home another user can change -------------------------------------------------------
+
+
+def _foreign_folder(tmp_path: Path) -> Path:
+    """A world-writable folder owned by another user (uid 65534, `nobody`): made with chown,
+    which needs root (CI runs as root)."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    try:
+        os.chown(shared, 65534, 65534)
+    except PermissionError:
+        pytest.skip("chown to another user needs root")
+    shared.chmod(0o777)
+    return shared
+
+
+@pytest.mark.parametrize("where", ["inside-foreign-folder", "home-owned-by-another"])
+def test_a_store_home_another_user_can_change_is_refused(
+    ws: Path, tmp_path: Path, where: str
+) -> None:
+    TALLY("attacks")
+    shared = _foreign_folder(tmp_path)
+    home = shared / "rewind-home"
+    if where == "home-owned-by-another":
+        home = tmp_path / "planted-home"
+        home.mkdir(mode=0o700)
+        os.chown(home, 65534, 65534)
+    (ws / "a.txt").write_text("0\n")
+    agent = FakeClaude(ws, home)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the victim's file\n")
+    if where == "inside-foreign-folder":
+        # The other user plants a link as the log before the victim's first hook.
+        home.mkdir(mode=0o700, exist_ok=True)
+        os.symlink(victim, home / "rewind-ls.log")
+        os.chown(home / "rewind-ls.log", 65534, 65534, follow_symlinks=False)
+    proc = agent.hook("UserPromptSubmit", prompt="one")
+    err = proc.stderr.decode()
+    assert proc.returncode == 0  # the agent is never blocked
+    assert "store home" in err and "refused" in err, err
+    assert victim.read_text() == "the victim's file\n"
+    assert not (home / "workspaces").exists()
+    doctor = Cli(ws, home)("doctor", ok=False)
+    _no_traceback(doctor)
+    assert doctor.returncode == 2
+    assert "FAIL store home" in doctor.stdout, doctor.stdout
+    rewind = Cli(ws, home)("turns", ok=False)
+    assert rewind.returncode == 2 and "refused" in rewind.stderr, rewind.stderr
+
+
+def test_the_log_is_not_opened_through_a_link(ws: Path, home: Path, tmp_path: Path) -> None:
+    TALLY("attacks")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the victim's file\n")
+    home.mkdir(mode=0o700)
+    os.symlink(victim, home / "rewind-ls.log")
+    agent = FakeClaude(ws, home)
+    agent.hook("UserPromptSubmit", prompt="x" * 10)
+    bad = run_hook(b"not json", {**agent.env, "REWIND_LS_DEBUG": "1"})  # logs an error
+    assert bad.returncode == 0
+    assert victim.read_text() == "the victim's file\n"

@@ -13,6 +13,7 @@ The workspace scan has its own (`REWIND_LS_IGNORE`, `REWIND_LS_BASELINE_SECONDS`
 from __future__ import annotations
 
 import os
+import stat
 from typing import TypeVar
 
 MiB = 1024 * 1024
@@ -71,11 +72,77 @@ def log_path() -> str:
     return os.path.join(home_dir(), "rewind-ls.log")
 
 
+_SAFE_HOMES: set[str] = set()
+
+
+def home_problem(home: str | None = None) -> str | None:
+    """Why the store home cannot be trusted, or None. The home and every folder in it must be
+    ours; every folder above it must be ours or root's, and writable by nobody else unless it is
+    sticky (as /tmp is) and root's or ours. Otherwise another user could plant a link as the log
+    (so our hooks append to our own files), move the store aside, or edit a restore journal."""
+    home = os.path.abspath(home or home_dir())
+    me = os.geteuid()
+    chains = [home]
+    try:
+        real = os.path.realpath(home)
+        if real != home:
+            chains.append(real)
+    except OSError:
+        pass
+    for chain in chains:
+        probe = chain
+        inside = True  # the home itself, then (once we reach an existing parent) those above
+        while True:
+            try:
+                st = os.lstat(probe)
+            except FileNotFoundError:
+                st = None
+            except OSError as exc:
+                return f"{probe}: {exc.strerror}"
+            if st is not None and not stat.S_ISLNK(st.st_mode):
+                loose = st.st_mode & 0o022
+                sticky = st.st_mode & stat.S_ISVTX
+                if inside and st.st_uid != me:
+                    return f"{probe} is owned by user {st.st_uid}, not by you (user {me})"
+                if inside and loose:
+                    return f"{probe} is writable by other users"
+                if not inside and st.st_uid not in (me, 0):
+                    return f"{probe} (above it) is owned by user {st.st_uid}, not by you or root"
+                if not inside and loose and not sticky:
+                    return f"{probe} (above it) is writable by other users"
+            parent = os.path.dirname(probe)
+            if parent == probe:
+                break
+            inside = False
+            probe = parent
+    return None
+
+
+def check_home(home: str | None = None) -> None:
+    """StoreError when the store home cannot be trusted (see `home_problem`); checked once per
+    process and home."""
+    home = os.path.abspath(home or home_dir())
+    if home in _SAFE_HOMES:
+        return
+    problem = home_problem(home)
+    if problem is not None:
+        from rewind_ls.core.errors import StoreError
+
+        raise StoreError(
+            f"store home {home} refused: {problem}; another user could change what rewind-ls "
+            "keeps there. Use a folder only you can write (REWIND_LS_HOME)"
+        )
+    _SAFE_HOMES.add(home)
+
+
 def ensure_private_dir(path: str) -> None:
     """Create `path` readable by the owner only: the store holds source code. Every folder from the
-    store home down to `path` is made 0700; folders above the home are left as they are."""
+    store home down to `path` is made 0700; folders above the home are left as they are. The
+    home is checked first (`check_home`): a home another user can change is refused."""
     home = os.path.abspath(home_dir())
     target = os.path.abspath(path)
+    if target == home or target.startswith(home + os.sep):
+        check_home(home)
     os.makedirs(target, mode=0o700, exist_ok=True)
     probe = target
     while True:

@@ -71,6 +71,16 @@ NOT_INSTALLED = "not installed: rewind-ls install claude-code"
 def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> dict[str, Any]:
     from rewind_ls.core.store import DB_NAME, store_dir_for
 
+    home_problem = config.home_problem()
+    if home_problem is not None:
+        # Nothing in a home another user can change is opened, let alone repaired.
+        detail = f"{config.home_dir()}: {home_problem}; use a folder only you can write"
+        return {
+            "ok": False,
+            "workspace": root,
+            "store_dir": store_dir_for(root),
+            "checks": [_check("store home", False, detail)],
+        }
     checks = [_check("store home", True, config.home_dir())]
     if moved_from is not None:
         checks.append(reattach_check(root, moved_from))

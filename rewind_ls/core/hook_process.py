@@ -27,8 +27,8 @@ def log(message: str) -> None:
         )
         with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as f:
             f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}\n")
-    except OSError:
-        pass
+    except (OSError, RewindError):
+        pass  # no log in a home that cannot be trusted (the hook says why on stderr)
 
 
 def parse(raw: bytes) -> dict[str, Any]:

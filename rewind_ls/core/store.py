@@ -206,6 +206,7 @@ class Store:
     @classmethod
     def open(cls, root: str, home: str | None = None, create: bool = True) -> Store:
         root = os.path.realpath(root)
+        config.check_home(home or config.home_dir())  # nothing read from a home others can change
         directory = store_dir_for(root, home)
         db = os.path.join(directory, "store.sqlite3")
         if not os.path.exists(db):

@@ -392,3 +392,46 @@ def test_the_log_is_not_opened_through_a_link(ws: Path, home: Path, tmp_path: Pa
     bad = run_hook(b"not json", {**agent.env, "REWIND_LS_DEBUG": "1"})  # logs an error
     assert bad.returncode == 0
     assert victim.read_text() == "the victim's file\n"
+
+
+# --- 6. bounded prompts -------------------------------------------------------------------------------
+
+
+def _prompts(cli: Cli) -> list[str]:
+    return [t["prompt"] for s in cli.json("turns", "--all")["sessions"] for t in s["turns"]]
+
+
+def test_a_huge_hook_prompt_is_stored_bounded_and_says_so(
+    ws: Path, home: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    TALLY("attacks")
+    huge = "p" * (5 << 20)  # 5 MB (the issue's probe used 50 MB; the cap is what is tested)
+    proc = agent.hook("UserPromptSubmit", prompt=huge)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    agent.hook("Stop", stop_hook_active=False)
+    (prompt,) = _prompts(cli)
+    assert len(prompt) < 70_000, len(prompt)
+    assert prompt.startswith("ppp") and "prompt cut by rewind-ls" in prompt
+    assert str(len(huge) - 64 * 1024) in prompt
+    from tests.support.fault import query
+
+    (stored,) = query(ws, home, "SELECT length(prompt) FROM turns")[0]
+    assert stored < 70_000
+
+
+def test_a_listing_never_loads_an_old_huge_prompt_whole(
+    ws: Path, home: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    """A store written before the cap may hold a huge prompt: listings read a bounded part."""
+    import sqlite3
+
+    from tests.support.fault import store_db
+
+    TALLY("attacks")
+    agent.turn("one", {"a.txt": "1\n"})
+    conn = sqlite3.connect(store_db(ws, home))
+    conn.execute("UPDATE turns SET prompt = ?", ("q" * (5 << 20),))
+    conn.commit()
+    conn.close()
+    (prompt,) = _prompts(cli)
+    assert len(prompt) <= 64 * 1024 + 100

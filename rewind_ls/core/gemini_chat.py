@@ -55,11 +55,19 @@ def _text(line: dict[str, Any]) -> str | None:
     return None
 
 
+def _is_prompt(line: dict[str, Any], prompt: str) -> bool:
+    """`line`'s text is `prompt` (as stored: a long prompt is kept cut, with a note)."""
+    from rewind_ls.core.store import prompt_matches
+
+    text = _text(line)
+    return text is not None and prompt_matches(prompt, text)
+
+
 def prompt_index(lines: list[dict[str, Any]], prompt: str, started_at: float) -> int:
     found = [
         i
         for i, line in enumerate(lines)
-        if line.get("type") == "user" and "id" in line and _text(line) == prompt
+        if line.get("type") == "user" and "id" in line and _is_prompt(line, prompt)
     ]
     if not found:
         raise RewindError(f"conversation: the prompt {prompt[:60]!r} is not in the chat file")

@@ -72,9 +72,8 @@ def session_workspace_root(session_id: str, cwd: str, project_dir: str | None) -
     try:
         config.ensure_private_dir(folder)
         tmp = f"{memo}.{os.getpid()}.tmp"
-        fd = os.open(
-            tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
-        )  # owner-only, like the store
+        # Owner-only, like the store; never through a link.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(root)
         os.replace(tmp, memo)

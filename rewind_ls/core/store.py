@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
 import time
 import zlib
@@ -144,7 +145,36 @@ def store_dir_for(root: str, home: str | None = None) -> str:
 # --- rows to records: the one place each record is built from its columns ------------------------
 
 _SESSION_COLS = "id, kind, agent, transcript_path, started_at, last_activity_at, open_turn"
-_TURN_COLS = "id, session_id, number, seq, prompt, started_at, ended_at, state, info"
+# Prompts are kept to this many characters (a pasted log can be hundreds of MB; the hook, a
+# transcript and the server all store through `begin_turn`/`set_turn_prompt`), with a note of what
+# was cut. Reads are bounded too, so a store written before the cap never loads a prompt whole.
+MAX_PROMPT_CHARS = 64 * 1024
+_PROMPT_CUT = "\n[prompt cut by rewind-ls: {n} more characters not stored]"
+_PROMPT_CUT_RE = re.compile(r"\n\[prompt cut by rewind-ls: (\d+) more characters not stored\]$")
+
+
+def bounded_prompt(prompt: str) -> str:
+    """`prompt`, cut to MAX_PROMPT_CHARS with a note of how much was left out."""
+    if len(prompt) <= MAX_PROMPT_CHARS:
+        return prompt
+    return prompt[:MAX_PROMPT_CHARS] + _PROMPT_CUT.format(n=len(prompt) - MAX_PROMPT_CHARS)
+
+
+def prompt_matches(stored: str, text: str) -> bool:
+    """Whether a stored (perhaps cut) prompt is `text`."""
+    if stored == text:
+        return True
+    cut = _PROMPT_CUT_RE.search(stored)
+    if cut is None:
+        return False
+    kept = stored[: cut.start()]
+    return len(text) == len(kept) + int(cut.group(1)) and text.startswith(kept)
+
+
+_TURN_COLS = (
+    "id, session_id, number, seq, substr(prompt, 1, "
+    f"{MAX_PROMPT_CHARS + 100}), started_at, ended_at, state, info"
+)
 _CHANGE_COLS = (
     "turn_id, path, seq, source, before_kind, before_hash, before_mode,"
     " after_kind, after_hash, after_mode, after_seq"
@@ -236,6 +266,9 @@ class Store:
             config.ensure_private_dir(home or config.home_dir())
             config.ensure_private_dir(os.path.dirname(directory))
             config.ensure_private_dir(directory)
+            for name in (directory, db, f"{db}-wal", f"{db}-shm"):
+                if os.path.islink(name):  # SQLite would follow it
+                    raise StoreError(f"{name}: a symbolic link in the store; refused")
             old_umask = os.umask(0o077)
             try:
                 conn = sqlite3.connect(
@@ -522,6 +555,7 @@ class Store:
         """Open a new turn in `session_id` (which must exist) and make it the session's open turn.
         `started_at`: when it really started (a turn reconstructed from a transcript)."""
         turn_id = "t" + os.urandom(6).hex()
+        stored = bounded_prompt(prompt)
         now = time.time() if started_at is None else started_at
         with self.transaction():
             number = self.conn.execute(
@@ -530,7 +564,7 @@ class Store:
             self.conn.execute(
                 "INSERT INTO turns(id, session_id, number, seq, prompt, started_at, state, info)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (turn_id, session_id, number, self.next_seq(), prompt, now, state, info),
+                (turn_id, session_id, number, self.next_seq(), stored, now, state, info),
             )
             self.conn.execute(
                 "UPDATE sessions SET open_turn = ?, last_activity_at = ? WHERE id = ?",
@@ -867,7 +901,8 @@ class Store:
     def set_turn_prompt(self, turn_id: str, prompt: str, info: str | None) -> None:
         with self.transaction():
             self.conn.execute(
-                "UPDATE turns SET prompt = ?, info = ? WHERE id = ?", (prompt, info, turn_id)
+                "UPDATE turns SET prompt = ?, info = ? WHERE id = ?",
+                (bounded_prompt(prompt), info, turn_id),
             )
 
     # --- last known content of each path (compare-and-swap, cheap re-checks) --------------------

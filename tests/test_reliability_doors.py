@@ -435,3 +435,115 @@ def test_a_listing_never_loads_an_old_huge_prompt_whole(
     conn.close()
     (prompt,) = _prompts(cli)
     assert len(prompt) <= 64 * 1024 + 100
+
+
+# --- fuzz: the CLI's arguments, as processes ----------------------------------------------------------
+
+# Every command that reads or plans (never `--yes`: a valid `rewind 1 --yes` is meant to change
+# the workspace; `serve`, `hook`, `install`, `demo` and the picker are driven elsewhere).
+_COMMANDS = ["turns", "diff", "log", "rewind", "revert", "undo", "gc", "scan", "doctor", "import"]
+_VALUES = [
+    "1",
+    "0",
+    "-1",
+    "99999999999999999999999",
+    "-99999999999999999999999",
+    "1e9",
+    "",
+    " ",
+    "nope.txt",
+    "a.txt",
+    "../outside.txt",
+    "/etc/passwd",
+    "sub/../a.txt",
+    "\u00e9\u0301",
+    "\udcff",
+    "x" * 300,
+    "--",
+    "-",
+    "both",
+    "code",
+    "conversation",
+    "%s%n",
+    "file:///etc/passwd",
+    "untitled:Untitled-1",
+]
+_OPTIONS = [
+    "--path",
+    "--session",
+    "--scope",
+    "--max-bytes",
+    "--retention-days",
+    "--since",
+    "--json",
+    "--dry-run",
+    "--force",
+    "--skip-conflicts",
+    "--all",
+    "--stat",
+    "--moved-from",
+    "-C",
+]
+
+
+def _fuzz_budget() -> int:
+    from tests.support.fault import runs
+
+    return runs(40)
+
+
+@pytest.mark.slow
+def test_fuzzed_cli_arguments_never_trace_back_nor_touch_the_workspace(
+    ws: Path, home: Path, agent: FakeClaude, tmp_path: Path
+) -> None:
+    """A fixed budget of generated command lines (`REWIND_RELIABILITY_RUNS` makes it larger): each
+    ends in an exit code of the contract (0, 1, 2 or 3) and, when it fails, a reason on stderr;
+    never a traceback; the workspace and a folder beside it stay byte-identical."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tests.support.fault import tree_digest
+
+    (ws / "a.txt").write_text("a0\n")
+    agent.turn("one", {"a.txt": "a1\n", "sub/b.txt": "b1\n"})
+    agent.turn("two", {"a.txt": "a2\n"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "outside.txt").write_text("secret\n")
+    ws_before, out_before = tree_digest(ws), tree_digest(outside)
+    token = st.sampled_from(_VALUES) | st.text(max_size=12).filter(lambda t: "\x00" not in t)
+    argv = st.tuples(
+        st.sampled_from(_COMMANDS),
+        st.lists(st.sampled_from(_OPTIONS) | token, max_size=5),
+    )
+
+    @settings(
+        max_examples=_fuzz_budget(),
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(argv)
+    def prop(args: tuple[str, list[str]]) -> None:
+        command, rest = args
+        TALLY("fuzzed command lines")
+        cmd = [sys.executable, "-m", "rewind_ls", command, *rest]
+        proc = subprocess.run(
+            cmd,
+            cwd=ws,
+            env=env_for(home),
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+        err = proc.stderr.decode("utf-8", "replace")
+        assert "Traceback" not in err and "internal error" not in err, (cmd, err)
+        assert proc.returncode in (0, 1, 2, 3), (cmd, proc.returncode, err)
+        if proc.returncode == 2 and "error:" in err.splitlines()[0]:
+            assert len(err.strip().splitlines()) == 1, (cmd, err)  # argparse: one line
+        if proc.returncode:
+            assert err.strip(), (cmd, "a failure says why")
+        assert tree_digest(ws) == ws_before, cmd
+        assert tree_digest(outside) == out_before, cmd
+
+    prop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from types import ModuleType
+from typing import NoReturn
 
 from rewind_ls import __version__
 from rewind_ls.cli import (
@@ -46,8 +47,19 @@ COMMANDS: tuple[ModuleType, ...] = (
 )
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """A bad argument is one line on stderr and exit 2 (argparse's own error prints the whole
+    usage first, which buries the reason); `--help` still shows the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        from rewind_ls.cli.style import safe
+
+        # Escaped: an argument can hold a newline or a terminal escape sequence.
+        self.exit(2, f"{self.prog}: error: {safe(message)} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = _OneLineParser(
         prog="rewind-ls",
         description="Checkpoints and rewind for AI coding agents: restore code, conversation or both "
         "to the start of any turn, revert one turn, undo any rewind.",

@@ -38,7 +38,10 @@ def report(exc: RewindError, as_json: bool) -> int:
         return exc.exit_code
     if as_json:
         print_json({"status": "error", "message": str(exc)})
-    print(f"rewind-ls: {exc}", file=sys.stderr)
+    from rewind_ls.cli.style import safe
+
+    # Each line escaped: a path or argument in the message can hold control characters.
+    print("rewind-ls: " + "\n".join(safe(line) for line in str(exc).split("\n")), file=sys.stderr)
     return exc.exit_code
 
 

@@ -547,3 +547,99 @@ def test_fuzzed_cli_arguments_never_trace_back_nor_touch_the_workspace(
         assert tree_digest(outside) == out_before, cmd
 
     prop()
+
+
+# --- the long loop: races on the parent folders and kill -9, sized for CI ---------------------------
+
+
+def _contents(*folders: Path) -> set[str]:
+    found: set[str] = set()
+    for folder in folders:
+        if not folder.exists():
+            continue
+        for p in folder.rglob("*"):
+            if p.is_file() and not p.is_symlink():
+                found.add(hashlib.sha256(p.read_bytes()).hexdigest())
+    return found
+
+
+@pytest.mark.slow
+def test_race_and_kill_loop(ws: Path, home: Path, agent: FakeClaude, tmp_path: Path) -> None:
+    """`REWIND_RELIABILITY_RUNS` rounds (CI: 6) of a rewind attacked at a random gap (a parent
+    folder swapped for a link to an outside folder, the folder moved out of the workspace) or
+    killed with SIGKILL at a random instant; then the next command's recovery. Nothing outside
+    the workspace changes but what the attacker moved there, no temporary name is left outside,
+    and no content the workspace held is lost: each is on disk or in the store (undo's way back)."""
+    import random
+
+    from tests.support.fault import check_store_whole, query, runs
+
+    rng = random.Random(23)
+    sentinel = tmp_path / "sentinel"
+    sentinel.mkdir()
+    for i in range(4):
+        (sentinel / f"f{i}.txt").write_text(f"agent {i} round 0\n")  # same names as sub/
+    sentinel_digest = _digest(sentinel)
+    rounds = runs(6)
+    lost_total = 0
+    for round_no in range(rounds):
+        moved = tmp_path / f"moved-{round_no}"
+        if (ws / "sub").is_symlink():
+            (ws / "sub").unlink()
+        (ws / "sub").mkdir(exist_ok=True)
+        agent.turn(
+            f"round {round_no}",
+            {f"sub/f{i}.txt": f"agent {i} round {round_no}\n" for i in range(4)},
+        )
+        had = _contents(ws)
+        attack = ["link", "move", "kill"][round_no % 3]
+        TALLY("attacks")
+        TALLY(f"loop: {attack}")
+        if attack == "kill":
+            env = env_for(home)
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "rewind_ls",
+                    "rewind",
+                    str(agent.turns),
+                    "-C",
+                    str(ws),
+                    "--yes",
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            time.sleep(rng.uniform(0.05, 0.6))
+            proc.kill()
+            proc.wait()
+            TALLY("kills")
+        else:
+            stage = f"{rng.choice(['before-aside', 'before-link'])}:{rng.randint(1, 4)}"
+            proc = _race(ws, home, tmp_path, f"{stage}", "rewind", str(agent.turns))
+            if attack == "link":
+                os.rename(ws / "sub", ws / f"sub.moved-{round_no}")
+                os.symlink(sentinel, ws / "sub")
+            else:
+                os.rename(ws / "sub", moved)
+                os.symlink(moved, ws / "sub")
+            _, err = proc.communicate(timeout=60)
+            assert b"Traceback" not in err, err
+            (ws / "sub").unlink()
+        # The next command recovers whatever was left pending.
+        after = Cli(ws, home)("turns", ok=False)
+        _no_traceback(after)
+        assert _digest(sentinel) == sentinel_digest, (attack, round_no)
+        outside_names = [
+            p.name for p in tmp_path.rglob("*") if ".rewind-" in p.name and ws not in p.parents
+        ]
+        assert not outside_names, outside_names
+        stored = {r[0] for r in query(ws, home, "SELECT hash FROM blobs")}
+        # Contents are named by their sha256, on disk and in the store alike.
+        lost = had - _contents(ws, moved, *ws.parent.glob("ws/sub.moved-*")) - stored
+        lost_total += len(lost)
+        assert not lost, (attack, round_no, lost)
+        check_store_whole(ws, home)
+    TALLY("data lost (contents)", lost_total)

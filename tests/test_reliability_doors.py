@@ -643,3 +643,44 @@ def test_race_and_kill_loop(ws: Path, home: Path, agent: FakeClaude, tmp_path: P
         assert not lost, (attack, round_no, lost)
         check_store_whole(ws, home)
     TALLY("data lost (contents)", lost_total)
+
+
+def test_recovery_acts_only_on_journal_paths_of_the_workspace(
+    ws: Path, home: Path, agent: FakeClaude, tmp_path: Path
+) -> None:
+    """A restore killed midway leaves a journal in the store; one edited to name files outside the
+    workspace (its temporary name set to the victim's file) must not make the recovery delete or
+    move them: those entries are refused and named, the rest recovered."""
+    import json
+    import sqlite3
+
+    from tests.support.fault import store_db
+
+    TALLY("attacks")
+    (ws / "a.txt").write_text("a0\n")
+    (ws / "b.txt").write_text("b0\n")
+    agent.turn("one", {"a.txt": "a1\n", "b.txt": "b1\n"})
+    crashed = subprocess.run(
+        [sys.executable, "-m", "rewind_ls", "rewind", "1", "-C", str(ws), "--yes"],
+        env=env_for(home, REWIND_LS_FAULT="after-swap:1"),
+        capture_output=True,
+    )
+    assert crashed.returncode == 137, crashed.stderr
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the victim's file\n")
+    conn = sqlite3.connect(store_db(ws, home))
+    (tid, info) = conn.execute("SELECT id, info FROM turns WHERE state = 'pending'").fetchone()
+    journal = json.loads(info)
+    for op in journal["ops"]:
+        op["tmp"] = str(victim)
+        if op["path"] == "b.txt":
+            op["full"] = str(victim)
+    conn.execute("UPDATE turns SET info = ? WHERE id = ?", (json.dumps(journal), tid))
+    conn.commit()
+    conn.close()
+    proc = Cli(ws, home)("turns", ok=False)
+    _no_traceback(proc)
+    assert victim.read_text() == "the victim's file\n"
+    doctor = Cli(ws, home)("doctor", ok=False)
+    _no_traceback(doctor)
+    assert victim.read_text() == "the victim's file\n"

@@ -793,6 +793,18 @@ def remove_emptied_dirs(ops: Sequence[dict[str, Any]], keep: Collection[str] = (
     return removed
 
 
+def remove_emptied_for(root: str, deleted: Sequence[str]) -> list[str]:
+    """`remove_emptied_dirs` for workspace-relative paths a restore deleted (the editor deletes
+    some of them itself, with no journal entry here)."""
+    real = os.path.realpath(root)
+    return remove_emptied_dirs(
+        [
+            {"path": p, "full": os.path.join(real, *p.split("/")), "target_kind": ABSENT}
+            for p in deleted
+        ]
+    )
+
+
 def _root_of(op: dict[str, Any]) -> str:
     """The workspace root a journal entry's absolute path was made from."""
     full, path = op["full"], op["path"]
@@ -1078,6 +1090,9 @@ def _roll_forward_pinned(
             reached[path] = (row.after or ABSENT_VERSION, None)
     finish_restore_point(store, point, reached, sorted(failed))
     discard_backups(ops, fs)
+    remove_emptied_for(
+        store.root, [path for path, (version, _) in reached.items() if version.kind == ABSENT]
+    )
     return left
 
 
@@ -1146,9 +1161,15 @@ def _discard_leftover_backups(store: Store) -> None:
         return
     with Pinned(store.root) as fs:
         for journal in journals:
-            for op in _checked_ops(store.root, journal)[0]:
+            ops = _checked_ops(store.root, journal)[0]
+            left_behind = False
+            for op in ops:
                 try:
                     if _exists(fs, op["backup"]):
+                        left_behind = True
                         _drop_backup(fs, store, op["backup"], [])
                 except (OSError, RewindError):
                     pass
+            if left_behind:
+                # Killed before its last step too: the folders its deletions emptied go now.
+                remove_emptied_dirs(ops)

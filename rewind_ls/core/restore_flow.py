@@ -27,7 +27,7 @@ from rewind_ls.core.apply_disk import (
     Outcome,
     apply_to_disk,
     discard_backups,
-    remove_emptied_dirs,
+    remove_emptied_for,
     select,
     swap,
 )
@@ -48,7 +48,7 @@ from rewind_ls.core.plan import (
     restrict,
 )
 from rewind_ls.core.restore_point import ROLLED_BACK, finish_restore_point, update_journal
-from rewind_ls.core.store import Store, Version
+from rewind_ls.core.store import ABSENT, Store, Version
 
 CODE = "code"
 CONVERSATION = "conversation"
@@ -230,5 +230,7 @@ def finish_editor_restore(
             reached[pp.path] = (pp.target, None)
     state = finish_restore_point(store, point, reached, sorted(set(failed)))
     discard_backups(ops)
-    remove_emptied_dirs(ops)
+    remove_emptied_for(
+        store.root, [p for p, (version, _) in reached.items() if version.kind == ABSENT]
+    )
     return ("applied" if state == "applied" else "partial"), sorted(set(failed)), written

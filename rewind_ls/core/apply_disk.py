@@ -11,7 +11,6 @@ CLI command and the server at start) puts the workspace back as it was before th
 from __future__ import annotations
 
 import errno
-import fcntl
 import itertools
 import json
 import os
@@ -20,7 +19,15 @@ from contextlib import contextmanager
 from typing import Any
 
 from rewind_ls.core.capture import REWIND_SESSION, read_current
-from rewind_ls.core.disk_sync import flush_files, parallel_map, rename_noreplace
+from rewind_ls.core.disk_sync import (
+    can_flush_many,
+    flush_files,
+    fsync_file,
+    lock,
+    parallel_map,
+    process_alive,
+    rename_noreplace,
+)
 from rewind_ls.core.errors import ConflictError, RewindError
 from rewind_ls.core.faults import FAULT as _FAULT
 from rewind_ls.core.faults import fault as _fault
@@ -106,7 +113,7 @@ def restore_lock(store: Store, blocking: bool = True) -> Iterator[bool]:
     fd = os.open(os.path.join(store.path, "restore.lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+            lock(fd, blocking=blocking)
         except BlockingIOError:
             yield False
             return
@@ -134,7 +141,7 @@ def _fsync_dir(directory: str) -> None:
     except OSError:
         return
     try:
-        os.fsync(fd)
+        fsync_file(fd)
     except OSError:
         pass
     finally:
@@ -153,7 +160,7 @@ def _write_tmp(tmp: str, data: bytes, mode: int | None, sync: bool = True, index
             view = view[os.write(fd, view) :]
         os.fchmod(fd, mode if mode is not None else 0o644)
         if sync:
-            os.fsync(fd)
+            fsync_file(fd)
     finally:
         os.close(fd)
 
@@ -515,7 +522,7 @@ def _write_all(
     ops: list[dict[str, Any]], items: Sequence[PathPlan], created_dirs: list[str]
 ) -> None:
     """Every new content in its temporary file, durable before any file is moved."""
-    sync_each = len(items) <= _SYNC_EACH_MAX
+    sync_each = len(items) <= _SYNC_EACH_MAX or not can_flush_many()
     for index, (op, pp) in enumerate(zip(ops, items, strict=True), 1):
         if pp.target.kind == FILE:
             assert pp.target_data is not None
@@ -655,17 +662,7 @@ def _owner_alive(journal: dict[str, Any], own_live: bool = False) -> bool:
         return False
     if pid == os.getpid():
         return own_live
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # alive, another user's
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"  # a zombie is dead
-    except (OSError, IndexError):
-        return True
+    return process_alive(pid)
 
 
 def _foresee(op: dict[str, Any]) -> tuple[Version, bytes | None, Version, bytes | None] | None:

@@ -205,6 +205,13 @@ def flush_files(directories: Iterable[str]) -> None:
     libc = _c() if _linux() else None
     fn = getattr(libc, "syncfs", None) if libc else None
     if fn is None:
+        # The folders' own entries, each (a missing folder raises as with syncfs), then everything.
+        for directory in dict.fromkeys(directories):
+            fd = os.open(directory, os.O_RDONLY)
+            try:
+                fsync_file(fd)
+            finally:
+                os.close(fd)
         os.sync()
         return
     done: set[int] = set()

@@ -5,7 +5,10 @@ workspace with no venv; the platform .vsix that scripts/release.sh builds is the
 Then, through the UI: the extension installs the server it carries and starts it; the walkthrough's
 "Set Up Claude Code Hooks" button writes the project's hooks with that same rewind-ls; two agent
 turns go through those hooks (the command in .claude/settings.json, run by `sh -c` as Claude Code
-runs it); the status bar and the Rewind view list them; a rewind and its undo change the files.
+runs it); the status bar and the Rewind view list them; a rewind and its undo change the files; a
+restart then finds the same rewind-ls through the project's hook settings. VS Code resolves the
+login shell's PATH for the extension host, so the Python it picks may be the system's python3 (also
+without rewind_ls). Workspace watchers are off (REWIND_LS_WATCH=0): they are detached processes.
 Screenshots: test-artifacts/release-*.png.
 
 The .vsix: $REWIND_RELEASE_DIST (a dist/ folder release.sh made), else scripts/release.sh is run.
@@ -170,6 +173,10 @@ def test_released_vsix_alone_runs_server_sets_up_hooks_and_rewinds(
         {"do": "command", "title": "Rewind: Undo Last Rewind"},
         {"do": "wait-disk", "file": "a.txt", "content": A2},
         {"do": "wait-editor", "file": "a.txt", "text": A2},
+        # A restart finds the server through the project's hook settings now (same rewind-ls).
+        {"do": "command", "title": "Rewind: Restart Language Server"},
+        {"do": "wait-log", "text": "(hook settings)"},
+        {"do": "wait-log", "text": "language server running", "count": 2},
     ]
     try:
         url = cs.start(ws)
@@ -194,6 +201,7 @@ def test_released_vsix_alone_runs_server_sets_up_hooks_and_rewinds(
     venvs = list(storage.glob(f"server-{VERSION}-py3.*"))
     assert len(venvs) == 1 and (venvs[0] / ".rewind-installed").is_file(), (venvs, context)
     assert f"starting: {venvs[0]}/bin/rewind-ls serve (bundled)" in logs, context
+    assert f"starting: {venvs[0]}/bin/rewind-ls serve (hook settings)" in logs, context
     # The hooks run the same rewind-ls as the editor (the bundled venv's), by absolute path.
     hook_cmd = next(o for o in result["observations"] if o.get("label") == "turn1")["stdout"]
     assert hook_cmd.strip().startswith(str(venvs[0])), (hook_cmd, context)

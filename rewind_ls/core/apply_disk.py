@@ -11,7 +11,6 @@ CLI command and the server at start) puts the workspace back as it was before th
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import itertools
 import json
@@ -23,7 +22,15 @@ from typing import Any
 
 from rewind_ls.core import config
 from rewind_ls.core.capture import REWIND_SESSION, read_current
-from rewind_ls.core.disk_sync import flush_files, parallel_map, rename_noreplace
+from rewind_ls.core.disk_sync import (
+    can_flush_many,
+    flush_files,
+    fsync_file,
+    lock,
+    parallel_map,
+    process_alive,
+    rename_noreplace,
+)
 from rewind_ls.core.errors import ConflictError, OutsideWorkspace, RewindError
 from rewind_ls.core.faults import FAULT as _FAULT
 from rewind_ls.core.faults import fault as _fault
@@ -117,7 +124,7 @@ def restore_lock(store: Store, blocking: bool = True) -> Iterator[bool]:
     fd = os.open(os.path.join(store.path, "restore.lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+            lock(fd, blocking=blocking)
         except BlockingIOError:
             yield False
             return
@@ -262,7 +269,7 @@ def _unlink(fs: Pinned, full: str) -> None:
 
 def _fsync_dir(fs: Pinned, directory: str) -> None:
     try:
-        os.fsync(fs.folder(directory))
+        fsync_file(fs.folder(directory))
     except (OSError, RewindError):
         pass
 
@@ -282,7 +289,7 @@ def _write_tmp(
             view = view[os.write(fd, view) :]
         os.fchmod(fd, mode if mode is not None else 0o644)
         if sync:
-            os.fsync(fd)
+            fsync_file(fd)
     finally:
         os.close(fd)
 
@@ -677,7 +684,7 @@ def _write_all(
     fs: Pinned, ops: list[dict[str, Any]], items: Sequence[PathPlan], created_dirs: list[str]
 ) -> None:
     """Every new content in its temporary file, durable before any file is moved."""
-    sync_each = len(items) <= _SYNC_EACH_MAX
+    sync_each = len(items) <= _SYNC_EACH_MAX or not can_flush_many()
     for index, (op, pp) in enumerate(zip(ops, items, strict=True), 1):
         if pp.target.kind == FILE:
             assert pp.target_data is not None
@@ -881,17 +888,7 @@ def _owner_alive(journal: dict[str, Any], own_live: bool = False) -> bool:
         return False
     if pid == os.getpid():
         return own_live
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # alive, another user's
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"  # a zombie is dead
-    except (OSError, IndexError):
-        return True
+    return process_alive(pid)
 
 
 def _foresee(

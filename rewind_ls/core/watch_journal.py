@@ -50,8 +50,11 @@ _spawned: list[int] = []  # watcher pids this process started (reaped, never lef
 
 
 def enabled() -> bool:
-    """`REWIND_LS_WATCH=0` turns the watcher off (every scan walks the workspace)."""
-    return os.environ.get("REWIND_LS_WATCH", "1") != "0"
+    """`REWIND_LS_WATCH=0` turns the watcher off (every scan walks the workspace); so do a platform
+    without inotify (macOS, `REWIND_LS_PORTABLE=1`) and a Linux Python without watchdog."""
+    from rewind_ls.core.disk_sync import inotify_available
+
+    return os.environ.get("REWIND_LS_WATCH", "1") != "0" and inotify_available()
 
 
 def idle_seconds() -> float:

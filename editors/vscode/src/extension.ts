@@ -42,7 +42,7 @@ export function activate(context: vscode.ExtensionContext): void {
     },
   };
 
-  const server = new RewindServer(output, middleware);
+  const server = new RewindServer(output, middleware, context.extensionPath, context.globalStorageUri.fsPath);
   const cmds = new Commands(server);
   ref.commands = cmds;
 
@@ -135,6 +135,21 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('rewind.openTimeline', guard(() => cmds.openTimeline())),
     vscode.commands.registerCommand('rewind.restartServer', guard(async () => void (await server.restart()))),
     vscode.commands.registerCommand('rewind.showOutput', () => output.show()),
+    vscode.commands.registerCommand(
+      'rewind.setUpHooks',
+      async (agent?: unknown): Promise<void> => {
+        const agents = ['claude-code', 'codex', 'gemini'];
+        try {
+          const chosen =
+            typeof agent === 'string' && agents.includes(agent)
+              ? agent
+              : await vscode.window.showQuickPick(agents, { placeHolder: 'The agent whose hooks to set up in this project' });
+          if (chosen) await server.installHooks(chosen);
+        } catch (e) {
+          void vscode.window.showErrorMessage(`Rewind: ${errorText(e)}`);
+        }
+      },
+    ),
   );
 
   if (vscode.workspace.workspaceFolders?.length) {

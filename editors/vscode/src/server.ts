@@ -1,5 +1,6 @@
 // The language server's lifecycle: resolve the command, start, restart when the setting changes, explain
 // start failures. Everything else talks to the server through `RewindServer.request`.
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   CloseAction,
@@ -12,6 +13,7 @@ import {
   type ServerOptions,
   State,
 } from 'vscode-languageclient/node';
+import { ensureInstalled, findBundle, pickPython, run } from './bundledServer';
 import { TIMELINE_SELECTOR } from './contentProvider';
 import { errorText } from './format';
 import { type DidChangeTurnsParams, Methods } from './protocol';
@@ -24,6 +26,7 @@ import {
   resolveServerCommand,
   type ServerCommand,
   startFailureMessage,
+  type UseBundled,
 } from './serverCommand';
 
 /** What we use of the Python extension's API (ms-python.python). */
@@ -79,9 +82,14 @@ export class RewindServer implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private generation = 0;
 
+  /** The command the running (or last started) server came from: the hooks are set up with the same one. */
+  private current: ServerCommand | undefined;
+
   constructor(
     readonly output: vscode.OutputChannel,
     private readonly middleware: Middleware,
+    private readonly extensionPath: string,
+    private readonly storagePath: string,
   ) {
     this.disposables.push(
       this.turnsChanged,
@@ -137,7 +145,48 @@ export class RewindServer implements vscode.Disposable {
     const api = hasCommandSetting(setting) ? undefined : await pythonExtensionApi();
     if (api) this.followPythonInterpreter(api);
     const interpreter = api ? pythonInterpreter(api, folder) : undefined;
-    return resolveServerCommand(setting, machineProbe(folder?.fsPath, interpreter));
+    const bundle = findBundle(this.extensionPath);
+    const found = resolveServerCommand(setting, machineProbe(folder?.fsPath, interpreter, bundle !== undefined));
+    if (!('bundled' in found)) return found;
+    if (!bundle) return { notFound: found.looked };
+    return this.bundledCommand(found, interpreter);
+  }
+
+  /** The server this extension carries, installed on first use with the person's Python (bundledServer.ts). */
+  private async bundledCommand(found: UseBundled, interpreter: string | undefined): Promise<ServerCommand | { notFound: string[] }> {
+    const bundle = findBundle(this.extensionPath)!;
+    const candidates = [interpreter, findOnPath('python3', process.env.PATH), findOnPath('python', process.env.PATH)].filter(
+      (p, i, all): p is string => !!p && all.indexOf(p) === i,
+    );
+    const picked = await pickPython(candidates, bundle.pythons);
+    if ('tried' in picked) {
+      const tried = picked.tried.length > 0 ? picked.tried.join('; ') : 'no python3 or python on PATH';
+      return { notFound: [...found.looked, `the bundled server needs a CPython ${bundle.pythons.join(', ')} (${tried})`] };
+    }
+    const exe = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Rewind: setting up the bundled rewind-ls ${bundle.version} (first start)` },
+      () => ensureInstalled(bundle, this.storagePath, picked.python, picked.minor, (line) => this.output.appendLine(line)),
+    );
+    return { command: exe, args: ['serve'], origin: 'bundled' };
+  }
+
+  /** Runs `rewind-ls install AGENT` in the workspace with the server's own rewind-ls: hooks and editor share it. */
+  async installHooks(agent: string): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    if (!folder) throw new Error('open a folder first: the hooks go into its agent settings');
+    if (!(await this.start()) || !this.current) throw new Error('the rewind-ls language server is not running (see Output › Rewind)');
+    const cmd = this.current;
+    const args = cmd.args[cmd.args.length - 1] === 'serve' ? [...cmd.args.slice(0, -1), 'install', agent, '-C', folder] : undefined;
+    if (!args) throw new Error(`cannot tell how to run "install" with \`${displayCommand(cmd)}\`: run rewind-ls install ${agent} in a terminal`);
+    const exe = findOnPath(cmd.command, process.env.PATH) ?? cmd.command;
+    this.output.appendLine(`setting up the hooks: ${displayCommand({ command: exe, args })}`);
+    const r = await run(exe, args, { timeout: 60_000 });
+    this.output.appendLine(r.out.trimEnd());
+    if (r.code !== 0) throw new Error(`rewind-ls install ${agent} failed (exit ${r.code}): ${r.out.trim().split('\n').pop() ?? ''}`);
+    // The CLI's first line is "<settings file>: added …": name the file relative to the project.
+    const file = /^(.+?): /.exec(r.out.trim())?.[1];
+    const where = file ? ` in ${path.relative(folder, file) || file}` : '';
+    void vscode.window.showInformationMessage(`Rewind: ${agent} hooks set up${where}; they run ${exe}, as the editor does.`);
   }
 
   private followingPython = false;
@@ -174,6 +223,7 @@ export class RewindServer implements vscode.Disposable {
       return false;
     }
     const cmd = found;
+    this.current = cmd;
     const env = { ...(vscode.workspace.getConfiguration('rewind').get<Record<string, string>>('server.env') ?? {}) };
     const summarizer = vscode.workspace.getConfiguration('rewind').get<string>('summarizer', '');
     if (summarizer) env.REWIND_LS_SUMMARIZER = summarizer;

@@ -4,11 +4,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+const PYTHON_NAME = /^python[\d.]*(\.exe)?$/i;
+
 export interface ServerCommand {
   command: string;
   args: string[];
   /** Where it came from, for messages. */
-  origin: 'setting' | 'Python extension' | 'workspace venv' | 'PATH' | 'pipx/uv' | 'fallback';
+  origin: 'setting' | 'hook settings' | 'Python extension' | 'workspace venv' | 'PATH' | 'pipx/uv' | 'fallback' | 'bundled';
 }
 
 /** Splits a command line into words: whitespace separates, '…' and "…" quote, \ escapes (outside '…'). */
@@ -85,9 +87,87 @@ export interface Probe {
   workspace?: string;
   home: string;
   env: Record<string, string | undefined>;
+  /** A file's text, or undefined when it cannot be read (the agents' hook settings). */
+  readFile(file: string): string | undefined;
+  /** True when this extension carries the server (bundled/wheels: the released .vsix). */
+  bundled?: boolean;
 }
 
-const PYTHON_NAME = /^python[\d.]*(\.exe)?$/i;
+/** The project's agent hook settings that `rewind-ls install AGENT` writes (the project level only). */
+export const HOOK_SETTINGS = [
+  path.join('.claude', 'settings.json'),
+  path.join('.claude', 'settings.local.json'),
+  path.join('.codex', 'hooks.json'),
+  path.join('.gemini', 'settings.json'),
+];
+
+/** Every `command` string under `hooks` in an agent's settings JSON (Claude Code, Codex, Gemini share it). */
+function hookCommandStrings(text: string): string[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  const hooks = (data as { hooks?: unknown } | null)?.hooks;
+  if (!hooks || typeof hooks !== 'object') return out;
+  for (const groups of Object.values(hooks as Record<string, unknown>)) {
+    if (!Array.isArray(groups)) continue;
+    for (const g of groups) {
+      const inner = (g as { hooks?: unknown } | null)?.hooks;
+      if (!Array.isArray(inner)) continue;
+      for (const h of inner) {
+        const c = (h as { command?: unknown } | null)?.command;
+        if (typeof c === 'string') out.push(c);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The server command of the rewind-ls a hook command runs, or undefined when it is not ours. The forms
+ * `rewind-ls install` writes: `/abs/rewind-ls hook AGENT`, `/abs/python -m rewind_ls hook AGENT` and
+ * `/abs/python -I -S /abs/rewind_ls/__main__.py hook AGENT`: the same interpreter serves (`-m rewind_ls serve`,
+ * with its site-packages).
+ */
+export function serverFromHookCommand(command: string): string[] | undefined {
+  let words: string[];
+  try {
+    words = splitCommandLine(command);
+  } catch {
+    return undefined;
+  }
+  while (words.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0])) words.shift(); // VAR=value prefixes
+  const at = words.indexOf('hook');
+  if (at < 1) return undefined;
+  const head = words.slice(0, at);
+  const exe = head[0];
+  if (!path.isAbsolute(exe)) return undefined; // a bare name depends on the agent's PATH: not a place
+  const base = path.basename(exe);
+  if (/^rewind-ls(\.exe)?$/i.test(base)) return [exe, 'serve'];
+  const ours = head.some((w, i) => (w === 'rewind_ls' && head[i - 1] === '-m') || /rewind_ls[\\/]__main__\.py$/.test(w));
+  if (PYTHON_NAME.test(base) && ours) return [exe, '-m', 'rewind_ls', 'serve'];
+  return undefined;
+}
+
+/** The servers named by the project's agent hook settings, with the file each comes from. */
+function hookServers(probe: Probe): { file: string; words: string[] }[] {
+  if (!probe.workspace) return [];
+  const out: { file: string; words: string[] }[] = [];
+  for (const rel of HOOK_SETTINGS) {
+    const file = path.join(probe.workspace, rel);
+    const text = probe.readFile(file);
+    if (text === undefined) continue;
+    for (const c of hookCommandStrings(text)) {
+      const words = serverFromHookCommand(c);
+      if (words && !out.some((o) => o.words.join('\0') === words.join('\0'))) out.push({ file, words });
+    }
+  }
+  return out;
+}
+
 const EXE = process.platform === 'win32' ? '.exe' : '';
 const BIN = process.platform === 'win32' ? 'Scripts' : 'bin';
 
@@ -113,13 +193,24 @@ function toolInstalls(probe: Probe): string[] {
   ];
 }
 
+/** Nothing installed was found, but the extension carries the server: install it (bundledServer.ts). */
+export interface UseBundled {
+  bundled: true;
+  looked: string[];
+}
+
 /**
  * The command for the `rewind.server.command` setting value: a string (a command line, or just the path of
  * `rewind-ls` or of a Python that has rewind_ls) or an array (used as it is). Without a setting, the first of:
- * the Python extension's selected interpreter (when it has rewind_ls), the workspace's `.venv`/`venv`, `rewind-ls`
- * on PATH, a pipx or uv tool install, `python3 -m rewind_ls`. Returns the places looked at when none works.
+ * the rewind-ls the project's agent hooks run (so hooks and editor use one version on one store), the
+ * workspace's `.venv`/`venv`, the Python extension's selected interpreter (when it has rewind_ls), `rewind-ls`
+ * on PATH, a pipx or uv tool install, `python3 -m rewind_ls`, then the server this extension carries. Returns
+ * the places looked at when none works.
  */
-export function resolveServerCommand(setting: unknown, probe: Probe): ServerCommand | { notFound: string[] } {
+export function resolveServerCommand(
+  setting: unknown,
+  probe: Probe,
+): ServerCommand | UseBundled | { notFound: string[] } {
   let words: string[] | undefined;
   if (Array.isArray(setting)) {
     if (!setting.every((w) => typeof w === 'string')) {
@@ -134,10 +225,9 @@ export function resolveServerCommand(setting: unknown, probe: Probe): ServerComm
   if (words && words.length > 0) return fromWords(words, 'setting');
 
   const looked: string[] = [];
-  const py = probe.pythonInterpreter;
-  if (py) {
-    if (probe.pythonHasRewind(py)) return fromWords([py], 'Python extension');
-    looked.push(`${py} (the Python extension's interpreter: no rewind_ls)`);
+  for (const { file, words } of hookServers(probe)) {
+    if (probe.isExecutable(words[0])) return { command: words[0], args: words.slice(1), origin: 'hook settings' };
+    looked.push(`${words[0]} (named by ${file}: missing)`);
   }
   if (probe.workspace) {
     for (const venv of ['.venv', 'venv']) {
@@ -145,6 +235,11 @@ export function resolveServerCommand(setting: unknown, probe: Probe): ServerComm
       if (probe.isExecutable(exe)) return fromWords([exe], 'workspace venv');
       looked.push(exe);
     }
+  }
+  const py = probe.pythonInterpreter;
+  if (py) {
+    if (probe.pythonHasRewind(py)) return fromWords([py], 'Python extension');
+    looked.push(`${py} (the Python extension's interpreter: no rewind_ls)`);
   }
   const onPath = probe.onPath('rewind-ls');
   if (onPath) return { command: 'rewind-ls', args: ['serve'], origin: 'PATH' };
@@ -157,12 +252,25 @@ export function resolveServerCommand(setting: unknown, probe: Probe): ServerComm
     return { command: 'python3', args: ['-m', 'rewind_ls', 'serve'], origin: 'fallback' };
   }
   looked.push('python3 -m rewind_ls');
+  if (probe.bundled) return { bundled: true, looked };
   return { notFound: looked };
 }
 
 /** The real machine for `resolveServerCommand`. */
-export function machineProbe(workspace: string | undefined, pythonInterpreter: string | undefined): Probe {
+export function machineProbe(
+  workspace: string | undefined,
+  pythonInterpreter: string | undefined,
+  bundled = false,
+): Probe {
   return {
+    readFile: (file) => {
+      try {
+        return fs.readFileSync(file, 'utf8');
+      } catch {
+        return undefined;
+      }
+    },
+    bundled,
     onPath: (name) => findOnPath(name, process.env.PATH),
     isExecutable: defaultIsExecutable,
     pythonHasRewind: (python) => {
@@ -178,13 +286,18 @@ export function machineProbe(workspace: string | undefined, pythonInterpreter: s
   };
 }
 
+/** How to install the server today (the package is on no index yet): what `notFoundMessage` and the READMEs say. */
+export const INSTALL_HINT =
+  'Install the rewind-ls wheel from the release (`pipx install ./rewind_ls-VERSION-py3-none-any.whl`, ' +
+  '`uv tool install ./rewind_ls-VERSION-py3-none-any.whl`, or `pipx install /path/to/rewind-ls` from a checkout), ' +
+  "or use the platform .vsix from the release, which carries the server";
+
 /** The message when no server was found: where we looked and how to fix it. */
 export function notFoundMessage(looked: string[]): string {
   return (
     'Rewind: the rewind-ls language server was not found (looked at: ' +
     looked.join('; ') +
-    '). Install it (`pipx install rewind-ls`, `uv tool install rewind-ls`, or `pip install rewind-ls` in the ' +
-    "project's .venv), or set \"rewind.server.command\" to the path of rewind-ls."
+    `). ${INSTALL_HINT}; or set "rewind.server.command" to the path of rewind-ls.`
   );
 }
 
@@ -198,8 +311,7 @@ export function startFailureMessage(cmd: ServerCommand, error: string): string {
   const how =
     cmd.origin === 'setting'
       ? 'Check the "rewind.server.command" setting.'
-      : 'Install it (`pipx install rewind-ls`), or set "rewind.server.command" to the path of rewind-ls ' +
-        '(e.g. /path/to/.venv/bin/rewind-ls).';
+      : `${INSTALL_HINT}; or set "rewind.server.command" to the path of rewind-ls (e.g. /path/to/.venv/bin/rewind-ls).`;
   return `Rewind: could not start the language server with \`${displayCommand(cmd)}\`: ${error}. ${how}`;
 }
 

@@ -11,6 +11,7 @@ import {
   type Probe,
   resolveServerCommand,
   type ServerCommand,
+  serverFromHookCommand,
   splitCommandLine,
   startFailureMessage,
 } from '../../src/serverCommand';
@@ -23,6 +24,7 @@ describe('resolveServerCommand', () => {
     workspace: '/w',
     home: '/home/me',
     env: {},
+    readFile: () => undefined,
     ...over,
   });
   it('takes the setting first: a command line, a path of rewind-ls, a path of a Python, an array', () => {
@@ -33,10 +35,10 @@ describe('resolveServerCommand', () => {
       command: '/opt/py 3/bin/python', args: ['-m', 'rewind_ls', 'serve'], origin: 'setting',
     });
   });
-  it('then the Python extension interpreter, the workspace .venv, PATH, pipx/uv, python3', () => {
+  it('then the workspace .venv, the Python extension interpreter, PATH, pipx/uv, python3', () => {
     const py = '/w/.conda/bin/python';
-    assert.equal((resolveServerCommand('', probe({ pythonInterpreter: py }, ['/w/.venv/bin/rewind-ls'], [py])) as ServerCommand).origin, 'Python extension');
-    assert.deepEqual(resolveServerCommand(null, probe({ pythonInterpreter: py }, ['/w/.venv/bin/rewind-ls'])), {
+    assert.equal((resolveServerCommand('', probe({ pythonInterpreter: py }, [], [py])) as ServerCommand).origin, 'Python extension');
+    assert.deepEqual(resolveServerCommand(null, probe({ pythonInterpreter: py }, ['/w/.venv/bin/rewind-ls'], [py])), {
       command: '/w/.venv/bin/rewind-ls', args: ['serve'], origin: 'workspace venv',
     });
     assert.equal((resolveServerCommand(undefined, probe({}, ['rewind-ls', '/home/me/.local/bin/rewind-ls'])) as ServerCommand).origin, 'PATH');
@@ -51,7 +53,40 @@ describe('resolveServerCommand', () => {
     const msg = notFoundMessage(r.notFound);
     assert.match(msg, /\/w\/\.venv\/bin\/rewind-ls/);
     assert.match(msg, /Python extension's interpreter: no rewind_ls/);
-    assert.match(msg, /pipx install rewind-ls/);
+    assert.match(msg, /pipx install \.\/rewind_ls-VERSION-py3-none-any\.whl/);
+    assert.doesNotMatch(msg, /pipx install rewind-ls\b/, 'not on any index yet');
+  });
+  it('prefers the rewind-ls the project hooks run, before the workspace venv', () => {
+    const settings = JSON.stringify({
+      hooks: {
+        UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'echo other' }] }],
+        PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: "'/opt/rl env/bin/rewind-ls' hook claude-code" }] }],
+      },
+    });
+    const files: Record<string, string> = { [path.join('/w', '.claude', 'settings.json')]: settings };
+    const p = probe({ readFile: (f) => files[f] }, ['/opt/rl env/bin/rewind-ls', '/w/.venv/bin/rewind-ls']);
+    assert.deepEqual(resolveServerCommand(null, p), { command: '/opt/rl env/bin/rewind-ls', args: ['serve'], origin: 'hook settings' });
+    // A hook whose rewind-ls is gone: the next place, and the message names the stale file.
+    const gone = resolveServerCommand(null, probe({ readFile: (f) => files[f] }, ['/w/.venv/bin/rewind-ls']));
+    assert.equal((gone as ServerCommand).origin, 'workspace venv');
+    const none = resolveServerCommand(null, probe({ readFile: (f) => files[f] }));
+    assert.ok('notFound' in none);
+    assert.match(none.notFound[0], /named by \/w\/\.claude\/settings\.json: missing/);
+  });
+  it('reads Codex and Gemini hook settings, and the interpreter forms of the hook command', () => {
+    const gemini = JSON.stringify({ hooks: { BeforeTool: [{ hooks: [{ command: '/v/bin/python3.12 -I -S /v/lib/python3.12/site-packages/rewind_ls/__main__.py hook gemini' }] }] } });
+    const p = probe({ readFile: (f) => (f === path.join('/w', '.gemini', 'settings.json') ? gemini : undefined) }, ['/v/bin/python3.12']);
+    assert.deepEqual(resolveServerCommand(null, p), { command: '/v/bin/python3.12', args: ['-m', 'rewind_ls', 'serve'], origin: 'hook settings' });
+    assert.deepEqual(serverFromHookCommand('/v/bin/python -m rewind_ls hook codex'), ['/v/bin/python', '-m', 'rewind_ls', 'serve']);
+    assert.deepEqual(serverFromHookCommand('REWIND_LS_HOME=/s /v/bin/rewind-ls hook codex'), ['/v/bin/rewind-ls', 'serve']);
+    assert.equal(serverFromHookCommand('rewind-ls hook claude-code'), undefined, 'a bare name is the agent PATH: no place');
+    assert.equal(serverFromHookCommand('/usr/bin/python3 /other/tool.py hook'), undefined);
+    assert.equal(serverFromHookCommand('/bin/echo hi'), undefined);
+  });
+  it('falls back to the bundled server only when the extension carries one', () => {
+    const r = resolveServerCommand(null, probe({ bundled: true }));
+    assert.ok('bundled' in r && r.looked.length > 0);
+    assert.ok('notFound' in resolveServerCommand(null, probe()));
   });
   it('refuses values of the wrong type', () => {
     assert.throws(() => resolveServerCommand(42, probe()), /string or an array of strings/);
@@ -93,7 +128,7 @@ describe('messages', () => {
   it('says how to fix a start failure', () => {
     const fallback = startFailureMessage({ command: 'python3', args: ['-m', 'rewind_ls', 'serve'], origin: 'fallback' }, 'No module named rewind_ls');
     assert.match(fallback, /python3 -m rewind_ls serve/);
-    assert.match(fallback, /pipx install rewind-ls/);
+    assert.match(fallback, /pipx install \.\/rewind_ls-VERSION-py3-none-any\.whl/);
     assert.match(fallback, /rewind\.server\.command/);
     const setting = startFailureMessage({ command: '/x', args: [], origin: 'setting' }, 'ENOENT');
     assert.match(setting, /Check the "rewind.server.command" setting/);

@@ -623,6 +623,45 @@ class Store:
             )
         return [_turn(r) for r in rows]
 
+    def turns_page(
+        self,
+        session_id: str,
+        limit: int,
+        before_number: int | None = None,
+        states: tuple[str, ...] | None = None,
+    ) -> list[Turn]:
+        """The newest `limit` turns of a session numbered below `before_number` (None: the newest),
+        in `states` if given, newest first: a page of a long session without reading the others
+        (the UNIQUE(session_id, number) index walks backwards)."""
+        where = "session_id = ?"
+        args: list[Any] = [session_id]
+        if before_number is not None:
+            where += " AND number < ?"
+            args.append(before_number)
+        if states is not None:
+            where += f" AND state IN ({','.join('?' * len(states))})"
+            args += list(states)
+        rows = self.conn.execute(
+            f"SELECT {_TURN_COLS} FROM turns WHERE {where} ORDER BY number DESC LIMIT ?",
+            (*args, limit),
+        )
+        return [_turn(r) for r in rows]
+
+    def turn_counts(self, states_of: dict[str, tuple[str, ...]] | None = None) -> dict[str, int]:
+        """Turns per session id; a session in `states_of` counts only its turns in those states."""
+        counts = {
+            r[0]: r[1]
+            for r in self.conn.execute("SELECT session_id, COUNT(*) FROM turns GROUP BY session_id")
+        }
+        for session_id, states in (states_of or {}).items():
+            row = self.conn.execute(
+                f"SELECT COUNT(*) FROM turns WHERE session_id = ?"
+                f" AND state IN ({','.join('?' * len(states))})",
+                (session_id, *states),
+            ).fetchone()
+            counts[session_id] = row[0]
+        return counts
+
     def turn_by_number(self, session_id: str, number: int) -> Turn | None:
         row = self.conn.execute(
             f"SELECT {_TURN_COLS} FROM turns WHERE session_id = ? AND number = ?",

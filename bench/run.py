@@ -590,7 +590,7 @@ def _bench_server(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[R
 
 # What the clients ask for: a page of the newest turns (editors/vscode TURN_PAGE, nvim PAGE) and, for
 # the status bar, one turn with the session's count.
-PAGE = {"limit": 200}
+PAGE = {"limit": 100}
 RESPONSE_TARGET = 64 << 10
 MEMORY_TARGET = 80 << 20
 
@@ -640,6 +640,9 @@ def _bench_turn_lists(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> li
         total = sum(s["turnCount"] for s in listing["sessions"])
         if total < count:
             raise RuntimeError(f"rewind/listTurns counted {total} turns, expected {count}")
+        client.request("rewind/timeline", {})
+        # Peak memory of a server that clients read by pages (the whole list is measured after).
+        peak = client.peak_rss_bytes()
         whole_t = timed(lambda: client.request("rewind/listTurns", {}))
         whole = client.request("rewind/listTurns", {})
         notes.append(
@@ -647,8 +650,9 @@ def _bench_turn_lists(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> li
             f"whole list (no limit, older clients) {len(json.dumps(whole)) / 1e6:.1f} MB in "
             f"{whole_t:.2f} s"
         )
-        client.request("rewind/timeline", {})
-        peak = client.peak_rss_bytes()
+        notes.append(
+            f"server peak memory after the whole list too: {client.peak_rss_bytes() / 1e6:.1f} MB"
+        )
     finally:
         client.close()
     page_name = f"rewind/listTurns, a page, {count} turns (vs a trivial request)"

@@ -647,20 +647,15 @@ class Store:
         )
         return [_turn(r) for r in rows]
 
-    def turn_counts(self, states_of: dict[str, tuple[str, ...]] | None = None) -> dict[str, int]:
-        """Turns per session id; a session in `states_of` counts only its turns in those states."""
-        counts = {
-            r[0]: r[1]
-            for r in self.conn.execute("SELECT session_id, COUNT(*) FROM turns GROUP BY session_id")
-        }
-        for session_id, states in (states_of or {}).items():
-            row = self.conn.execute(
-                f"SELECT COUNT(*) FROM turns WHERE session_id = ?"
-                f" AND state IN ({','.join('?' * len(states))})",
-                (session_id, *states),
-            ).fetchone()
-            counts[session_id] = row[0]
-        return counts
+    def turn_count(self, session_id: str, states: tuple[str, ...] | None = None) -> int:
+        """How many turns a session has (in `states` if given): a count over the session's part
+        of the (session_id, number) index, not a scan of every turn."""
+        where, args = "session_id = ?", [session_id]
+        if states is not None:
+            where += f" AND state IN ({','.join('?' * len(states))})"
+            args += list(states)
+        row = self.conn.execute(f"SELECT COUNT(*) FROM turns WHERE {where}", args).fetchone()
+        return int(row[0])
 
     def turn_by_number(self, session_id: str, number: int) -> Turn | None:
         row = self.conn.execute(

@@ -12,7 +12,7 @@ from typing import Any
 from rewind_ls.core.capture import REWIND_SESSION, turn_info
 from rewind_ls.core.errors import BadInput, UnknownTurn
 from rewind_ls.core.model import Change, PathChange, Turn, TurnState
-from rewind_ls.core.paths import to_uri
+from rewind_ls.core.paths import real_root, real_uri
 from rewind_ls.core.plan import current_session
 from rewind_ls.core.store import Store
 from rewind_ls.core.transcript_recorder import reconstructed_note
@@ -28,7 +28,16 @@ def change_kind(row: Change | PathChange) -> str | None:
     return row.kind  # None: touched, not settled (the tool call is still running or failed)
 
 
-def turn_dict(store: Store, turn: Turn, session_kind: str, changes: list[Change]) -> dict[str, Any]:
+def turn_dict(
+    store: Store,
+    turn: Turn,
+    session_kind: str,
+    changes: list[Change],
+    root: str | None = None,
+) -> dict[str, Any]:
+    """One turn as the listing shows it. `root`: the workspace's real path, when the caller has
+    it (a listing resolves it once for all its files)."""
+    root = root if root is not None else real_root(store.root)
     files = []
     for c in changes:
         kind = change_kind(c)
@@ -36,7 +45,7 @@ def turn_dict(store: Store, turn: Turn, session_kind: str, changes: list[Change]
             files.append(
                 {
                     "path": c.path,
-                    "uri": to_uri(store.root, c.path),
+                    "uri": real_uri(root, c.path),
                     "change": kind,
                     "source": c.source,
                 }
@@ -87,10 +96,11 @@ def list_sessions(
         session_id = only_turn.session_id
     if session_id is not None:
         sessions = [s for s in sessions if s.id == session_id]
-    counts = store.turn_counts({REWIND_SESSION: _SHOWN_RESTORE_POINTS})
     pages: dict[str, tuple[list[Turn], str | None]] = {}
+    counts: dict[str, int] = {}
     for s in sessions:
         states = _SHOWN_RESTORE_POINTS if s.id == REWIND_SESSION else None
+        counts[s.id] = store.turn_count(s.id, states)
         if only_turn is not None:
             pages[s.id] = ([only_turn], None)
         elif limit is None:
@@ -108,6 +118,7 @@ def list_sessions(
         changes.sort(key=lambda c: c.path)
     for c in changes:
         by_turn.setdefault(c.turn_id, []).append(c)
+    root = real_root(store.root)  # once, not per file (a realpath is a walk of the folders)
     out = []
     for s in sessions:
         turns, cursor = pages[s.id]
@@ -121,7 +132,7 @@ def list_sessions(
                 "last_activity_at": iso(s.last_activity_at),
                 "turn_count": counts.get(s.id, 0),
                 "older_cursor": cursor,
-                "turns": [turn_dict(store, t, s.kind, by_turn.get(t.id, [])) for t in turns],
+                "turns": [turn_dict(store, t, s.kind, by_turn.get(t.id, []), root) for t in turns],
             }
         )
     return {"workspace": store.root, "current_session_id": current_session(store), "sessions": out}

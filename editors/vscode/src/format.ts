@@ -33,7 +33,7 @@ export interface MoreItem {
 export type PickerEntry = TurnItem | SeparatorItem | MoreItem;
 
 /** Turns per session in one rewind/listTurns page (the newest; older pages on demand). */
-export const TURN_PAGE = 200;
+export const TURN_PAGE = 100;
 
 /** `list` with an older page of one session (`page`, from `before: olderCursor`) added before its turns. */
 export function withOlderPage(list: ListTurnsResult, page: ListTurnsResult): ListTurnsResult {

@@ -15,7 +15,7 @@ function M.invalidate(client_id)
 end
 
 --- Turns per session in one page of `rewind/listTurns` (the newest; older pages on demand).
-M.PAGE = 200
+M.PAGE = 100
 
 --- Fetches the newest page of each session (in a coroutine). Returns err, result.
 function M.fetch(client)

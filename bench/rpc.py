@@ -86,11 +86,12 @@ class LspClient:
             },
         )
         self.notify("initialized", {})
-        # The server opens the workspace's store after `initialized`: wait until it answers.
+        # The server opens the workspace's store after `initialized`: wait until it answers (a
+        # one-turn page: the whole list of a long session would be the server's memory peak).
         deadline = time.monotonic() + 30
         while True:
             try:
-                self.request("rewind/listTurns", {})
+                self.request("rewind/listTurns", {"limit": 1})
                 return
             except RuntimeError:
                 if self.errors:

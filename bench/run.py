@@ -1,6 +1,8 @@
 """rewind-ls benchmark: builds its workloads in a temporary folder, measures rewind-ls and a shadow git
 repository (what Cline, Roo Code, Gemini CLI and OpenCode do) side by side in the same run, and prints
-one table: figure, rewind-ls, baseline, ratio, target, met?. Each figure is the median of `--runs`.
+one table: figure, rewind-ls, baseline, ratio, target, MET or MISSED. Each figure is the median of
+`--runs`; each timed figure of issue #29 has a second row measured with a busy process on every core
+("[loaded]", bench/load.py).
 
     python -m bench            # full sizes (issue #6), 5 runs
     python -m bench --smoke    # tiny sizes, 1 run: keeps the suite working in CI, proves nothing
@@ -25,9 +27,12 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+from bench.load import load_average, loaded  # noqa: E402
 from bench.workloads import change_line, make_big_text, make_tree  # noqa: E402
 
 PY = sys.executable
+# The interpreter's floor: what the hook command starts (`python -I -S`, no `site`) doing nothing.
+FLOOR = [PY, "-I", "-S", "-c", "pass"]
 # Environment of every process the bench starts; main() points Python's bytecode cache into the
 # bench's temporary folder, as an installed package has its .pyc files (a development shell with
 # PYTHONDONTWRITEBYTECODE=1 would otherwise compile rewind-ls from source in every hook).
@@ -45,7 +50,6 @@ class Sizes:
         self.storage_turns = 5 if smoke else 200
         self.storage_file = 64 << 10 if smoke else 1 << 20
         self.lsp_restore_files = 10 if smoke else 100
-        self.list_turns = 20 if smoke else 1_000
         self.memory_turns = 50 if smoke else 10_000
 
 
@@ -87,11 +91,11 @@ def fmt(value: float | None, unit: str) -> str:
 
 
 def print_table(rows: list[Row], out: Callable[[str], None] = print) -> None:
-    head = ("figure", "rewind-ls", "baseline", "ratio", "target", "met?")
+    head = ("figure", "rewind-ls", "baseline", "ratio", "target", "verdict")
     body = []
     for r in rows:
         ratio = r.ratio
-        met = "-" if r.target is None or ratio is None else ("yes" if ratio <= r.target else "NO")
+        met = "-" if r.target is None or ratio is None else verdict(ratio, r.target)
         body.append(
             (
                 r.figure,
@@ -108,6 +112,10 @@ def print_table(rows: list[Row], out: Callable[[str], None] = print) -> None:
     out("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for b in body:
         out("| " + " | ".join(str(x).ljust(w) for x, w in zip(b, widths, strict=True)) + " |")
+
+
+def verdict(ratio: float, target: float) -> str:
+    return "MET" if ratio <= target else "MISSED"
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -172,8 +180,21 @@ class Shadow:
         self.git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
 
 
+def _hook_argv() -> list[str]:
+    """The hook command `rewind-ls install` writes into the agents' settings (what they run)."""
+    import shlex
+
+    from rewind_ls.core.claude_settings import default_command
+
+    return shlex.split(default_command("claude-code"))
+
+
+HOOK_ARGV = _hook_argv()
+
+
 class Agent:
-    """Runs the real hook process, as Claude Code does, for one session."""
+    """Runs the real hook process (the installed hook command), as Claude Code does, for one
+    session."""
 
     def __init__(self, ws: str, home: str, session: str = "bench-session", **env: str) -> None:
         self.ws = ws
@@ -192,7 +213,7 @@ class Agent:
         data = json.dumps(payload).encode()
         t = time.perf_counter()
         proc = subprocess.run(
-            [PY, "-m", "rewind_ls", "hook", "claude-code"],
+            HOOK_ARGV,
             input=data,
             capture_output=True,
             env=self.env,
@@ -222,29 +243,34 @@ def change_files(tree: str, rels: list[str], tag: str) -> None:
 # --- workloads -----------------------------------------------------------------------------------
 
 
-def bench_hook(tmp: str, sizes: Sizes, runs: int) -> Row:
+def bench_hook(tmp: str, sizes: Sizes, runs: int) -> list[Row]:
+    """The hook on an edit (a `PreToolUse` of `Write`, first touch of a 100 KB file in its turn:
+    read, hashed, stored) against the interpreter's floor, quiet and with every core busy."""
     ws = os.path.join(tmp, "hook-ws")
     os.makedirs(ws)
     target = os.path.join(ws, "big.js")
     make_big_text(target, sizes.hook_file)
     agent = Agent(ws, os.path.join(tmp, "hook-home"))
     agent.hook("SessionStart", source="startup")
-    ours, base = [], []
     tool_input = {"file_path": target, "content": "x"}
-    for i in range(max(5, runs * 3)):
-        change_line(target, i)
-        agent.hook("UserPromptSubmit", prompt=f"edit {i}")
-        ours.append(
-            agent.hook("PreToolUse", tool_name="Write", tool_input=tool_input, tool_use_id=f"w{i}")
-        )
-        base.append(timed(lambda: run([PY, "-c", "pass"], env=BASE_ENV)))
-    return Row(
-        "hook latency: PreToolUse recording a 100 KB file (vs python -c pass)",
-        median(ours),
-        median(base),
-        "s",
-        2.5,
-    )
+
+    def measure(tag: str) -> tuple[float, float]:
+        ours, base = [], []
+        for i in range(max(5, runs * 3)):
+            change_line(target, i)
+            agent.hook("UserPromptSubmit", prompt=f"edit {tag} {i}")
+            ours.append(
+                agent.hook(
+                    "PreToolUse", tool_name="Write", tool_input=tool_input, tool_use_id=f"w{tag}{i}"
+                )
+            )
+            base.append(timed(lambda: run(FLOOR, env=BASE_ENV)))
+        return median(ours), median(base)
+
+    name = "hook on an edit: PreToolUse recording a 100 KB file (vs python -I -S -c pass)"
+    quiet = measure("q")
+    busy = loaded(lambda: measure("l"))
+    return [Row(name, *quiet, "s", 2.0), Row(name + " [loaded]", *busy, "s", 2.0)]
 
 
 def bench_tree(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[Row]:
@@ -480,8 +506,8 @@ def _fill_turns(ws: str, home: str, turns: int) -> None:
 def bench_server(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[Row]:
     names = (
         f"preview+restore a {sizes.lsp_restore_files}-file turn through the language server",
-        f"rewind/listTurns on {sizes.list_turns} turns",
-        f"server peak memory with {sizes.memory_turns} turns",
+        f"rewind/listTurns, a page, {sizes.memory_turns} turns",
+        f"server peak memory, {sizes.memory_turns} turns",
     )
     if not _server_available():
         return [Row(n, None, None, "s", note="n/a (server not available)") for n in names]
@@ -559,44 +585,105 @@ def _bench_server(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[R
         )
     )
 
-    for count, figure in ((sizes.list_turns, "list"), (sizes.memory_turns, "memory")):
-        ws = os.path.join(tmp, f"turns-{count}")
-        home = os.path.join(tmp, f"turns-{count}-home")
-        os.makedirs(ws)
-        _fill_turns(ws, home, count)
-        client = LspClient(ws, {**BASE_ENV, "REWIND_LS_HOME": home})
-        try:
-            client.initialize()
+    return rows + _bench_turn_lists(tmp, sizes, runs, notes)
+
+
+# What the clients ask for: a page of the newest turns (editors/vscode TURN_PAGE, nvim PAGE) and, for
+# the status bar, one turn with the session's count.
+PAGE = {"limit": 100}
+RESPONSE_TARGET = 64 << 10
+MEMORY_TARGET = 80 << 20
+
+
+def _cli_turns_argv() -> list[str]:
+    """`rewind-ls turns` as a person runs it: the console script beside the interpreter."""
+    script = os.path.join(os.path.dirname(PY), "rewind-ls")
+    return [script, "turns"] if os.access(script, os.X_OK) else [PY, "-m", "rewind_ls", "turns"]
+
+
+def _bench_turn_lists(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[Row]:
+    """A long session: `rewind/listTurns` (a page, the view's refresh, the whole list), the
+    server's memory, and `rewind-ls turns`."""
+    from bench.rpc import LspClient
+
+    count = sizes.memory_turns
+    ws = os.path.join(tmp, f"turns-{count}")
+    home = os.path.join(tmp, f"turns-{count}-home")
+    os.makedirs(ws)
+    _fill_turns(ws, home, count)
+    env = {**BASE_ENV, "REWIND_LS_HOME": home}
+    client = LspClient(ws, env)
+    rows: list[Row] = []
+    try:
+        client.initialize()
+
+        def page_times() -> tuple[float, float, float]:
             trivial = _trivial_round_trip(client, ws)
-            times = []
-            for _ in range(runs if figure == "list" else 1):
-                t = time.perf_counter()
-                listing = client.request("rewind/listTurns", {})
-                times.append(time.perf_counter() - t)
-            n = sum(len(s["turns"]) for s in listing["sessions"])
-            if n < count:
-                raise RuntimeError(f"rewind/listTurns listed {n} turns, expected {count}")
-            peak = client.peak_rss_bytes()
-        finally:
-            client.close()
-        if figure == "list":
-            rows.append(
-                Row(
-                    f"rewind/listTurns on {count} turns (vs a trivial request)",
-                    median(times),
-                    trivial,
-                    "s",
+            page, refresh = [], []
+            for _ in range(max(5, runs)):
+                page.append(timed(lambda: client.request("rewind/listTurns", PAGE)))
+                refresh.append(
+                    timed(
+                        lambda: (
+                            client.request("rewind/listTurns", PAGE),
+                            client.request("rewind/listTurns", {"limit": 1}),
+                        )
+                    )
                 )
-            )
-        else:
-            rows.append(
-                Row(
-                    f"server peak memory with {count} turns (after rewind/listTurns)",
-                    float(peak) if peak else None,
-                    None,
-                    "B",
-                )
-            )
+            return median(page), median(refresh), trivial
+
+        quiet = page_times()
+        busy = loaded(page_times)
+        listing = client.request("rewind/listTurns", PAGE)
+        size = len(json.dumps(listing).encode())
+        listed = sum(len(s["turns"]) for s in listing["sessions"])
+        total = sum(s["turnCount"] for s in listing["sessions"])
+        if total < count:
+            raise RuntimeError(f"rewind/listTurns counted {total} turns, expected {count}")
+        client.request("rewind/timeline", {})
+        # Peak memory of a server that clients read by pages (the whole list is measured after).
+        peak = client.peak_rss_bytes()
+        whole_t = timed(lambda: client.request("rewind/listTurns", {}))
+        whole = client.request("rewind/listTurns", {})
+        notes.append(
+            f"rewind/listTurns with {count} turns: a page lists {listed} ({size / 1e3:.0f} KB); the "
+            f"whole list (no limit, older clients) {len(json.dumps(whole)) / 1e6:.1f} MB in "
+            f"{whole_t:.2f} s"
+        )
+        notes.append(
+            f"server peak memory after the whole list too: {client.peak_rss_bytes() / 1e6:.1f} MB"
+        )
+    finally:
+        client.close()
+    page_name = f"rewind/listTurns, a page, {count} turns (vs a trivial request)"
+    view_name = f"the view's refresh (page + status count), {count} turns (vs a trivial request)"
+    rows += [
+        Row(page_name, quiet[0], quiet[2], "s", 5.0),
+        Row(page_name + " [loaded]", busy[0], busy[2], "s", 5.0),
+        Row(view_name, quiet[1], quiet[2], "s", 5.0),
+        Row(view_name + " [loaded]", busy[1], busy[2], "s", 5.0),
+        Row(
+            f"rewind/listTurns response, {count} turns (vs 64 KB)", size, RESPONSE_TARGET, "B", 1.0
+        ),
+        Row(
+            f"server peak memory, {count} turns (vs 80 MB)",
+            float(peak) if peak else None,
+            MEMORY_TARGET,
+            "B",
+            1.0,
+        ),
+    ]
+
+    def cli_times() -> tuple[float, float]:
+        ours, base = [], []
+        for _ in range(max(5, runs)):
+            ours.append(timed(lambda: run(_cli_turns_argv(), env=env, cwd=ws)))
+            base.append(timed(lambda: run(FLOOR, env=BASE_ENV)))
+        return median(ours), median(base)
+
+    name = f"rewind-ls turns, {count} turns (vs python -I -S -c pass)"
+    rows.append(Row(name, *cli_times(), "s", 3.0))
+    rows.append(Row(name + " [loaded]", *loaded(cli_times), "s", 3.0))
     return rows
 
 
@@ -627,12 +714,13 @@ def main(argv: list[str] | None = None) -> int:
     git_version = run(["git", "--version"]).stdout.decode().strip()
     print(
         f"rewind-ls bench{' (smoke)' if args.smoke else ''}: {runs} run(s) per figure, median; "
-        f"Python {platform.python_version()}, {git_version}, {os.cpu_count()} CPUs, {tmp}",
+        f"Python {platform.python_version()}, {git_version}, {os.cpu_count()} CPUs, "
+        f"load average {load_average()} at the start, {tmp}",
         flush=True,
     )
     try:
         if "hook" in only:
-            rows.append(bench_hook(tmp, sizes, runs))
+            rows.extend(bench_hook(tmp, sizes, runs))
         if "tree" in only:
             rows.extend(bench_tree(tmp, sizes, runs, notes))
         if "storage" in only:
@@ -649,7 +737,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for note in notes:
         print(f"- {note}")
-    print(f"- total {time.perf_counter() - started:.0f} s")
+    print(
+        f"- load average {load_average()} at the end; total {time.perf_counter() - started:.0f} s"
+    )
     return 0
 
 

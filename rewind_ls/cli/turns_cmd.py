@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from rewind_ls.cli.common import (
     JSON_HELP,
@@ -19,12 +20,17 @@ def cmd_turns(args: argparse.Namespace) -> int:
     from rewind_ls.core.timeline import list_sessions
 
     with open_store(args) as store:
-        args.session = session_arg(store, args.session)
-        listing = list_sessions(store, args.session)
+        session = session_arg(store, args.session)
+        if session is None and not args.all:
+            from rewind_ls.core.plan import current_session
+
+            session = current_session(store)  # the latest agent session only: read only its page
+        if session is None and not args.all:
+            listing: dict[str, Any] = {"workspace": store.root, "current_session_id": None}
+            listing["sessions"] = []
+        else:
+            listing = list_sessions(store, session, args.limit or None)
         gaps = unrecorded(store)
-    if not args.all and args.session is None:
-        current = listing["current_session_id"]
-        listing["sessions"] = [s for s in listing["sessions"] if s["id"] == current]
     listing["unrecorded"] = gaps
     if args.json:
         from rewind_ls.server.protocol import TurnsOutput, wire
@@ -42,6 +48,11 @@ def cmd_turns(args: argparse.Namespace) -> int:
 
     cols = width()
     for session in listing["sessions"]:
+        older = session["turn_count"] - len(session["turns"])
+        if older > 0:
+            print(
+                f"({older} older turns of session {session['id'][:8]} not shown: --limit 0 lists every turn)"
+            )
         for line in session_lines(session, cols):
             print(line)
     return 0
@@ -56,4 +67,27 @@ def register(add: Add) -> None:
     p.add_argument(
         "--all", action="store_true", help="every session, including your saves and restore points"
     )
+    p.add_argument(
+        "--limit",
+        type=_limit,
+        default=TURNS_PAGE,
+        metavar="N",
+        help=f"the newest N turns of each session (default {TURNS_PAGE}; 0: every turn)",
+    )
     p.add_argument("--json", action="store_true", help=JSON_HELP)
+
+
+# `turns` shows a page: a session of ten thousand turns is read and printed in a blink.
+TURNS_PAGE = 100
+
+
+def _limit(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of turns: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (every turn) or more, got {value}")
+    return value

@@ -14,21 +14,38 @@ from typing import Any
 from rewind_ls.core.errors import BadInput
 
 
-def _marks(agent: str) -> tuple[str, str]:
-    # The fallback form (`python -m rewind_ls hook AGENT`) is ours too.
-    return f"rewind-ls hook {agent}", f"rewind_ls hook {agent}"
+def _marks(agent: str) -> tuple[str, ...]:
+    # Every form is ours: the hook command (`python -I -S /abs/rewind_ls/__main__.py hook AGENT`,
+    # the file quoted when its path needs it), and those an older rewind-ls wrote (`rewind-ls hook
+    # AGENT`, `python -m rewind_ls hook AGENT`), which keep working and which installing replaces.
+    main = "rewind_ls/__main__.py"
+    return (
+        f"rewind-ls hook {agent}",
+        f"rewind_ls hook {agent}",
+        f"{main} hook {agent}",
+        f"{main}' hook {agent}",
+    )
 
 
 def default_command(agent: str = "claude-code") -> str:
-    """The hook command, by absolute path: the agent runs hooks with its own PATH, which need not
-    hold the virtualenv rewind-ls was installed in (a bare `rewind-ls` then fails with 127). The
-    entry point beside the running interpreter is preferred (fast start, named `rewind-ls`)."""
-    script = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "rewind-ls")
-    argv0 = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    for candidate in (argv0, script):
-        if os.path.basename(candidate) == "rewind-ls" and os.access(candidate, os.X_OK):
-            return f"{shlex.quote(candidate)} hook {agent}"
-    return f"{shlex.quote(os.path.abspath(sys.executable))} -m rewind_ls hook {agent}"
+    """The hook command: this interpreter, isolated and without `site` (`-I -S`), running the
+    package's `__main__.py` as a script file (not the folder: that would load `runpy`), which puts
+    the package and the interpreter's site-packages on `sys.path` itself. Absolute paths because the agent runs hooks with its own
+    PATH, which need not hold the virtualenv rewind-ls was installed in; no `site` because its
+    start-up (the venv's `.pth` files) costs more than the hook's own work, twice per tool call."""
+    python = os.path.abspath(sys.executable)
+    package_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    main = os.path.join(package_dir, "__main__.py")
+    return f"{shlex.quote(python)} -I -S {shlex.quote(main)} hook {agent}"
+
+
+def is_fast_command(command: str) -> bool:
+    """Whether an installed hook command is the form `default_command` writes (no `site`)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return False
+    return len(argv) == 6 and argv[1:3] == ["-I", "-S"] and argv[4] == "hook"
 
 
 def installed_hooks(root: str, agent: str = "claude-code") -> list[tuple[str, list[str]]]:

@@ -34,7 +34,8 @@ def run_hook_command(command: str, root: str, agent: str = "claude-code") -> str
     import subprocess
 
     payload = {"hook_event_name": "Notification", "session_id": "rewind-ls-doctor", "cwd": root}
-    env = {**os.environ, "PATH": agent_path()}
+    # REWIND_LS_HOOK_CHECK: the launcher also checks that what a later event imports is reachable.
+    env = {**os.environ, "PATH": agent_path(), "REWIND_LS_HOOK_CHECK": "1"}
     env.pop("VIRTUAL_ENV", None)
     try:
         proc = subprocess.run(
@@ -193,8 +194,16 @@ def permissions_check(directory: str, repair: bool) -> dict[str, Any]:
 
 def _hook_check(name: str, command: str, root: str, agent: str) -> dict[str, Any]:
     """An installed hook command runs the way the agent runs it."""
+    from rewind_ls.core.claude_settings import is_fast_command
+
     failure = run_hook_command(command, root, agent)
     detail = f"installed, and `{command}` runs" if failure is None else failure
+    if failure is None and not is_fast_command(command):
+        # An install by an older rewind-ls: it works, but pays Python's `site` start-up per hook.
+        detail += (
+            f"; it starts Python with `site` (slower on every tool call): `rewind-ls install"
+            f" {agent}` (with --user for the user's settings) writes the faster command"
+        )
     return _check(name, failure is None, detail)
 
 

@@ -153,11 +153,20 @@ def safe_target(root: str, rel: str) -> str:
 
 
 def to_uri(root: str, rel: str) -> str:
+    return real_uri(real_root(root), rel)
+
+
+def real_root(root: str) -> str:
+    """The workspace's real path, as `to_uri` names files under it."""
+    return os.path.realpath(root)
+
+
+def real_uri(root_real: str, rel: str) -> str:
+    """`to_uri` for a root already resolved by `real_root` (a listing of many files resolves it
+    once)."""
     from urllib.parse import quote
 
-    return "file://" + quote(
-        os.path.join(os.path.realpath(root), *rel.split("/")).replace(os.sep, "/")
-    )
+    return "file://" + quote(os.path.join(root_real, *rel.split("/")).replace(os.sep, "/"))
 
 
 def from_uri(uri: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import Any
 
 from rewind_ls.core.capture import REWIND_SESSION, read_current
 from rewind_ls.core.errors import BadPath, CorruptBlob, RewindError, UnknownTurn
@@ -175,7 +176,10 @@ def _parent_not_a_folder(root: str, rel: str) -> str | None:
     return None
 
 
-def _content(store: Store, version: Version, path: str) -> tuple[bytes | None, Conflict | None]:
+def _content(
+    store: Store, version: Version, path: str, blobs: dict[str, bytes] | None = None
+) -> tuple[bytes | None, Conflict | None]:
+    """The content of `version` (from `blobs` when read ahead), or the conflict saying why not."""
     if version.kind == ABSENT:
         return None, None
     if version.kind != FILE or version.hash is None:
@@ -183,6 +187,8 @@ def _content(store: Store, version: Version, path: str) -> tuple[bytes | None, C
         return None, Conflict(
             ConflictKind.NOT_RESTORABLE, f"{path}: the content needed {why}; not restorable"
         )
+    if blobs is not None and version.hash in blobs:
+        return blobs[version.hash], None
     try:
         return store.get_blob(version.hash), None
     except CorruptBlob as exc:
@@ -214,8 +220,13 @@ def _read_path(reader: Reader, path: str) -> PathPlan:
     return PathPlan(path, current, current_data)
 
 
-def _check_cas(store: Store, pp: PathPlan) -> None:
-    known = store.known(pp.path)
+_LOOK_UP = object()
+
+
+def _check_cas(store: Store, pp: PathPlan, known: Any = _LOOK_UP) -> None:
+    """`known`: the path's `known` row when the caller read it ahead (None: never seen)."""
+    if known is _LOOK_UP:
+        known = store.known(pp.path)
     if known is None or pp.action == Action.UNCHANGED:
         return
     if known[0] != pp.current:
@@ -245,8 +256,16 @@ def plan_rewind(
             )
         wanted = set(paths)
         candidates = [p for p in candidates if p in wanted]
+    # Read ahead in a few queries what each path needs (its history, what was last seen, the
+    # target content): a large restore plans thousands of paths.
+    histories = {
+        path: [h for h in changes if h.seq > turn.seq]
+        for path, changes in store.path_histories(candidates).items()
+    }
+    knowns = store.known_many(candidates)
+    blobs = _read_ahead(store, [h[0].before for h in histories.values() if h])
     for path in candidates:
-        history = [h for h in store.path_history(path) if h.seq > turn.seq]
+        history = histories[path]
         if not history:
             continue
         target = history[0].before
@@ -255,14 +274,14 @@ def plan_rewind(
         if pp.conflict is not None:
             continue
         current = pp.current
-        data, problem = _content(store, target, path)
+        data, problem = _content(store, target, path, blobs)
         if problem is not None:
             if not target.same_content(current):
                 pp.action = Action.MODIFY if target.kind != ABSENT else Action.DELETE
                 pp.conflict = problem
             continue
         pp.set_target(target, data)
-        _check_cas(store, pp)
+        _check_cas(store, pp, knowns.get(path))
         if pp.conflict is None and pp.will_write:
             _check_others(store, pp, turn, history)
     _folders_where_files_were(store, plan)
@@ -292,6 +311,16 @@ def _folders_where_files_were(store: Store, plan: Plan) -> None:
                 "a restore never replaces a folder with a file; left alone",
             )
             plan.paths.append(conflict)
+
+
+def _read_ahead(store: Store, versions: list[Version]) -> dict[str, bytes]:
+    """The contents of `versions` in one pass over their packs; empty if any is damaged (each
+    path then reads its own, and a damaged one becomes that path's conflict)."""
+    hashes = [v.hash for v in versions if v.kind == FILE and v.hash is not None]
+    try:
+        return store.get_blobs(hashes)
+    except CorruptBlob:
+        return {}
 
 
 def _check_others(store: Store, pp: PathPlan, turn: Turn, history: list[PathChange]) -> None:

@@ -658,6 +658,40 @@ class Store:
             )
         return [_turn(r) for r in rows]
 
+    def turns_page(
+        self,
+        session_id: str,
+        limit: int,
+        before_number: int | None = None,
+        states: tuple[str, ...] | None = None,
+    ) -> list[Turn]:
+        """The newest `limit` turns of a session numbered below `before_number` (None: the newest),
+        in `states` if given, newest first: a page of a long session without reading the others
+        (the UNIQUE(session_id, number) index walks backwards)."""
+        where = "session_id = ?"
+        args: list[Any] = [session_id]
+        if before_number is not None:
+            where += " AND number < ?"
+            args.append(before_number)
+        if states is not None:
+            where += f" AND state IN ({','.join('?' * len(states))})"
+            args += list(states)
+        rows = self.conn.execute(
+            f"SELECT {_TURN_COLS} FROM turns WHERE {where} ORDER BY number DESC LIMIT ?",
+            (*args, limit),
+        )
+        return [_turn(r) for r in rows]
+
+    def turn_count(self, session_id: str, states: tuple[str, ...] | None = None) -> int:
+        """How many turns a session has (in `states` if given): a count over the session's part
+        of the (session_id, number) index, not a scan of every turn."""
+        where, args = "session_id = ?", [session_id]
+        if states is not None:
+            where += f" AND state IN ({','.join('?' * len(states))})"
+            args += list(states)
+        row = self.conn.execute(f"SELECT COUNT(*) FROM turns WHERE {where}", args).fetchone()
+        return int(row[0])
+
     def turn_by_number(self, session_id: str, number: int) -> Turn | None:
         row = self.conn.execute(
             f"SELECT {_TURN_COLS} FROM turns WHERE session_id = ? AND number = ?",
@@ -807,6 +841,22 @@ class Store:
         )
         return [_path_change(r) for r in rows]
 
+    def path_histories(self, paths: list[str]) -> dict[str, list[PathChange]]:
+        """`path_history` of many paths in a few queries (a restore plans thousands)."""
+        out: dict[str, list[PathChange]] = {p: [] for p in paths}
+        for i in range(0, len(paths), 500):
+            part = paths[i : i + 500]
+            rows = self.conn.execute(
+                f"SELECT {_CHANGES_OF_C}, t.session_id, t.state, s.kind"
+                " FROM changes c JOIN turns t ON t.id = c.turn_id"
+                " JOIN sessions s ON s.id = t.session_id"
+                f" WHERE c.path IN ({','.join('?' * len(part))}) ORDER BY c.seq",
+                part,
+            )
+            for r in rows:
+                out[r[1]].append(_path_change(r))
+        return out
+
     def all_changes(self) -> list[Change]:
         """Every change of every turn, by path."""
         rows = self.conn.execute(f"SELECT {_CHANGE_COLS} FROM changes ORDER BY path")
@@ -915,6 +965,20 @@ class Store:
         if row is None:
             return None
         return _version(row[0], row[1], row[2], row[3]), row[4], row[5]
+
+    def known_many(self, paths: list[str]) -> dict[str, tuple[Version, int | None, int | None]]:
+        """`known` of many paths in a few queries; a path never seen is left out."""
+        out: dict[str, tuple[Version, int | None, int | None]] = {}
+        for i in range(0, len(paths), 500):
+            part = paths[i : i + 500]
+            rows = self.conn.execute(
+                "SELECT path, kind, hash, mode, size, mtime_ns, ino FROM known"
+                f" WHERE path IN ({','.join('?' * len(part))})",
+                part,
+            )
+            for r in rows:
+                out[r[0]] = (_version(r[1], r[2], r[3], r[4]), r[5], r[6])
+        return out
 
     def set_known(self, path: str, version: Version, st: os.stat_result | None = None) -> None:
         with self.transaction():

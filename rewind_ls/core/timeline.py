@@ -10,8 +10,9 @@ import time
 from typing import Any
 
 from rewind_ls.core.capture import REWIND_SESSION, turn_info
-from rewind_ls.core.model import Change, PathChange, Turn
-from rewind_ls.core.paths import to_uri
+from rewind_ls.core.errors import BadInput, UnknownTurn
+from rewind_ls.core.model import Change, PathChange, Turn, TurnState
+from rewind_ls.core.paths import real_root, real_uri
 from rewind_ls.core.plan import current_session
 from rewind_ls.core.store import Store
 from rewind_ls.core.transcript_recorder import reconstructed_note
@@ -27,7 +28,16 @@ def change_kind(row: Change | PathChange) -> str | None:
     return row.kind  # None: touched, not settled (the tool call is still running or failed)
 
 
-def turn_dict(store: Store, turn: Turn, session_kind: str, changes: list[Change]) -> dict[str, Any]:
+def turn_dict(
+    store: Store,
+    turn: Turn,
+    session_kind: str,
+    changes: list[Change],
+    root: str | None = None,
+) -> dict[str, Any]:
+    """One turn as the listing shows it. `root`: the workspace's real path, when the caller has
+    it (a listing resolves it once for all its files)."""
+    root = root if root is not None else real_root(store.root)
     files = []
     for c in changes:
         kind = change_kind(c)
@@ -35,7 +45,7 @@ def turn_dict(store: Store, turn: Turn, session_kind: str, changes: list[Change]
             files.append(
                 {
                     "path": c.path,
-                    "uri": to_uri(store.root, c.path),
+                    "uri": real_uri(root, c.path),
                     "change": kind,
                     "source": c.source,
                 }
@@ -55,20 +65,63 @@ def turn_dict(store: Store, turn: Turn, session_kind: str, changes: list[Change]
     }
 
 
-def list_sessions(store: Store, session_id: str | None = None) -> dict[str, Any]:
+# A restore point is listed once its restore wrote something.
+_SHOWN_RESTORE_POINTS = (TurnState.APPLIED.value, TurnState.PARTIAL.value)
+
+
+def list_sessions(
+    store: Store,
+    session_id: str | None = None,
+    limit: int | None = None,
+    before: str | None = None,
+    turn_id: str | None = None,
+) -> dict[str, Any]:
+    """Sessions with their turns (oldest first) and files. `limit`: a page, the newest `limit`
+    turns of each session (`before`: those older than a session's `older_cursor`, which needs
+    `session_id`); each session says how many turns it has (`turn_count`) and, when older turns
+    exist beyond its page, the cursor of the next page. `turn_id`: only that turn (and its
+    session). Only the listed turns and their changes are read, so a page costs the same with
+    ten turns or ten thousand."""
+    if before is not None and session_id is None:
+        raise BadInput("a page cursor (before) belongs to one session: give its session id too")
+    if limit is not None and limit < 1:
+        raise BadInput(f"limit must be at least 1 (got {limit})")
+    before_number = _cursor_number(before)
     sessions = store.sessions()
+    only_turn = None
+    if turn_id is not None:
+        only_turn = store.turn(turn_id)
+        if only_turn is None:
+            raise UnknownTurn(turn_id, "no turn with that id in this workspace")
+        session_id = only_turn.session_id
     if session_id is not None:
         sessions = [s for s in sessions if s.id == session_id]
+    pages: dict[str, tuple[list[Turn], str | None]] = {}
+    counts: dict[str, int] = {}
+    for s in sessions:
+        states = _SHOWN_RESTORE_POINTS if s.id == REWIND_SESSION else None
+        counts[s.id] = store.turn_count(s.id, states)
+        if only_turn is not None:
+            pages[s.id] = ([only_turn], None)
+        elif limit is None:
+            turns = [t for t in store.turns(s.id) if states is None or t.state in states]
+            pages[s.id] = (turns, None)
+        else:
+            newest = store.turns_page(s.id, limit + 1, before_number, states)
+            cursor = str(newest[limit - 1].number) if len(newest) > limit else None
+            pages[s.id] = (newest[:limit][::-1], cursor)
     by_turn: dict[str, list[Change]] = {}
-    for c in store.all_changes():
+    if limit is None and only_turn is None:
+        changes = store.all_changes()
+    else:
+        changes = store.changes_of_turns([t.id for turns, _ in pages.values() for t in turns])
+        changes.sort(key=lambda c: c.path)
+    for c in changes:
         by_turn.setdefault(c.turn_id, []).append(c)
+    root = real_root(store.root)  # once, not per file (a realpath is a walk of the folders)
     out = []
     for s in sessions:
-        turns = [
-            turn_dict(store, t, s.kind, by_turn.get(t.id, []))
-            for t in store.turns(s.id)
-            if s.id != REWIND_SESSION or t.state in ("applied", "partial")
-        ]
+        turns, cursor = pages[s.id]
         out.append(
             {
                 "id": s.id,
@@ -77,10 +130,21 @@ def list_sessions(store: Store, session_id: str | None = None) -> dict[str, Any]
                 "transcript_path": s.transcript_path,
                 "started_at": iso(s.started_at),
                 "last_activity_at": iso(s.last_activity_at),
-                "turns": turns,
+                "turn_count": counts.get(s.id, 0),
+                "older_cursor": cursor,
+                "turns": [turn_dict(store, t, s.kind, by_turn.get(t.id, []), root) for t in turns],
             }
         )
     return {"workspace": store.root, "current_session_id": current_session(store), "sessions": out}
+
+
+def _cursor_number(before: str | None) -> int | None:
+    if before is None:
+        return None
+    try:
+        return int(before)
+    except ValueError:
+        raise BadInput(f"not a page cursor: {before!r} (pass a session's olderCursor)") from None
 
 
 TIMELINE_TITLE = "rewind-ls timeline"
@@ -102,11 +166,12 @@ def _one_line(text: str, limit: int = 100) -> str:
     return " ".join(text.split())[:limit]
 
 
-def timeline_text(store: Store, session_id: str | None = None) -> str:
+def timeline_text(store: Store, session_id: str | None = None, limit: int | None = None) -> str:
     """The timeline as plain text: a block per session, a line per turn ending with its id in
     brackets (what code lenses and commands act on), its files indented below. Restore points are
-    shown as what they are ("restore point before rewind to turn 2"), never numbered like turns."""
-    listing = list_sessions(store, session_id)
+    shown as what they are ("restore point before rewind to turn 2"), never numbered like turns.
+    `limit`: only the newest `limit` turns of each session (a line says how many are left out)."""
+    listing = list_sessions(store, session_id, limit)
     lines = [
         f"{TIMELINE_TITLE}: {store.root}",
         "Turn numbers are those `rewind-ls turns` and the rewind.* commands accept.",
@@ -122,6 +187,11 @@ def timeline_text(store: Store, session_id: str | None = None) -> str:
         else:
             title = _SESSION_TITLES.get(kind, kind)
         lines.append(title)
+        older = session["turn_count"] - len(session["turns"])
+        if older > 0:
+            lines.append(
+                f"  ({older} older turns not shown: `rewind-ls turns --session {session['id']}`)"
+            )
         for turn in session["turns"]:
             prompt = _one_line(turn["prompt"])
             if kind == "rewind":

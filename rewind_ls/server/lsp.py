@@ -378,7 +378,9 @@ async def code_lens(ls: RewindServer, params: types.CodeLensParams) -> list[type
 async def list_turns(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.ListTurnsParams, params, "rewind/listTurns")
     return dump(
-        proto.ListTurnsResult.model_validate(await ls.call(ls.svc().list_turns, p.session_id))
+        proto.ListTurnsResult.model_validate(
+            await ls.call(ls.svc().list_turns, p.session_id, p.limit, p.before, p.turn_id)
+        )
     )
 
 
@@ -563,7 +565,8 @@ async def file_at(ls: RewindServer, params: Any) -> dict[str, Any]:
 @guarded("rewind/timeline")
 async def timeline(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.TimelineParams, params, "rewind/timeline")
-    return dump(proto.TimelineResult.model_validate(await ls.call(ls.svc().timeline, p.session_id)))
+    result = await ls.call(ls.svc().timeline, p.session_id, p.limit)
+    return dump(proto.TimelineResult.model_validate(result))
 
 
 @guarded("rewind/beginTurn")

@@ -70,6 +70,10 @@ class TurnInfo(Result):
     )
 
 
+# The timeline's default page: the newest turns per session it shows.
+TIMELINE_PAGE = 200
+
+
 class SessionInfo(Result):
     id: str
     kind: SessionKind
@@ -77,12 +81,35 @@ class SessionInfo(Result):
     transcript_path: str | None = None
     started_at: str
     last_activity_at: str
-    turns: list[TurnInfo]
+    turn_count: int = Field(
+        description="Every turn the session has (its listed kind), not only those of this page."
+    )
+    older_cursor: str | None = Field(
+        default=None,
+        description="Set when the session has turns older than those listed: pass it as "
+        "`before` (with this session's id) for the next page.",
+    )
+    turns: list[TurnInfo] = Field(description="This page's turns, oldest first.")
 
 
 class ListTurnsParams(Params):
     session_id: str | None = Field(
         default=None, description="Only this session; default: every session of the workspace."
+    )
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        le=10000,
+        description="A page: at most this many turns per session, the newest (pages go from "
+        "newest to oldest). Default: every turn (a long session makes that megabytes).",
+    )
+    before: str | None = Field(
+        default=None,
+        description="A session's `olderCursor` from an earlier page: the turns before it "
+        "(needs `sessionId`).",
+    )
+    turn_id: str | None = Field(
+        default=None, description="Only this turn, in its session (what a lens's turn id names)."
     )
 
 
@@ -227,6 +254,12 @@ class FileAtResult(Result):
 
 class TimelineParams(Params):
     session_id: str | None = None
+    limit: int | None = Field(
+        default=TIMELINE_PAGE,
+        ge=1,
+        description="The newest turns shown per session (older ones are counted on a line); "
+        "null: every turn.",
+    )
 
 
 class TimelineResult(Result):

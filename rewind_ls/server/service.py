@@ -223,23 +223,30 @@ class Service:
 
     # --- listing -------------------------------------------------------------------------------
 
-    def list_turns(self, session_id: str | None) -> dict[str, Any]:
+    def list_turns(
+        self,
+        session_id: str | None,
+        limit: int | None = None,
+        before: str | None = None,
+        turn_id: str | None = None,
+    ) -> dict[str, Any]:
         if session_id is not None and self.store.session(session_id) is None:
             raise UnknownTurn(session_id, "no session with that id in this workspace")
-        return list_sessions(self.store, session_id)
+        return list_sessions(self.store, session_id, limit, before, turn_id)
 
     def turn_info(self, turn: Turn) -> dict[str, Any]:
         session = self.store.session(turn.session_id)
         kind = session.kind if session is not None else "agent"
         return turn_dict(self.store, turn, kind, self.store.changes(turn.id))
 
-    def timeline(self, session_id: str | None) -> dict[str, Any]:
+    def timeline(self, session_id: str | None, limit: int | None = None) -> dict[str, Any]:
         """The timeline text and the URI a client shows it under: a name inside the workspace that
         is never written to disk, so a client keeps it in this server's workspace (a file in the
         store folder made lsp-mode start a second server there)."""
         if session_id is not None and self.store.session(session_id) is None:
             raise UnknownTurn(session_id, "no session with that id in this workspace")
-        return {"uri": self.uri(TIMELINE_NAME), "text": timeline_text(self.store, session_id)}
+        text = timeline_text(self.store, session_id, limit)
+        return {"uri": self.uri(TIMELINE_NAME), "text": text}
 
     def file_at(self, turn_ref: str, uri: str, side: str) -> dict[str, Any]:
         turn = self.turn(turn_ref)

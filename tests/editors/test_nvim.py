@@ -768,3 +768,38 @@ def test_help_without_helptags(tmp_path: Path, topic: str, tag: str) -> None:
     )
     where = json.loads(out.read_text())
     assert where["file"] == "rewind.txt" and tag in where["line"], where
+
+
+def test_turn_list_is_read_a_page_at_a_time(workspace: tuple[Path, Path], editor: Any) -> None:
+    """#29: the plugin asks for a page of turns (the newest); the statusline counts every turn, a
+    turn number older than the page is still found, and the picker's last item loads older turns."""
+    ws, home = workspace
+    agent = two_turns(ws, home)
+    for k in range(3, 6):
+        agent.turn(f"prompt {k}", {"a.txt": f"a{k}\n"})
+    ed = editor()
+    ed.nv.lua("require('rewind.turns').PAGE = 2; require('rewind.turns').invalidate()")
+    ed.open("a.txt")
+    status = ed.nv.wait_for(
+        "(function() local s = require('rewind').statusline() return s ~= '' and s end)()",
+        what="the statusline component",
+    )
+    assert status == "⟲ 5 turns", status
+    page = ed.nv.luajson(
+        "local c = vim.lsp.get_clients({ name = 'rewind', bufnr = 0 })[1]"
+        " local r = c:request_sync('rewind/listTurns', { limit = 2 }, 5000, 0).result"
+        " return vim.tbl_map(function(t) return t.number end, r.sessions[#r.sessions].turns)"
+    )
+    assert page == [4, 5], page
+
+    ed.run("Rewind quickfix 1")  # not in the newest page: found on an older one
+    qf = ed.nv.luajson("return vim.tbl_map(function(i) return i.text end, vim.fn.getqflist())")
+    assert [t[:2] for t in qf] == ["M ", "A "], qf
+
+    ed.clear_records()
+    last = ed.run("Rewind", answers=["Older turns", "Older turns", "#1 ", "Code only"])
+    assert last["status"] == "applied", last
+    labels = [s["labels"] for s in ed.selects()][:3]
+    assert [len(x) for x in labels] == [3, 5, 5], labels  # 2 turns + older, 4 + older, all 5
+    assert labels[0][-1] == "Older turns… (3 more)", labels
+    assert read(ws, "a.txt") == b"a0\n" and read(ws, "c.txt") is None

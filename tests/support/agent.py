@@ -1,19 +1,24 @@
 """A scripted Claude Code agent for tests: real files, real hook process, real payload shapes.
 
-Each hook call runs `python -m rewind_ls hook claude-code` as its own process with the payload on stdin,
-exactly as Claude Code runs a command hook, so tests exercise the same path an agent does.
+Each hook call runs the hook command `rewind-ls install claude-code` writes (`python -I -S
+/abs/rewind_ls/__main__.py hook claude-code`) as its own process with the payload on stdin, exactly as Claude
+Code runs a command hook, so tests exercise the same path an agent does.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
-import sys
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from rewind_ls.core.claude_settings import default_command
+
+HOOK_ARGV = shlex.split(default_command("claude-code"))
 
 # Content to write, or None to delete the file (done through a "shell command": not reported by a tool).
 Edits = Mapping[str, "bytes | str | None"]
@@ -24,7 +29,7 @@ def run_hook(
 ) -> subprocess.CompletedProcess[bytes]:
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     return subprocess.run(
-        [sys.executable, "-m", "rewind_ls", "hook", "claude-code"],
+        HOOK_ARGV,
         input=data,
         env={**os.environ, **env},
         capture_output=True,

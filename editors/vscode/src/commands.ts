@@ -6,6 +6,8 @@ import {
   errorText,
   pathsToSave,
   pickerEntries,
+  TURN_PAGE,
+  withOlderPage,
   restoredEntries,
   resultReport,
   scopeItems,
@@ -14,6 +16,7 @@ import {
 } from './format';
 import {
   type FileChange,
+  type ListTurnsParams,
   type ListTurnsResult,
   Methods,
   type Mode,
@@ -28,15 +31,16 @@ import {
 import { rewindUri, TIMELINE_URI, timelineChanged } from './contentProvider';
 import type { RewindServer } from './server';
 
-type VsItem = vscode.QuickPickItem & { turn?: TurnInfo };
+type VsItem = vscode.QuickPickItem & { turn?: TurnInfo; more?: { sessionId: string; cursor: string } };
 
 const uriToPath = (uri: string): string => vscode.Uri.parse(uri).fsPath;
 
 export class Commands {
   constructor(private readonly server: RewindServer) {}
 
-  listTurns(): Promise<ListTurnsResult> {
-    return this.server.request<ListTurnsResult>(Methods.listTurns, {});
+  /** A page of turns: by default the newest TURN_PAGE of each session (older pages through `before`). */
+  listTurns(params: ListTurnsParams = { limit: TURN_PAGE }): Promise<ListTurnsResult> {
+    return this.server.request<ListTurnsResult>(Methods.listTurns, params);
   }
 
   /** The turn picker; it refreshes itself while open when turns are recorded. */
@@ -47,22 +51,44 @@ export class Commands {
     qp.matchOnDetail = true;
     qp.busy = true;
     qp.show();
+    // The newest page of each session, plus the older pages the person asked for ("Older turns…"),
+    // which a refresh keeps.
+    let list: ListTurnsResult | undefined;
+    const older: ListTurnsResult[] = [];
+    const show = (): void => {
+      if (!list) return;
+      const entries = pickerEntries(older.reduce(withOlderPage, list));
+      const activeId = qp.activeItems[0]?.turn?.id;
+      qp.items = entries.map((e): VsItem =>
+        e.kind === 'separator'
+          ? { label: e.label, kind: vscode.QuickPickItemKind.Separator }
+          : e.kind === 'more'
+            ? { label: e.label, more: { sessionId: e.sessionId, cursor: e.cursor }, alwaysShow: true }
+            : { label: e.label, detail: e.detail, turn: e.turn },
+      );
+      const again = qp.items.find((i) => i.turn?.id === activeId);
+      if (again) qp.activeItems = [again];
+    };
+    const loadOlder = async (more: { sessionId: string; cursor: string }): Promise<void> => {
+      qp.busy = true;
+      try {
+        older.push(await this.listTurns({ limit: TURN_PAGE, sessionId: more.sessionId, before: more.cursor }));
+        show();
+      } catch (e) {
+        void this.say('error', `Rewind: ${errorText(e)}`);
+      } finally {
+        qp.busy = false;
+      }
+    };
     const load = async (): Promise<void> => {
       qp.busy = true;
       try {
-        const list = await this.listTurns();
+        list = await this.listTurns();
+        show();
         const entries = pickerEntries(list);
-        const activeId = qp.activeItems[0]?.turn?.id;
-        qp.items = entries.map((e): VsItem =>
-          e.kind === 'separator'
-            ? { label: e.label, kind: vscode.QuickPickItemKind.Separator }
-            : { label: e.label, detail: e.detail, turn: e.turn },
-        );
         if (entries.length === 0) {
           qp.placeholder = 'No agent turns recorded in this workspace yet';
         }
-        const again = qp.items.find((i) => i.turn?.id === activeId);
-        if (again) qp.activeItems = [again];
       } catch (e) {
         qp.hide();
         void this.say('error', `Rewind: ${errorText(e)}`);
@@ -75,6 +101,11 @@ export class Commands {
     try {
       return await new Promise<TurnInfo | undefined>((resolve) => {
         qp.onDidAccept(() => {
+          const more = qp.selectedItems[0]?.more;
+          if (more) {
+            void loadOlder(more);
+            return;
+          }
           const turn = qp.selectedItems[0]?.turn;
           if (turn) {
             resolve(turn);
@@ -218,7 +249,12 @@ export class Commands {
   // --- the restore flow --------------------------------------------------------------------------
 
   private async findTurn(turnId: string): Promise<TurnInfo | undefined> {
-    const list = await this.listTurns();
+    let list: ListTurnsResult;
+    try {
+      list = await this.listTurns({ turnId });
+    } catch {
+      list = { workspace: '', currentSessionId: null, sessions: [] };
+    }
     for (const s of list.sessions) {
       const t = s.turns.find((t) => t.id === turnId);
       if (t) return t;

@@ -56,7 +56,7 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     };
 
-  const view = new TurnsView(() => cmds.listTurns(), output);
+  const view = new TurnsView((params) => cmds.listTurns(params), output);
   const tree = vscode.window.createTreeView('rewind.turns', { treeDataProvider: view, showCollapseAll: true });
   const onNode =
     (fn: (node: Node) => Promise<void>) =>
@@ -83,7 +83,7 @@ export function activate(context: vscode.ExtensionContext): void {
         return;
       }
       if (!server.running) return;
-      cmds.listTurns().then(
+      cmds.listTurns({ limit: 1 }).then(
         (list) => {
           status.text = statusText(currentTurnCount(list));
           status.show();
@@ -105,19 +105,19 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand(
       'rewind.view.rewind',
       onNode(async (n) => {
-        if (n.kind !== 'session') await cmds.rewindToTurn(n.turn.id);
+        if (n.kind === 'turn' || n.kind === 'file') await cmds.rewindToTurn(n.turn.id);
       }),
     ),
     vscode.commands.registerCommand(
       'rewind.view.revert',
       onNode(async (n) => {
-        if (n.kind !== 'session') await cmds.revertTurn(n.turn.id);
+        if (n.kind === 'turn' || n.kind === 'file') await cmds.revertTurn(n.turn.id);
       }),
     ),
     vscode.commands.registerCommand(
       'rewind.view.diff',
       onNode(async (n) => {
-        if (n.kind !== 'session') await cmds.compareTurn(n.turn.id, n.kind === 'file' ? n.file.uri : undefined);
+        if (n.kind === 'turn' || n.kind === 'file') await cmds.compareTurn(n.turn.id, n.kind === 'file' ? n.file.uri : undefined);
       }),
     ),
     vscode.commands.registerCommand(

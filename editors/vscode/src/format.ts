@@ -22,7 +22,38 @@ export interface SeparatorItem {
   label: string;
 }
 
-export type PickerEntry = TurnItem | SeparatorItem;
+/** "Older turns…": the next page of a session whose older turns were not listed yet. */
+export interface MoreItem {
+  kind: 'more';
+  label: string;
+  sessionId: string;
+  cursor: string;
+}
+
+export type PickerEntry = TurnItem | SeparatorItem | MoreItem;
+
+/** Turns per session in one rewind/listTurns page (the newest; older pages on demand). */
+export const TURN_PAGE = 100;
+
+/** `list` with an older page of one session (`page`, from `before: olderCursor`) added before its turns. */
+export function withOlderPage(list: ListTurnsResult, page: ListTurnsResult): ListTurnsResult {
+  const older = new Map(page.sessions.map((s) => [s.id, s]));
+  return {
+    ...list,
+    sessions: list.sessions.map((s) => {
+      const more = older.get(s.id);
+      if (!more) return s;
+      const have = new Set(s.turns.map((t) => t.id));
+      return { ...s, olderCursor: more.olderCursor ?? null, turns: [...more.turns.filter((t) => !have.has(t.id)), ...s.turns] };
+    }),
+  };
+}
+
+function moreItem(s: SessionInfo): MoreItem[] {
+  if (!s.olderCursor) return [];
+  const left = s.turnCount - s.turns.length;
+  return [{ kind: 'more', label: `$(history) Older turns… (${left} more)`, sessionId: s.id, cursor: s.olderCursor }];
+}
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const pad = (n: number): string => String(n).padStart(2, '0');
@@ -109,10 +140,12 @@ export function pickerEntries(list: ListTurnsResult, now?: Date, includeRestoreP
   if (current) {
     if (others.length > 0) entries.push({ kind: 'separator', label: 'current session' });
     for (const t of newestFirst(current)) entries.push(turnItem(t, now));
+    entries.push(...moreItem(current));
   }
   for (const s of others) {
     entries.push({ kind: 'separator', label: sessionTitle(s, now) });
     for (const t of newestFirst(s)) entries.push(turnItem(t, now));
+    entries.push(...moreItem(s));
   }
   return entries;
 }
@@ -120,7 +153,7 @@ export function pickerEntries(list: ListTurnsResult, now?: Date, includeRestoreP
 /** Turn count of the current session, for the status bar. */
 export function currentTurnCount(list: ListTurnsResult | undefined): number {
   if (!list || !list.currentSessionId) return 0;
-  return list.sessions.find((s) => s.id === list.currentSessionId)?.turns.length ?? 0;
+  return list.sessions.find((s) => s.id === list.currentSessionId)?.turnCount ?? 0;
 }
 
 export function statusText(count: number): string {

@@ -1,13 +1,18 @@
 // The Rewind view in the activity bar: sessions > turns > files, with inline actions (rewind, revert, diff,
-// rewind one file). It reads rewind/listTurns and refreshes on rewind/didChangeTurns.
+// rewind one file). It reads rewind/listTurns a page at a time (the newest turns of each session, then
+// "Older turns…" on demand) and refreshes on rewind/didChangeTurns.
 import * as vscode from 'vscode';
-import { errorText, formatTime, promptSummary, sessionTitle, turnName } from './format';
-import type { FileChange, ListTurnsResult, SessionInfo, TurnInfo } from './protocol';
+import { errorText, formatTime, promptSummary, sessionTitle, TURN_PAGE, turnName, withOlderPage } from './format';
+import type { FileChange, ListTurnsParams, ListTurnsResult, SessionInfo, TurnInfo } from './protocol';
 
 export type Node =
   | { kind: 'session'; session: SessionInfo; current: boolean }
   | { kind: 'turn'; turn: TurnInfo }
-  | { kind: 'file'; turn: TurnInfo; file: FileChange };
+  | { kind: 'file'; turn: TurnInfo; file: FileChange }
+  | { kind: 'more'; session: SessionInfo };
+
+/** The command the "Older turns…" node runs (registered by the view itself). */
+export const LOAD_OLDER_COMMAND = 'rewind.view.loadOlderTurns';
 
 const MARK = { created: 'A', modified: 'M', deleted: 'D' } as const;
 const CHANGE_WORD = { created: 'created', modified: 'modified', deleted: 'deleted' } as const;
@@ -24,24 +29,41 @@ export class TurnsView implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
 
+  // Older pages the person opened, kept across refreshes (a refresh reloads only the newest page).
+  private readonly older: ListTurnsResult[] = [];
+  private readonly command: vscode.Disposable;
+
   constructor(
-    private readonly load: () => Promise<ListTurnsResult>,
+    private readonly load: (params?: ListTurnsParams) => Promise<ListTurnsResult>,
     private readonly output: vscode.OutputChannel,
-  ) {}
+  ) {
+    this.command = vscode.commands.registerCommand(LOAD_OLDER_COMMAND, (node: Node) => this.loadOlder(node));
+  }
 
   refresh(): void {
     this.changed.fire(undefined);
   }
 
   dispose(): void {
+    this.command.dispose();
     this.changed.dispose();
+  }
+
+  private async loadOlder(node: Node): Promise<void> {
+    if (node.kind !== 'more' || !node.session.olderCursor) return;
+    try {
+      this.older.push(await this.load({ limit: TURN_PAGE, sessionId: node.session.id, before: node.session.olderCursor }));
+      this.refresh();
+    } catch (e) {
+      this.output.appendLine(`Rewind view: ${errorText(e)}`);
+    }
   }
 
   async getChildren(node?: Node): Promise<Node[]> {
     if (!node) {
       let list: ListTurnsResult;
       try {
-        list = await this.load();
+        list = this.older.reduce(withOlderPage, await this.load({ limit: TURN_PAGE }));
       } catch (e) {
         this.output.appendLine(`Rewind view: ${errorText(e)}`);
         return [];
@@ -49,7 +71,10 @@ export class TurnsView implements vscode.TreeDataProvider<Node> {
       return orderedSessions(list).map(({ session, current }) => ({ kind: 'session', session, current }));
     }
     if (node.kind === 'session') {
-      return [...node.session.turns].sort((a, b) => b.number - a.number).map((turn) => ({ kind: 'turn', turn }));
+      const turns: Node[] = [...node.session.turns]
+        .sort((a, b) => b.number - a.number)
+        .map((turn) => ({ kind: 'turn', turn }));
+      return node.session.olderCursor ? [...turns, { kind: 'more', session: node.session }] : turns;
     }
     if (node.kind === 'turn') return node.turn.files.map((file) => ({ kind: 'file', turn: node.turn, file }));
     return [];
@@ -79,6 +104,14 @@ export class TurnsView implements vscode.TreeDataProvider<Node> {
         item.tooltip = new vscode.MarkdownString().appendText(`${turnName(t)} · ${formatTime(t.startedAt)}\n\n${t.prompt}`);
         item.contextValue = t.files.length > 0 ? 'rewind.turn' : 'rewind.turn.empty';
         item.iconPath = new vscode.ThemeIcon(agent ? 'history' : 'save');
+        return item;
+      }
+      case 'more': {
+        const left = node.session.turnCount - node.session.turns.length;
+        const item = new vscode.TreeItem(`Older turns… (${left} more)`, vscode.TreeItemCollapsibleState.None);
+        item.id = `more:${node.session.id}:${node.session.olderCursor ?? ''}`;
+        item.iconPath = new vscode.ThemeIcon('history');
+        item.command = { command: LOAD_OLDER_COMMAND, title: 'Load Older Turns', arguments: [node] };
         return item;
       }
       case 'file': {

@@ -79,7 +79,7 @@ local function resolve(client, ref)
     message.notify('rewind: ' .. msg, levels.ERROR)
     return nil, { status = 'error', message = msg, error = err }
   end
-  local turn, rerr = turns.resolve(list, ref)
+  local turn, rerr = turns.resolve_fetch(client, list, ref)
   if not turn then
     message.notify('rewind: ' .. rerr, levels.ERROR)
     return nil, { status = 'error', message = rerr }
@@ -95,17 +95,43 @@ local function pick_turn(client, prompt)
     message.notify('rewind: ' .. msg, levels.ERROR)
     return nil, { status = 'error', message = msg }
   end
-  local items = {}
-  local current = turns.current_turns(list)
-  for i = #current, 1, -1 do
-    items[#items + 1] = current[i]
-  end
-  if #items == 0 then
-    local msg = 'no agent turns recorded in ' .. (list.workspace or rpc.cwd_root() or '?') .. ' yet'
-    message.notify('rewind: ' .. msg, levels.WARN)
-    return nil, { status = 'empty', message = msg }
-  end
-  local turn = async.select(items, { prompt = prompt, kind = 'rewind.turn', format_item = turns.label })
+  -- Newest first, a page at a time: the last item loads the next older page and asks again.
+  local older = { older = true }
+  local turn
+  repeat
+    local items = {}
+    local current = turns.current_turns(list)
+    for i = #current, 1, -1 do
+      items[#items + 1] = current[i]
+    end
+    if #items == 0 then
+      local msg = 'no agent turns recorded in ' .. (list.workspace or rpc.cwd_root() or '?') .. ' yet'
+      message.notify('rewind: ' .. msg, levels.WARN)
+      return nil, { status = 'empty', message = msg }
+    end
+    local session = turns.current_session(list)
+    if turns.has_older(session) then
+      items[#items + 1] = older
+    end
+    turn = async.select(items, {
+      prompt = prompt,
+      kind = 'rewind.turn',
+      format_item = function(item)
+        if item == older then
+          return string.format('Older turns… (%d more)', session.turnCount - #session.turns)
+        end
+        return turns.label(item)
+      end,
+    })
+    if turn == older then
+      local ferr = turns.fetch_older(client, list, session)
+      if ferr then
+        local msg = require('rewind.restore').err_message(ferr)
+        message.notify('rewind: ' .. msg, levels.ERROR)
+        return nil, { status = 'error', message = msg }
+      end
+    end
+  until turn ~= older
   if not turn then
     return nil, { status = 'cancelled', message = 'cancelled' }
   end

@@ -14,13 +14,75 @@ function M.invalidate(client_id)
   end
 end
 
---- Fetches the turn list (in a coroutine). Returns err, result.
+--- Turns per session in one page of `rewind/listTurns` (the newest; older pages on demand).
+M.PAGE = 100
+
+--- Fetches the newest page of each session (in a coroutine). Returns err, result.
 function M.fetch(client)
-  local err, res = rpc.request(client, 'rewind/listTurns', vim.empty_dict())
+  local err, res = rpc.request(client, 'rewind/listTurns', { limit = M.PAGE })
   if not err and res then
     M.cache[client.id] = res
   end
   return err, res
+end
+
+--- Adds the next older page of `session` (a session of `list`, which has an `olderCursor`) before its
+--- turns, in place (in a coroutine). Returns err.
+function M.fetch_older(client, list, session)
+  if session.olderCursor == nil or session.olderCursor == vim.NIL then
+    return nil
+  end
+  local err, res = rpc.request(
+    client,
+    'rewind/listTurns',
+    { limit = M.PAGE, sessionId = session.id, before = session.olderCursor }
+  )
+  if err or not res then
+    return err or 'no answer'
+  end
+  local older = (res.sessions or {})[1]
+  if not older then
+    return nil
+  end
+  local merged = {}
+  vim.list_extend(merged, older.turns or {})
+  vim.list_extend(merged, session.turns or {})
+  session.turns = merged
+  session.olderCursor = older.olderCursor
+  return nil
+end
+
+--- Whether `session` has turns older than those listed.
+function M.has_older(session)
+  return session ~= nil and session.olderCursor ~= nil and session.olderCursor ~= vim.NIL
+end
+
+--- A turn from a number or an id, fetching older pages (or the turn by id) when the listed page does
+--- not hold it (in a coroutine). Returns turn, err.
+function M.resolve_fetch(client, list, ref)
+  local turn, err = M.resolve(list, ref)
+  if turn or ref == nil or ref == '' then
+    return turn, err
+  end
+  local n = tonumber(ref)
+  if not n then
+    local ferr, res = rpc.request(client, 'rewind/listTurns', { turnId = ref })
+    local s = not ferr and res and (res.sessions or {})[1]
+    return (s and (s.turns or {})[1]) or nil, err
+  end
+  local s = M.current_session(list)
+  while s and M.has_older(s) and s.turns[1] and s.turns[1].number > n do
+    if M.fetch_older(client, list, s) then
+      break
+    end
+  end
+  return M.resolve(list, ref)
+end
+
+--- How many turns the current session has (all pages).
+function M.current_count(list)
+  local s = M.current_session(list)
+  return s and (s.turnCount or #s.turns) or 0
 end
 
 --- The cached list, or a synchronous fetch (for completion).
@@ -32,7 +94,7 @@ function M.cached_or_sync(client)
   if res then
     return res
   end
-  res = rpc.request_sync(client, 'rewind/listTurns', vim.empty_dict(), require('rewind.config').options.request_timeout)
+  res = rpc.request_sync(client, 'rewind/listTurns', { limit = M.PAGE }, require('rewind.config').options.request_timeout)
   if res then
     M.cache[client.id] = res
   end
@@ -76,7 +138,7 @@ function M.resolve(list, ref)
     if not s then
       return nil, 'no agent session recorded in this workspace yet'
     end
-    return nil, string.format('there is no turn %d in the current session (it has %d)', n, #s.turns)
+    return nil, string.format('there is no turn %d in the current session (it has %d)', n, s.turnCount or #s.turns)
   end
   for _, s in ipairs(list.sessions or {}) do
     for _, t in ipairs(s.turns or {}) do

@@ -100,7 +100,7 @@ function M.statusline()
     refresh(client)
     return ''
   end
-  local n = #turns.current_turns(list)
+  local n = turns.current_count(list)
   return string.format('⟲ %d %s', n, n == 1 and 'turn' or 'turns')
 end
 

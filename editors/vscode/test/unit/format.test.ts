@@ -15,6 +15,7 @@ import {
   scopeItems,
   statusText,
   turnLabel,
+  withOlderPage,
 } from '../../src/format';
 import type { FilePreview, ListTurnsResult, RestoreResult, TurnInfo } from '../../src/protocol';
 
@@ -79,9 +80,9 @@ describe('pickerEntries', () => {
     workspace: '/w',
     currentSessionId: 's1',
     sessions: [
-      { id: 'old-session', kind: 'agent', agent: 'claude-code', transcriptPath: null, startedAt: local(2026, 11, 21, 8, 0), lastActivityAt: local(2026, 11, 21, 9, 0), turns: [turn(1, 'old', 'old-session')] },
-      { id: 's1', kind: 'agent', agent: null, transcriptPath: null, startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 2), turns: [turn(1, 'first'), turn(2, 'second')] },
-      { id: 'rp', kind: 'rewind', agent: null, transcriptPath: null, startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 30), turns: [turn(1, 'restore point', 'rp')] },
+      { id: 'old-session', kind: 'agent', agent: 'claude-code', transcriptPath: null, startedAt: local(2026, 11, 21, 8, 0), lastActivityAt: local(2026, 11, 21, 9, 0), turnCount: 1, olderCursor: null, turns: [turn(1, 'old', 'old-session')] },
+      { id: 's1', kind: 'agent', agent: null, transcriptPath: null, startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 2), turnCount: 2, olderCursor: null, turns: [turn(1, 'first'), turn(2, 'second')] },
+      { id: 'rp', kind: 'rewind', agent: null, transcriptPath: null, startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 30), turnCount: 1, olderCursor: null, turns: [turn(1, 'restore point', 'rp')] },
     ],
   };
   it('lists the current session newest first, then the other sessions under separators, without restore points', () => {
@@ -105,6 +106,28 @@ describe('pickerEntries', () => {
   });
 });
 
+describe('paged turn lists', () => {
+  const session = (turns: TurnInfo[], turnCount: number, olderCursor: string | null) => ({
+    id: 's1', kind: 'agent' as const, agent: 'claude-code', transcriptPath: null,
+    startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turnCount, olderCursor, turns,
+  });
+  const page: ListTurnsResult = { workspace: '/w', currentSessionId: 's1', sessions: [session([turn(9, 'nine'), turn(10, 'ten')], 10, '9')] };
+  it('offers the older turns after a page, and counts the whole session in the status bar', () => {
+    const entries = pickerEntries(page, NOW);
+    assert.deepEqual(entries.map((e) => e.kind), ['turn', 'turn', 'more']);
+    const more = entries[2];
+    assert.ok(more.kind === 'more' && more.cursor === '9' && more.sessionId === 's1' && more.label.includes('8 more'));
+    assert.equal(currentTurnCount(page), 10);
+  });
+  it('adds an older page before the turns already listed, without duplicates, and takes its cursor', () => {
+    const older: ListTurnsResult = { ...page, sessions: [session([turn(7, 'seven'), turn(8, 'eight'), turn(9, 'nine')], 10, null)] };
+    const merged = withOlderPage(page, older);
+    assert.deepEqual(merged.sessions[0].turns.map((t) => t.number), [7, 8, 9, 10]);
+    assert.equal(merged.sessions[0].olderCursor, null);
+    assert.deepEqual(pickerEntries(merged, NOW).map((e) => e.kind), ['turn', 'turn', 'turn', 'turn']);
+  });
+});
+
 describe('turnLabel and scopeItems', () => {
   it('reads "#n  time  prompt"', () => {
     assert.equal(turnLabel(turn(3, 'make it faster'), NOW), '#3  14:03  make it faster');
@@ -116,8 +139,8 @@ describe('turnLabel and scopeItems', () => {
       workspace: '/w',
       currentSessionId: 's1',
       sessions: [
-        { id: 's1', kind: 'agent', agent: 'claude-code', transcriptPath: null, startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turns: [turn(1, 'agent prompt')] },
-        { id: 'editor', kind: 'editor', agent: 'editor', transcriptPath: null, startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turns: [saves] },
+        { id: 's1', kind: 'agent', agent: 'claude-code', transcriptPath: null, startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turnCount: 1, olderCursor: null, turns: [turn(1, 'agent prompt')] },
+        { id: 'editor', kind: 'editor', agent: 'editor', transcriptPath: null, startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turnCount: 1, olderCursor: null, turns: [saves] },
       ],
     };
     const labels = pickerEntries(list, NOW).map((e) => e.label);

@@ -1,0 +1,116 @@
+"""The hook process stays at the interpreter's floor (#29): the command `install` writes starts
+Python without `site`, and each event imports no more modules than it did when this budget was set.
+
+Counts, not times (no test asserts a time): `-X importtime` lists every module the process imports,
+so a new import on the hook path, direct or pulled in by a core module, fails here and must either
+be made lazy or raise the budget on purpose (with the benchmark's `hook on an edit` figure checked).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from rewind_ls.core.claude_settings import default_command, is_fast_command
+from tests.conftest import Cli
+
+# Modules imported per event, in a workspace whose baseline is taken (the steady state of a session:
+# every hook after the first). Measured with CPython 3.11; each is the figure when it was last set.
+BUDGET = {
+    "UserPromptSubmit": 84,
+    "PreToolUse Edit": 75,
+    "PostToolUse Edit": 75,
+    "PreToolUse Bash": 76,
+    "PostToolUse Bash": 84,
+    "Stop": 84,
+}
+# What no hook may load: `site` (the start-up the command avoids) and the libraries of the server
+# and the CLI.
+FORBIDDEN = ("site", "pydantic", "pygls", "lsprotocol", "argparse", "prompt_toolkit", "dataclasses")
+
+
+def _imported(argv: list[str], payload: dict[str, object], env: dict[str, str]) -> list[str]:
+    traced = [argv[0], "-X", "importtime", *argv[1:]]
+    proc = subprocess.run(
+        traced, input=json.dumps(payload).encode(), capture_output=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    lines = proc.stderr.decode().splitlines()
+    errors = [line for line in lines if not line.startswith("import time:")]
+    assert not errors, errors  # the event was recorded without complaint
+    return [line.split("|")[-1].strip() for line in lines[1:] if line.startswith("import time:")]
+
+
+def test_hook_command_starts_without_site_and_imports_within_budget(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("x\n")
+    command = default_command("claude-code")
+    assert is_fast_command(command)
+    argv = shlex.split(command)
+    assert argv[1:3] == ["-I", "-S"]
+    env = {
+        **os.environ,
+        "REWIND_LS_HOME": str(tmp_path / "home"),
+        "REWIND_LS_WATCH": "0",  # no watcher process (its import is the watcher test's)
+    }
+    base = {"session_id": "s", "cwd": str(ws)}
+    edit = {"tool_name": "Edit", "tool_input": {"file_path": "a.txt"}}
+    bash = {"tool_name": "Bash", "tool_input": {"command": "true"}}
+    # The first hooks take the workspace's baseline (a scan); the budget is for the hooks after.
+    for event in ("SessionStart", "UserPromptSubmit", "Stop"):
+        _imported(argv, {**base, "hook_event_name": event}, env)
+    events = [
+        ("UserPromptSubmit", {"prompt": "p"}),
+        ("PreToolUse Edit", edit),
+        ("PostToolUse Edit", edit),
+        ("PreToolUse Bash", bash),
+        ("PostToolUse Bash", bash),
+        ("Stop", {}),
+    ]
+    counts = {}
+    for name, extra in events:
+        modules = _imported(argv, {**base, "hook_event_name": name.split()[0], **extra}, env)
+        bad = [m for m in modules if m.split(".")[0] in FORBIDDEN]
+        assert not bad, f"{name} imported {bad}"
+        counts[name] = len(modules)
+    over = {k: (v, BUDGET[k]) for k, v in counts.items() if v > BUDGET[k]}
+    assert not over, f"the hook path grew (imported, budget): {over}"
+
+
+def test_older_install_keeps_working_and_doctor_says_how_to_update(cli: Cli, ws: Path) -> None:
+    """An install by an earlier rewind-ls (the console script, with `site`) still runs and passes
+    doctor, which names the command that writes the fast one; installing again replaces it, once
+    per event. The fast command finds the virtualenv's site-packages itself (doctor's probe checks
+    zstandard is importable from it)."""
+    venv_bin = Path(sys.executable).parent
+    old = f"{venv_bin / 'rewind-ls'} hook claude-code"
+    cli("install", "claude-code", "--command", old)
+    hooks = [c for c in cli.json("doctor")["checks"] if c["name"] == "claude code hooks"]
+    assert hooks[0]["ok"] and "`rewind-ls install claude-code`" in hooks[0]["detail"], hooks
+
+    cli("install", "claude-code")
+    settings = json.loads((ws / ".claude" / "settings.json").read_text())["hooks"]
+    commands = [h["command"] for groups in settings.values() for g in groups for h in g["hooks"]]
+    assert commands and all(c == default_command("claude-code") for c in commands)
+    hooks = [c for c in cli.json("doctor")["checks"] if c["name"] == "claude code hooks"]
+    assert hooks[0]["ok"] and "rewind-ls install" not in hooks[0]["detail"], hooks
+
+
+def test_fast_command_reaches_the_venv_packages(tmp_path: Path) -> None:
+    """Without `site`, `sys.prefix` is the base interpreter's: the launcher must still find the
+    virtualenv's site-packages (zstandard, which a scan's packs need), or report it to doctor."""
+    env = {**os.environ, "REWIND_LS_HOME": str(tmp_path / "home"), "REWIND_LS_HOOK_CHECK": "1"}
+    payload = {"hook_event_name": "Notification", "session_id": "x", "cwd": str(tmp_path)}
+    proc = subprocess.run(
+        shlex.split(default_command("claude-code")),
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr.decode()

@@ -121,6 +121,8 @@ def test_install_codex_keeps_foreign_hooks_and_says_how_to_trust(
         "PreToolUse",
         "PostToolUse",
         "Stop",
+        "Interrupt",  # the person stopped the turn (Codex 0.169.0 has no StopFailure)
+        "SessionEnd",
     }
     ours = [g for g in data["hooks"]["PreToolUse"] if g.get("matcher") == "apply_patch|Bash"]
     assert len(ours) == 1 and ours[0]["hooks"][0]["command"].endswith(" hook codex")

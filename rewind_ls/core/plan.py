@@ -33,6 +33,7 @@ from rewind_ls.core.model import (
     Turn,
     TurnState,
     Version,
+    shared_turns,
 )
 from rewind_ls.core.store import Store, digest
 
@@ -248,12 +249,41 @@ def _check_others(store: Store, pp: PathPlan, turn: Turn, history: list[PathChan
         and h.turn_state != TurnState.ROLLED_BACK
         and h.seq not in own
     ]
-    if later:
+    shared = [h for h in later if shared_turns(h.source)]
+    if shared:
+        pp.conflict = _shared_conflict(store, pp.path, shared[-1])
+    elif later:
         pp.conflict = Conflict(
             ConflictKind.OTHER_SESSION,
             f"{pp.path}: also changed by {_describe(store, later[-1])} after this turn "
             "began; restoring would discard that work",
         )
+
+
+def _shared_conflict(store: Store, path: str, other: PathChange) -> Conflict:
+    """A change recorded as shared (`model.SHARED_SOURCE`): nobody can say whose it is."""
+    return Conflict(
+        ConflictKind.OTHER_SESSION,
+        f"{path}: shared with {_describe(store, other)}: changed while both ran shell commands "
+        "(or after an agent was killed), so rewind-ls cannot tell whose change it is; restoring "
+        "could discard that work",
+    )
+
+
+def _check_shared(store: Store, pp: PathPlan, turn: Turn, source: str) -> None:
+    """Revert of a change shared with other turns (`model.SHARED_SOURCE`) that still stand: a
+    conflict naming them."""
+    partners = set(shared_turns(source))
+    if not partners:
+        return
+    for h in reversed(store.path_history(pp.path)):
+        if (
+            h.turn_id in partners
+            and h.session_id != turn.session_id
+            and h.turn_state != TurnState.ROLLED_BACK
+        ):
+            pp.conflict = _shared_conflict(store, pp.path, h)
+            return
 
 
 def _note_reconstructed(plan: Plan, turns: list[Turn | None]) -> None:
@@ -287,6 +317,7 @@ def plan_revert(store: Store, turn: Turn, reader: Reader, label: str = "") -> Pl
             continue
         if current == base:
             pp.set_target(theirs, theirs_data)
+            _check_shared(store, pp, turn, change.source)
             continue
         if current == theirs:
             continue  # already as it was before the turn
@@ -295,6 +326,8 @@ def plan_revert(store: Store, turn: Turn, reader: Reader, label: str = "") -> Pl
             pp.action, pp.conflict = Action.MODIFY, problem
             continue
         _merge(pp, base, base_data, theirs, theirs_data)
+        if pp.conflict is None and pp.will_write:
+            _check_shared(store, pp, turn, change.source)
     return plan
 
 

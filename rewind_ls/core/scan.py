@@ -31,7 +31,10 @@ holding the store's lock, then a compare-and-swap commit (`core.scan_commit`) re
 Sessions sharing a workspace: a path another session's edit tool is writing (before recorded, after
 not yet) is left to that session. While another session runs a shell command (`core.shell_runs`),
 files whose ctime is after that command started, and deletions, are deferred: that session's
-`PostToolUse` scan attributes them.
+`PostToolUse` scan attributes them. When the scanning session's own shell command ran at the same
+time (the scan is its end), such a file could be either command's work: it is recorded in both
+sessions' turns as shared (`Store.record_shared`), so a rewind of either is a conflict naming the
+other rather than a silent overwrite.
 
 Settings (environment variables): `core.scan_settings`.
 """
@@ -50,7 +53,7 @@ from rewind_ls.core.folder_cache import skip_dirs, walk_files
 from rewind_ls.core.ignore import IgnoreRules
 from rewind_ls.core.scan_commit import Candidate, commit
 from rewind_ls.core.scan_settings import extra_ignore_patterns
-from rewind_ls.core.shell_runs import in_flight_shell_start
+from rewind_ls.core.shell_runs import in_flight, session_runs
 from rewind_ls.core.store import ABSENT_VERSION, FILE, Store
 from rewind_ls.core.walk import relative_skips
 
@@ -150,6 +153,8 @@ def scan(
     """
     started = time.monotonic()
     run = _Scan(store, attribute, session_id, progress, workers)
+    if run.others and run.own_from is not None:
+        run.attribute = run.sharing(run.attribute)
     if budget is not None:
         run.deadline = started + budget
     have_baseline = baseline_complete(store)
@@ -202,8 +207,11 @@ class _Scan:
         "busy",
         "deadline",
         "defer_from",
+        "others",
+        "own_from",
         "progress",
         "result",
+        "shared",
         "start_ns",
         "store",
         "workers",
@@ -224,9 +232,13 @@ class _Scan:
         self.result = ScanResult()
         self.start_ns = time.time_ns()
         self.deadline: float | None = None  # time.monotonic() past which the baseline stops
-        # Another session's shell command running since then: files changed after it are its.
-        defer_from = in_flight_shell_start(store, session_id, self.start_ns)
-        self.defer_from = None if defer_from is None else defer_from - _CLOCK_SLACK_NS
+        # Another session's shell command running since then: files changed after it are its,
+        # or, when this session's own shell command ran then too, both sessions'.
+        self.others = in_flight(store, session_id, self.start_ns)
+        self.defer_from = self.others[0].start_ns - _CLOCK_SLACK_NS if self.others else None
+        own = session_runs(store, session_id) if session_id is not None else []
+        self.own_from = own[0].start_ns - _CLOCK_SLACK_NS if own else None
+        self.shared: dict[str, list[str]] = {}  # path -> the other sessions it is shared with
         # Paths another session's edit tool is writing right now: left to it.
         self.busy = store.paths_in_flight(except_session=session_id)
 
@@ -259,7 +271,8 @@ class _Scan:
                 continue
             if rel in busy:
                 continue
-            if defer_from is not None and st.st_ctime_ns >= defer_from:
+            late = defer_from is not None and st.st_ctime_ns >= defer_from
+            if late and not self._share(rel, st.st_ctime_ns):
                 result.deferred += 1
                 continue
             if k is None and rel not in gone:
@@ -287,11 +300,47 @@ class _Scan:
                 continue
             if st is not None and same_signature(st, k[1], k[2], k[3], k[4]):
                 continue
-            if self.defer_from is not None and (st is None or st.st_ctime_ns >= self.defer_from):
+            # A deletion has no time: any command running since the last scan may have done it.
+            ctime = None if st is None else st.st_ctime_ns
+            late = self.defer_from is not None and (ctime is None or ctime >= self.defer_from)
+            if late and not self._share(rel, ctime):
                 self.result.deferred += 1
                 continue
             changed.append(Candidate(rel, st, None, None))
         return changed
+
+    def _share(self, rel: str, ctime_ns: int | None) -> bool:
+        """A path changed while another session's shell command ran: shared with those sessions
+        when the scanning session's own shell command ran then too (True), else left to them."""
+        if self.own_from is None or (ctime_ns is not None and ctime_ns < self.own_from):
+            return False
+        self.shared[rel] = [
+            r.session_id
+            for r in self.others
+            if ctime_ns is None or ctime_ns >= r.start_ns - _CLOCK_SLACK_NS
+        ]
+        return True
+
+    def sharing(self, attribute: Attribute) -> Attribute:
+        """`attribute`, then the shared changes (`_share`) also go to the other sessions' open
+        turns, each marked as shared (inside the same transaction)."""
+        store = self.store
+
+        def attribute_shared(found: list[Change]) -> str | None:
+            turn = attribute(found)
+            if turn is None:
+                return turn
+            for rel, old, new in found:
+                partners = []
+                for sid in self.shared.get(rel, []):
+                    row = store.session(sid)
+                    if row is not None and row.open_turn and row.open_turn not in partners:
+                        partners.append(row.open_turn)
+                if partners:
+                    store.record_shared([turn, *partners], rel, old, new)
+            return turn
+
+        return attribute_shared
 
     def record(self, must: list[Candidate], adopt: list[Candidate]) -> bool:
         """Read the candidates and record them: changes first (always, in one transaction, so a

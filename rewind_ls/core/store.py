@@ -36,9 +36,8 @@ from rewind_ls.core.model import ABSENT as ABSENT
 from rewind_ls.core.model import ABSENT_VERSION as ABSENT_VERSION
 from rewind_ls.core.model import FILE as FILE
 from rewind_ls.core.model import OTHER as OTHER
-from rewind_ls.core.model import TOO_LARGE as TOO_LARGE
-from rewind_ls.core.model import UNKNOWN as UNKNOWN
 from rewind_ls.core.model import (
+    SHARED_SOURCE,
     AgentEvent,
     Change,
     PathChange,
@@ -48,6 +47,8 @@ from rewind_ls.core.model import (
     TurnState,
     VersionKind,
 )
+from rewind_ls.core.model import TOO_LARGE as TOO_LARGE
+from rewind_ls.core.model import UNKNOWN as UNKNOWN
 from rewind_ls.core.model import Version as Version
 from rewind_ls.core.model import too_large as too_large
 
@@ -783,6 +784,23 @@ class Store:
                 " WHERE turn_id = ? AND path = ?",
                 (after.kind, after.hash, after.mode, self.next_seq(), turn_id, path),
             )
+
+    def record_shared(
+        self, turn_ids: list[str], path: str, before: Version, after: Version
+    ) -> None:
+        """One change that cannot be told apart between `turn_ids` (`model.SHARED_SOURCE`): each
+        turn holds it (its first `before` kept when it touched the path already), marked as shared
+        with the others."""
+        with self.transaction():
+            for turn_id in turn_ids:
+                others = ",".join(t for t in turn_ids if t != turn_id)
+                source = f"{SHARED_SOURCE}{others}"
+                if not self.record_before(turn_id, path, before, source):
+                    self.conn.execute(
+                        "UPDATE changes SET source = ? WHERE turn_id = ? AND path = ?",
+                        (source, turn_id, path),
+                    )
+                self.record_after(turn_id, path, after)
 
     def drop_change(self, turn_id: str, path: str) -> None:
         with self.transaction():

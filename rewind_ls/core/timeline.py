@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from rewind_ls.core.capture import REWIND_SESSION, turn_info
-from rewind_ls.core.model import Change, PathChange, Turn
+from rewind_ls.core.model import Change, PathChange, Turn, shared_turns
 from rewind_ls.core.paths import to_uri
 from rewind_ls.core.plan import current_session
 from rewind_ls.core.store import Store
@@ -32,14 +32,15 @@ def turn_dict(store: Store, turn: Turn, session_kind: str, changes: list[Change]
     for c in changes:
         kind = change_kind(c)
         if kind is not None:
-            files.append(
-                {
-                    "path": c.path,
-                    "uri": to_uri(store.root, c.path),
-                    "change": kind,
-                    "source": c.source,
-                }
-            )
+            partners = shared_turns(c.source)
+            entry: dict[str, Any] = {
+                "path": c.path,
+                "uri": to_uri(store.root, c.path),
+                "change": kind,
+                "source": "shared" if partners else c.source,
+                "shared_with": _sessions_of(store, partners),
+            }
+            files.append(entry)
     return {
         "id": turn.id,
         "number": turn.number,
@@ -53,6 +54,16 @@ def turn_dict(store: Store, turn: Turn, session_kind: str, changes: list[Change]
         # Set when the turn was rebuilt from the agent's transcript (its hooks did not fire).
         "reconstructed": reconstructed_note(turn),
     }
+
+
+def _sessions_of(store: Store, turn_ids: list[str]) -> list[str]:
+    """The sessions of `turn_ids` (a shared change's other turns), in order, once each."""
+    out: list[str] = []
+    for turn_id in turn_ids:
+        row = store.turn(turn_id)
+        if row is not None and row.session_id not in out:
+            out.append(row.session_id)
+    return out
 
 
 def list_sessions(store: Store, session_id: str | None = None) -> dict[str, Any]:
@@ -134,7 +145,9 @@ def timeline_text(store: Store, session_id: str | None = None) -> str:
             if turn.get("reconstructed"):
                 lines.append(f"      ({turn['reconstructed']})")
             for f in turn["files"]:
-                lines.append(f"      {f['change']:<9} {f['path']}")
+                shared = f.get("shared_with")
+                note = f"  (shared with {', '.join(s[:8] for s in shared)})" if shared else ""
+                lines.append(f"      {f['change']:<9} {f['path']}{note}")
             if not turn["files"]:
                 lines.append("      (no file changes)")
         lines.append("")

@@ -289,3 +289,17 @@ def test_doctor_warns_of_hooks_from_two_installs(cli: Cli, ws: Path, home: Path)
     assert not check["ok"] and "recorded twice" in check["detail"]
     assert "rewind-ls install claude-code --uninstall --user" in check["detail"]
     assert str(home / "claude" / "settings.json") in check["detail"]
+
+
+def test_turns_names_the_other_live_session(
+    agent: FakeClaude, cli: Cli, ws: Path, home: Path
+) -> None:
+    """Item 7: `turns` lists the latest session and says another live one exists, and how to
+    see it."""
+    other = FakeClaude(ws, home)
+    agent.turn("first", {"a.txt": "a\n"})
+    other.turn("second", {"b.txt": "b\n"})
+    out = cli("turns").stdout
+    assert f"session {other.session_id}" in out
+    assert f"also active here: session {agent.session_id[:8]}" in out
+    assert f"rewind-ls turns --session {agent.session_id[:8]}" in out

@@ -303,3 +303,33 @@ def test_turns_names_the_other_live_session(
     assert f"session {other.session_id}" in out
     assert f"also active here: session {agent.session_id[:8]}" in out
     assert f"rewind-ls turns --session {agent.session_id[:8]}" in out
+
+
+def test_folder_renamed_and_moved_in_are_put_back_exactly(
+    agent: FakeClaude, cli: Cli, ws: Path, tmp_path: Path
+) -> None:
+    """Item 3: `mv dir1 dir2` keeps the files' ctimes; the walk pairs inodes, so the move is a
+    deletion and a creation, and a folder moved in from outside is created: rewind leaves the
+    tree exactly as before (no second copy, no stray folder contents)."""
+    (ws / "dir1" / "sub").mkdir(parents=True)
+    (ws / "dir1" / "a.txt").write_text("a\n")
+    (ws / "dir1" / "sub" / "b.txt").write_text("b\n")
+    outside = tmp_path / "outside" / "lib"
+    outside.mkdir(parents=True)
+    (outside / "c.py").write_text("c\n")
+    agent.hook("SessionStart", source="startup")
+    time.sleep(1.1)  # the files' ctimes are well before the turn
+    agent.turn("move")  # (no edits: the shell below)
+    agent.hook("UserPromptSubmit", prompt="rename", prompt_id="p2")
+    agent.shell(f"mv dir1 dir2 && mv '{outside}' lib")
+    agent.hook("Stop")
+    assert files_of(cli, agent.session_id)[-1] == [
+        "dir1/a.txt",
+        "dir1/sub/b.txt",
+        "dir2/a.txt",
+        "dir2/sub/b.txt",
+        "lib/c.py",
+    ]
+    cli("rewind", "2", "--session", agent.session_id, "--yes")
+    left = sorted(str(p.relative_to(ws)) for p in ws.rglob("*") if p.is_file())
+    assert left == ["dir1/a.txt", "dir1/sub/b.txt"]

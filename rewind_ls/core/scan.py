@@ -15,7 +15,11 @@ checkout` do not. At each turn boundary and after each shell command the hook sc
   means it is ignored now but was recorded before (an edit tool wrote into an ignored folder), and
   it keeps the old re-check.
 - A path never seen before is "created" (before = absent) only when the workspace baseline is
-  complete and the file's ctime is after the previous scan began. Otherwise it is adopted silently:
+  complete and the file's ctime is after the previous scan began, or it was moved: a folder renamed
+  (`mv dir1 dir2`) keeps its files' ctimes, so a new path whose inode is that of a known path gone in
+  this scan is the same file moved (its old path is recorded deleted, the new one created), and a
+  file below a folder never seen before whose own ctime is after the previous scan (a folder moved
+  in from outside the workspace) is created too. Otherwise it is adopted silently:
   the file was there already (the baseline is still being taken, or the person just un-ignored it),
   and calling it created would make a rewind delete it.
 
@@ -169,9 +173,18 @@ def scan(
     # New files: created (before = absent) or adopted into the baseline, by their ctime.
     created: list[Candidate] = []
     adopt: list[Candidate] = []
+    moved_in = _MovedIn(store, watermark)
     for c in new:
         assert c.st is not None
-        if have_baseline and watermark is not None and c.st.st_ctime_ns >= watermark:
+        if (
+            have_baseline
+            and watermark is not None
+            and (
+                c.st.st_ctime_ns >= watermark
+                or c.st.st_ino in run.gone_inodes
+                or moved_in.below_new_folder(c.rel)
+            )
+        ):
             c.old = ABSENT_VERSION
             created.append(c)
         else:
@@ -207,6 +220,7 @@ class _Scan:
         "busy",
         "deadline",
         "defer_from",
+        "gone_inodes",
         "others",
         "own_from",
         "progress",
@@ -239,6 +253,7 @@ class _Scan:
         own = session_runs(store, session_id) if session_id is not None else []
         self.own_from = own[0].start_ns - _CLOCK_SLACK_NS if own else None
         self.shared: dict[str, list[str]] = {}  # path -> the other sessions it is shared with
+        self.gone_inodes: set[int] = set()  # inodes of known files gone now (moved, or deleted)
         # Paths another session's edit tool is writing right now: left to it.
         self.busy = store.paths_in_flight(except_session=session_id)
 
@@ -300,6 +315,8 @@ class _Scan:
                 continue
             if st is not None and same_signature(st, k[1], k[2], k[3], k[4]):
                 continue
+            if st is None and k[3]:
+                self.gone_inodes.add(k[3])
             # A deletion has no time: any command running since the last scan may have done it.
             ctime = None if st is None else st.st_ctime_ns
             late = self.defer_from is not None and (ctime is None or ctime >= self.defer_from)
@@ -410,6 +427,37 @@ class _Scan:
             result = self.result
             clean = complete and not result.deferred and not result.skipped and not self.busy
             watched.save_mark(store, clean)
+
+
+class _MovedIn:
+    """Whether a new file sits below a folder moved into the workspace since the last scan: its
+    topmost folder that rewind-ls never saw a file in has a ctime after the previous scan (a
+    rename gives the moved folder a new ctime, not the files in it)."""
+
+    def __init__(self, store: Store, watermark: int | None) -> None:
+        self.store = store
+        self.watermark = watermark
+        self.answers: dict[str, bool] = {}  # topmost never-seen folder -> moved in since
+        self.known: set[str] = set()  # folders a file was seen in
+
+    def below_new_folder(self, rel: str) -> bool:
+        if self.watermark is None:
+            return False
+        parts = rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            folder = "/".join(parts[:i])
+            if folder in self.answers:
+                return self.answers[folder]
+            if folder in self.known or self.store.has_known_under(folder):
+                self.known.add(folder)
+                continue  # a folder seen before: not the one moved in; look deeper
+            try:
+                ctime = os.lstat(os.path.join(self.store.root, *parts[:i])).st_ctime_ns
+            except OSError:
+                ctime = 0
+            self.answers[folder] = ctime >= self.watermark
+            return self.answers[folder]
+        return False
 
 
 def _fill_old_versions(store: Store, cands: list[Candidate]) -> None:

@@ -910,6 +910,15 @@ class Store:
             ).fetchall()
         }
 
+    def has_known_under(self, folder: str) -> bool:
+        """Whether any path below `folder` (no trailing slash) was ever seen."""
+        low = folder + "/"
+        high = folder + "0"  # "0" sorts right after "/"
+        row = self.conn.execute(
+            "SELECT 1 FROM known WHERE path >= ? AND path < ? LIMIT 1", (low, high)
+        ).fetchone()
+        return row is not None
+
     def known_absent_paths(self) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT path FROM known WHERE kind = ?", (ABSENT,))}
 

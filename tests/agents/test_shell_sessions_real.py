@@ -289,3 +289,35 @@ def test_two_sessions_whose_bash_commands_overlap(binary: Path, tmp_path: Path) 
             assert f"gen.txt: shared with turn #1 of session {other[:8]}" in proc.stdout
         assert (project / "gen.txt").read_text() == "generated\n"
         assert (project / "build.out").read_text() == "built\n"
+
+
+def test_bash_renames_a_folder_and_moves_one_in(binary: Path, tmp_path: Path) -> None:
+    """Item 3 through the Bash tool: `mv dir1 dir2` and a folder moved in from outside are
+    recorded as deletions and creations, so `rewind 1` puts the tree back exactly."""
+    with ScriptedByPrompt(
+        {
+            "reorganise": [
+                [tool_use("Bash", {"command": "mv dir1 dir2 && mv ../outside/lib lib"})],
+                [text("moved")],
+            ]
+        }
+    ) as api:
+        project = tmp_path / "proj"
+        (project / "dir1" / "sub").mkdir(parents=True)
+        (project / "dir1" / "a.txt").write_text("a\n")
+        (project / "dir1" / "sub" / "b.txt").write_text("b\n")
+        (tmp_path / "outside" / "lib").mkdir(parents=True)
+        (tmp_path / "outside" / "lib" / "c.py").write_text("c\n")
+        claude = setup(binary, api, tmp_path)
+        time.sleep(1.1)  # the files' ctimes are before the session's first scan
+        sid = claude.run("reorganise")["session_id"]
+        assert turn_files(claude, sid) == [
+            ["dir1/a.txt", "dir1/sub/b.txt", "dir2/a.txt", "dir2/sub/b.txt", "lib/c.py"]
+        ]
+        claude.rewind_ls("rewind", "1", "--session", sid, "--yes")
+        left = sorted(
+            str(p.relative_to(project))
+            for p in project.rglob("*")
+            if p.is_file() and ".claude" not in p.parts
+        )
+        assert left == [".gitignore", "dir1/a.txt", "dir1/sub/b.txt", "notes.txt"]

@@ -333,3 +333,33 @@ def test_folder_renamed_and_moved_in_are_put_back_exactly(
     cli("rewind", "2", "--session", agent.session_id, "--yes")
     left = sorted(str(p.relative_to(ws)) for p in ws.rglob("*") if p.is_file())
     assert left == ["dir1/a.txt", "dir1/sub/b.txt"]
+
+
+def test_links_made_by_the_shell_are_named_until_removed(
+    agent: FakeClaude, cli: Cli, ws: Path
+) -> None:
+    """Item 5: a link created or re-pointed by a shell command is not recorded (a rewind leaves
+    it), so `turns`, the rewind preview and `doctor` name it, at every later scan, until it is
+    gone; a link that was there before recording began is not named."""
+    (ws / "old-link").symlink_to("elsewhere")
+    (ws / "target.txt").write_text("t\n")
+    time.sleep(2.2)  # the old link's ctime is well before the baseline scan (and its slack)
+    agent.hook("SessionStart", source="startup")
+    agent.turn("warm up")
+    agent.hook("UserPromptSubmit", prompt="link", prompt_id="p2")
+    agent.shell("ln -s target.txt new-link && echo x > made.txt")
+    agent.hook("Stop")
+    agent.turn("another turn", {"other.txt": "o\n"})  # a later scan: still named
+    listing = cli.json("turns")
+    (named,) = [u for u in listing["unrecorded"] if u.startswith("new-link:")]
+    assert "-> target.txt" in named and "a rewind leaves it" in named
+    assert not [u for u in listing["unrecorded"] if u.startswith("old-link")]
+    assert "new-link: a symbolic link" in cli("turns").stderr + cli("turns").stdout
+    preview = cli("rewind", "2", "--session", agent.session_id, "--dry-run")
+    assert "new-link: a symbolic link" in preview.stdout + preview.stderr
+    doctor = cli.json("doctor", ok=False)
+    (check,) = [c for c in doctor["checks"] if c["name"] == "unrecorded files"]
+    assert "new-link" in check["detail"]
+    (ws / "new-link").unlink()
+    agent.turn("after removing it")
+    assert not [u for u in cli.json("turns")["unrecorded"] if u.startswith("new-link")]

@@ -75,6 +75,9 @@ if TYPE_CHECKING:
 META_BASELINE = "scan.baseline"  # "complete" once every non-ignored file has been stored
 META_WATERMARK = "scan.watermark_ns"  # when the last scan began (ctime test for new files)
 META_UNRECORDED = "scan.unrecorded"  # JSON list of "path: reason" the last scan could not record
+# JSON {path: target} of the symbolic links made or re-pointed since recording began: not recorded
+# (a rewind leaves them), so named by `unrecorded` for as long as they are there.
+META_LINKS = "scan.links"
 
 # Timestamps come from the kernel's coarse clock, which lags time.time_ns() by up to a tick or two.
 _CLOCK_SLACK_NS = 2_000_000_000
@@ -94,13 +97,52 @@ def baseline_complete(store: Store) -> bool:
 
 def unrecorded(store: Store) -> list[str]:
     """ "path: reason" for every file the last scan could not record (unreadable, a link or a
-    folder where a file was)."""
+    folder where a file was), and every symbolic link made or re-pointed since recording began."""
     raw = store.meta(META_UNRECORDED)
     try:
         found = json.loads(raw) if raw else []
     except ValueError:
-        return []
-    return [str(x) for x in found] if isinstance(found, list) else []
+        found = []
+    out = [str(x) for x in found] if isinstance(found, list) else []
+    for rel, target in sorted(_links(store).items()):
+        out.append(
+            f"{rel}: a symbolic link (-> {target}) made or re-pointed after recording began; "
+            "links are not recorded, and a rewind leaves it as it is"
+        )
+    return out
+
+
+def _links(store: Store) -> dict[str, str]:
+    raw = store.meta(META_LINKS)
+    try:
+        found = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def _note_links(
+    store: Store, listed: list[tuple[str, os.stat_result]], watermark: int | None
+) -> None:
+    """Remember the links `listed` made or re-pointed since the previous scan (`ln -s`, `ln -sf`
+    give the link a new ctime), and forget remembered ones that are no longer links."""
+    links = _links(store)
+    before = dict(links)
+    for rel, st in listed:
+        if watermark is not None and st.st_ctime_ns >= watermark:
+            try:
+                links[rel] = os.readlink(os.path.join(store.root, *rel.split("/")))
+            except OSError:
+                continue
+    for rel in list(links):
+        try:
+            still = stat_mod.S_ISLNK(os.lstat(os.path.join(store.root, *rel.split("/"))).st_mode)
+        except OSError:
+            still = False
+        if not still:
+            del links[rel]
+    if links != before:
+        store.set_meta(META_LINKS, json.dumps(links, sort_keys=True))
 
 
 class ScanResult:
@@ -190,6 +232,7 @@ def scan(
         else:
             adopt.append(c)
     complete = run.record(changed + created, adopt)
+    _note_links(store, run.links, watermark if have_baseline else None)
     run.finish(complete and not have_baseline, watched, complete)
     run.result.baseline_complete = complete or have_baseline
     run.result.elapsed = time.monotonic() - started
@@ -205,11 +248,12 @@ def _listing(
     clean scan, only what it saw change (`core.watched_scan`)."""
     rules = IgnoreRules.load(store.root, patterns)
     if watched.entries is None:
-        listing = walk_files(store, rules, patterns, run.start_ns)
+        listing = walk_files(store, rules, patterns, run.start_ns, run.links)
         return listing, store.known_file_signatures(), store.known_absent_paths()
     run.result.watched = True
     known, gone = watched.known(store)
-    return watched.files(rules, relative_skips(store.root, skip_dirs(store))), known, gone
+    skips = relative_skips(store.root, skip_dirs(store))
+    return watched.files(rules, skips, run.links), known, gone
 
 
 class _Scan:
@@ -221,6 +265,7 @@ class _Scan:
         "deadline",
         "defer_from",
         "gone_inodes",
+        "links",
         "others",
         "own_from",
         "progress",
@@ -254,6 +299,7 @@ class _Scan:
         self.own_from = own[0].start_ns - _CLOCK_SLACK_NS if own else None
         self.shared: dict[str, list[str]] = {}  # path -> the other sessions it is shared with
         self.gone_inodes: set[int] = set()  # inodes of known files gone now (moved, or deleted)
+        self.links: list[tuple[str, os.stat_result]] = []  # symbolic links the walk listed
         # Paths another session's edit tool is writing right now: left to it.
         self.busy = store.paths_in_flight(except_session=session_id)
 

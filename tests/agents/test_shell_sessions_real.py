@@ -321,3 +321,34 @@ def test_bash_renames_a_folder_and_moves_one_in(binary: Path, tmp_path: Path) ->
             if p.is_file() and ".claude" not in p.parts
         )
         assert left == [".gitignore", "dir1/a.txt", "dir1/sub/b.txt", "notes.txt"]
+
+
+def test_bash_makes_a_link_and_exits_3(binary: Path, tmp_path: Path) -> None:
+    """Item 5 through the Bash tool: a command writes a file, makes a link and exits 3
+    (PostToolUseFailure); the file is the turn's, and the link, which is not recorded, is named
+    by `turns`, the rewind preview and `doctor`: never silent."""
+    with ScriptedByPrompt(
+        {
+            "link it": [
+                [
+                    tool_use(
+                        "Bash", {"command": "echo x > made.txt && ln -s notes.txt link.txt; exit 3"}
+                    )
+                ],
+                [text("linked")],
+            ]
+        }
+    ) as api:
+        claude = setup(binary, api, tmp_path)
+        sid = claude.run("link it")["session_id"]
+        assert turn_files(claude, sid) == [["made.txt"]]
+        turns = json.loads(claude.rewind_ls("turns", "--json").stdout)
+        assert any(
+            u.startswith("link.txt: a symbolic link (-> notes.txt)") for u in turns["unrecorded"]
+        )
+        preview = claude.rewind_ls("rewind", "1", "--session", sid, "--dry-run")
+        assert "link.txt: a symbolic link" in preview.stdout + preview.stderr
+        doctor = json.loads(claude.rewind_ls("doctor", "--json", ok=False).stdout)
+        assert any(
+            "link.txt" in c["detail"] for c in doctor["checks"] if c["name"] == "unrecorded files"
+        )

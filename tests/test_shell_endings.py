@@ -363,3 +363,40 @@ def test_links_made_by_the_shell_are_named_until_removed(
     (ws / "new-link").unlink()
     agent.turn("after removing it")
     assert not [u for u in cli.json("turns")["unrecorded"] if u.startswith("new-link")]
+
+
+def test_resumed_fork_rewinds_an_inherited_turn_without_a_false_conflict(
+    agent: FakeClaude, cli: Cli, ws: Path, home: Path
+) -> None:
+    """Item 6: `rewind 2 --scope both` undid the original's turns 2-3 on disk and forked the
+    conversation before turn 2; in the resumed fork, rewinding inherited turn 1 must not report
+    the original's turn 2 (which the fork does not contain, and which that rewind already undid)
+    as another session's work. Without the `--scope both` restore it still is a conflict."""
+    agent.turn("first", {"a.txt": "1\n"})
+    agent.turn("second", {"a.txt": "2\n"})
+    agent.turn("third", {"b.txt": "b\n"})
+    fork = cli.json("rewind", "2", "--scope", "both", "--yes")["conversation"]["sessionId"]
+    assert (ws / "a.txt").read_text() == "1\n" and not (ws / "b.txt").exists()
+    resumed = FakeClaude(ws, home, session_id=fork)
+    resumed.hook("SessionStart", source="resume")
+    resumed.turn("second, again", {"c.txt": "c\n"})
+    plan = cli("rewind", "1", "--session", fork, "--dry-run", ok=False)
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    assert "conflict" not in plan.stdout
+    cli("rewind", "1", "--session", fork, "--yes")
+    assert not (ws / "a.txt").exists() and not (ws / "c.txt").exists()
+
+
+def test_a_conversation_only_fork_still_conflicts_with_the_originals_later_turns(
+    agent: FakeClaude, cli: Cli, ws: Path, home: Path
+) -> None:
+    """Item 6, the other side: a `--scope conversation` fork leaves the original's later turns on
+    disk; rewinding the fork's inherited turn would discard them: a conflict, as before."""
+    agent.turn("first", {"a.txt": "1\n"})
+    agent.turn("second", {"a.txt": "2\n"})
+    fork = cli.json("rewind", "2", "--scope", "conversation", "--yes")["conversation"]["sessionId"]
+    resumed = FakeClaude(ws, home, session_id=fork)
+    resumed.hook("SessionStart", source="resume")
+    resumed.turn("second, again", {"c.txt": "c\n"})
+    plan = cli("rewind", "1", "--session", fork, "--dry-run", ok=False)
+    assert plan.returncode == 3 and "conflict (other-session): a.txt" in plan.stdout

@@ -352,3 +352,37 @@ def test_bash_makes_a_link_and_exits_3(binary: Path, tmp_path: Path) -> None:
         assert any(
             "link.txt" in c["detail"] for c in doctor["checks"] if c["name"] == "unrecorded files"
         )
+
+
+def test_resumed_fork_rewinds_its_inherited_turn_without_a_false_conflict(
+    binary: Path, tmp_path: Path
+) -> None:
+    """Item 6 through the Bash tool: turn 1's Bash creates a.txt, turn 2's changes it; `rewind 2
+    --scope both` undoes turn 2 and forks; the fork, resumed by the real binary, runs its own Bash;
+    rewinding the fork's inherited turn 1 is not a conflict with the original's turn 2, which the
+    fork does not contain and which that rewind already undid."""
+    with FakeAnthropic() as api:
+        claude = setup(binary, api, tmp_path)
+        project = claude.project
+        api.add(
+            [tool_use("Bash", {"command": "echo 1 > a.txt"})],
+            [text("one")],
+            [tool_use("Bash", {"command": "echo 2 > a.txt"})],
+            [text("two")],
+            [tool_use("Bash", {"command": "echo c > c.txt"})],
+            [text("again")],
+        )
+        sid = claude.run("turn one")["session_id"]
+        claude.run("turn two", resume=sid)
+        both = json.loads(
+            claude.rewind_ls(
+                "rewind", "2", "--session", sid, "--scope", "both", "--yes", "--json"
+            ).stdout
+        )
+        fork = both["conversation"]["sessionId"]
+        assert (project / "a.txt").read_text() == "1\n"
+        claude.run("turn two, again", resume=fork)
+        plan = claude.rewind_ls("rewind", "1", "--session", fork, "--dry-run", ok=False)
+        assert plan.returncode == 0 and "conflict" not in plan.stdout, plan.stdout + plan.stderr
+        claude.rewind_ls("rewind", "1", "--session", fork, "--yes")
+        assert not (project / "a.txt").exists() and not (project / "c.txt").exists()

@@ -17,7 +17,7 @@ from typing import Any
 
 INTERRUPT_TEXT = "[Request interrupted by user"
 _MARK = INTERRUPT_TEXT.encode()
-_TAIL_BYTES = 4 << 20
+_TAIL_BYTES = 1 << 20  # the interrupt line is the last thing before the next prompt
 
 
 def is_interrupt(line: dict[str, Any]) -> bool:

@@ -400,3 +400,25 @@ def test_a_conversation_only_fork_still_conflicts_with_the_originals_later_turns
     resumed.turn("second, again", {"c.txt": "c\n"})
     plan = cli("rewind", "1", "--session", fork, "--dry-run", ok=False)
     assert plan.returncode == 3 and "conflict (other-session): a.txt" in plan.stdout
+
+
+def test_a_deletion_after_the_interrupt_is_shared_not_the_turns(
+    agent: FakeClaude, cli: Cli, ws: Path
+) -> None:
+    """Item 1: a deleted file has no time; after Esc it could be the stopped command's or the
+    person's deletion, so it is shared with the external session: `rewind 1` stops on a conflict
+    instead of silently bringing back a file the person may have deleted."""
+    (ws / "old.txt").write_text("old\n")
+    agent.hook("SessionStart", source="startup")
+    agent.hook("UserPromptSubmit", prompt="clean", prompt_id="p1")
+    bash_pre(agent, "make clean")
+    (ws / "built.txt").write_text("half built\n")
+    interrupt_line(agent)
+    time.sleep(1.3)
+    (ws / "old.txt").unlink()  # the person, after the interrupt (or the command, before it)
+    agent.hook("UserPromptSubmit", prompt="go on", prompt_id="p2")
+    agent.hook("Stop")
+    assert files_of(cli, agent.session_id) == [["built.txt", "old.txt shared"], []]
+    proc = cli("rewind", "1", "--session", agent.session_id, "--yes", ok=False)
+    assert proc.returncode == 3 and "old.txt: shared with" in proc.stdout, proc.stdout
+    assert not (ws / "old.txt").exists()

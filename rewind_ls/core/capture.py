@@ -235,7 +235,8 @@ class Recorder:
         if ended_at is None or row is None:
             self.scan_into(turn, session_id)
         else:
-            self.scan_by_time([TurnWindow(turn, session_id, row.started_at, ended_at)])
+            window = TurnWindow(turn, session_id, row.started_at, ended_at)
+            self.scan_by_time([window], share_deletions=True)
         self.store.end_turn(turn, ended_at=ended_at)
         # The turn is over, so are its shell commands: other sessions need not wait for them.
         shell_runs.shell_finished(self.store, session_id)
@@ -282,6 +283,20 @@ class Recorder:
             else:
                 shell_runs.shell_finished(self.store, session_id)
 
+    def _record_shared_with_outside(
+        self,
+        turn: str,
+        found: list[tuple[str, Version, Version]],
+        why: str = "changes made outside agent turns",
+    ) -> None:
+        """Record `found` as shared between `turn` and a new turn of the external session: no
+        one can say whether the turn or the person made them."""
+        self.store.ensure_session(EXTERNAL_SESSION, "external", "workspace")
+        outside = self.store.begin_turn(EXTERNAL_SESSION, why)
+        for rel, old, new in found:
+            self.store.record_shared([turn, outside], rel, old, new)
+        self.store.end_turn(outside)
+
     def _close_killed(self, turn: str, session_id: str) -> None:
         """Close the turn of an agent killed during a shell command: what changed since the last
         scan may be the command's or the person's after the kill (no time tells them apart), so
@@ -289,13 +304,9 @@ class Recorder:
         from rewind_ls.core.shell_runs import shell_finished
 
         def attribute(found: list[tuple[str, Version, Version]]) -> str:
-            self.store.ensure_session(EXTERNAL_SESSION, "external", "workspace")
-            outside = self.store.begin_turn(
-                EXTERNAL_SESSION, "changes made after an agent was killed during a shell command"
+            self._record_shared_with_outside(
+                turn, found, "changes made after an agent was killed during a shell command"
             )
-            for rel, old, new in found:
-                self.store.record_shared([turn, outside], rel, old, new)
-            self.store.end_turn(outside)
             return turn
 
         result = self._scan(attribute, session_id)
@@ -419,13 +430,16 @@ class Recorder:
         self.store.end_turn(turn)
         return turn
 
-    def scan_by_time(self, windows: list[TurnWindow]) -> list[tuple[str, Version, Version]]:
+    def scan_by_time(
+        self, windows: list[TurnWindow], share_deletions: bool = False
+    ) -> list[tuple[str, Version, Version]]:
         """Record every change since rewind-ls last saw the workspace in the turn whose time window
         holds the file's modification time. For a recorder that learns of turns after the fact
         (the transcript follower): by then the disk also holds what the person did before and
         after those turns, which is not the agent's. A change outside every window is someone's
         work between turns (the external session); a deleted file has no time and goes to the
-        latest turn. Returns the changes."""
+        latest turn, or, `share_deletions` (a turn that ended before now), is shared between that
+        turn and the external session. Returns the changes."""
         latest = max(windows, key=lambda w: w.start)
 
         def attribute(found: list[tuple[str, Version, Version]]) -> str:
@@ -435,6 +449,11 @@ class Recorder:
                     mtime = os.lstat(os.path.join(self.root, *rel.split("/"))).st_mtime
                     window = _window_of(mtime, windows)
                 except OSError:
+                    if share_deletions:
+                        # Deleted by the turn before it ended, or by the person after: no time
+                        # tells which (`model.SHARED_SOURCE`).
+                        self._record_shared_with_outside(latest.turn, [(rel, old, new)])
+                        continue
                     window = latest  # deleted (or gone since the scan): no time to go by
                 if window is None:
                     outside.append((rel, old, new))

@@ -277,7 +277,13 @@ def test_unknown_events_tools_and_fields_are_ignored(ws: Path, agent: FakeClaude
     agent.hook("Stop")
     files = cli.json("turns")["sessions"][0]["turns"][0]["files"]
     assert files == [
-        {"path": "a.txt", "uri": files[0]["uri"], "change": "created", "source": "tool"}
+        {
+            "path": "a.txt",
+            "uri": files[0]["uri"],
+            "change": "created",
+            "source": "tool",
+            "sharedWith": [],
+        }
     ]
 
 

@@ -121,6 +121,8 @@ def test_install_codex_keeps_foreign_hooks_and_says_how_to_trust(
         "PreToolUse",
         "PostToolUse",
         "Stop",
+        "Interrupt",  # the person stopped the turn (Codex 0.169.0 has no StopFailure)
+        "SessionEnd",
     }
     ours = [g for g in data["hooks"]["PreToolUse"] if g.get("matcher") == "apply_patch|Bash"]
     assert len(ours) == 1 and ours[0]["hooks"][0]["command"].endswith(" hook codex")
@@ -233,3 +235,27 @@ def test_a_rollout_without_the_turn_is_refused_and_nothing_is_written(
         }
     ]
     assert fork.resume_command == f"cd /p && codex resume {fork.session_id}"
+
+
+def test_interrupt_ends_the_turn_and_its_shell_run(ws: Path, home: Path, cli: Cli) -> None:
+    """Issue #24: Codex fires `Interrupt` when the person stops a turn (0.169.0 has no StopFailure
+    or PostToolUseFailure). It closes the turn with what its interrupted shell command wrote, so
+    the person's edit afterwards is external, and its shell run no longer holds other sessions'
+    changes back."""
+    (ws / "notes.txt").write_text("original\n")
+    codex = FakeCodex(ws, home)
+    codex.hook("SessionStart", source="startup")
+    codex.prompt("build")
+    codex.hook("PreToolUse", tool_name="Bash", tool_input={"command": "make"}, tool_use_id="c1")
+    (ws / "built.txt").write_text("half\n")
+    codex.hook("Interrupt")
+    (ws / "notes.txt").write_text("fixed by hand\n")
+    listing = cli.json("turns", "--all")
+    by_kind: dict[str, list[str]] = {}
+    for s in listing["sessions"]:
+        for t in s["turns"]:
+            by_kind.setdefault(s["kind"], []).extend(f["path"] for f in t["files"])
+    (codex_session,) = [s for s in listing["sessions"] if s["id"] == codex.session_id]
+    assert [f["path"] for f in codex_session["turns"][0]["files"]] == ["built.txt"]
+    assert codex_session["turns"][0]["endedAt"] is not None
+    assert "notes.txt" not in by_kind.get("agent", [])

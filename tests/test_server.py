@@ -133,6 +133,21 @@ async def test_rewind_open_closed_created_deleted_bytes(lsp: Session) -> None:
     assert "twice" in lsp.editor.text(ws / "open.txt")
 
 
+async def test_scope_both_of_the_first_turn_writes_no_empty_fork(lsp: Session) -> None:
+    """Issue #24 item 7: nothing comes before a session's first prompt, so `--scope both` of turn
+    1 restores the code and says to start a new conversation; it writes no 0-byte session file
+    and does not claim a fork."""
+    lsp.agent.turn("first", {"a.txt": "a\n"})
+    (t1,) = await lsp.turn_ids()
+    result = await lsp.call("rewind/restore", {"turnId": t1, "scope": "both"})
+    assert result["status"] == "applied", result
+    assert not (lsp.ws / "a.txt").exists()
+    assert "nothing comes before it to fork" in result["message"], result["message"]
+    assert "conversation forked" not in result["message"]
+    assert result["conversation"]["sessionId"] == ""
+    assert sorted(lsp.agent.transcript.parent.iterdir()) == [lsp.agent.transcript]
+
+
 async def test_revert_keeps_later_turn(lsp: Session) -> None:
     ws = lsp.ws
     base = "".join(f"{i}\n" for i in range(12))

@@ -146,7 +146,7 @@ def _confirm(plan: Any, args: argparse.Namespace) -> tuple[bool, bool, bool]:
 
 def _outcome_lines(flow: Any, outcome: Any, result: dict[str, Any]) -> list[str]:
     """The restore's outcome into `result`, and as lines for the terminal."""
-    from rewind_ls.core.conversation import fork_fields
+    from rewind_ls.core.conversation import fork_fields, fork_message
 
     lines: list[str] = []
     if outcome is not None:
@@ -156,7 +156,7 @@ def _outcome_lines(flow: Any, outcome: Any, result: dict[str, Any]) -> list[str]
     if fork is not None:
         result["conversation"] = fork_fields(fork)
         result.setdefault("status", "applied")
-        lines.append(f"conversation forked before turn {flow.turn.number}: {fork.resume_command}")
+        lines.append(fork_message(fork, flow.turn.number))
         lines.append("the turn's prompt, to edit and send again:")
         lines.append("  " + fork.prompt.replace("\n", "\n  "))
     return lines

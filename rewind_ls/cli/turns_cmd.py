@@ -31,6 +31,10 @@ def cmd_turns(args: argparse.Namespace) -> int:
         else:
             listing = list_sessions(store, session, args.limit or None)
         gaps = unrecorded(store)
+        others: list[dict[str, Any]] = []
+        if not args.all and args.session is None:
+            # Another agent working here too: its newest turn (a page of one) says if it is live.
+            others = live_others(list_sessions(store, None, 1)["sessions"], session)
     listing["unrecorded"] = gaps
     if args.json:
         from rewind_ls.server.protocol import TurnsOutput, wire
@@ -55,7 +59,43 @@ def cmd_turns(args: argparse.Namespace) -> int:
             )
         for line in session_lines(session, cols):
             print(line)
+    for other in others:
+        # Another agent works in this workspace too: its turns are not listed above.
+        print(
+            f"also active here: session {other['id'][:8]} ({other['agent'] or 'agent'}, "
+            f"{other['turn_count']} turn(s)); see it with: rewind-ls turns --session "
+            f"{other['id'][:8]}  (or --all)"
+        )
     return 0
+
+
+LIVE_SECONDS = 30 * 60  # a session active this recently may still be working
+
+
+def live_others(sessions: list[dict[str, Any]], current: str | None) -> list[dict[str, Any]]:
+    """Agent sessions other than `current` that are still live: a turn open, or active within
+    `LIVE_SECONDS`."""
+    import time
+    from datetime import datetime
+
+    now = time.time()
+    found = []
+    for s in sessions:
+        if s["kind"] != "agent" or s["id"] == current:
+            continue
+        last = s.get("last_activity_at")
+        try:
+            recent = (
+                last is not None
+                and now - datetime.fromisoformat(last.replace("Z", "+00:00")).timestamp()
+                < LIVE_SECONDS
+            )
+        except ValueError:
+            recent = False
+        open_turn = any(t.get("ended_at") is None for t in s["turns"])
+        if recent or open_turn:
+            found.append(s)
+    return found
 
 
 def register(add: Add) -> None:

@@ -13,7 +13,17 @@ FIXED = 27  # "  ###  YYYY-MM-DD HH:MM  " and the gap before the files
 
 
 def _items(turn: dict[str, Any]) -> list[str]:
-    return [f"{MARKS.get(f['change'], '?')}{safe(f['path'])}" for f in turn["files"]] or ["-"]
+    return [_item(f) for f in turn["files"]] or ["-"]
+
+
+def _item(f: dict[str, Any]) -> str:
+    """`~path`, and for a change shared with other sessions (both ran shell commands at once)
+    `~path (shared with 1a2b3c4d)`."""
+    item = f"{MARKS.get(f['change'], '?')}{safe(f['path'])}"
+    shared = f.get("shared_with") or f.get("sharedWith")
+    if shared:
+        item += f" (shared with {', '.join(safe(s[:8]) for s in shared)})"
+    return item
 
 
 def session_lines(session: dict[str, Any], cols: int | None) -> list[str]:

@@ -79,7 +79,11 @@ AGENTS: dict[str, Agent] = {
                 "UserPromptSubmit": None,
                 "PreToolUse": "Write|Edit|NotebookEdit|Bash",
                 "PostToolUse": "Write|Edit|NotebookEdit|Bash",
+                # A failed tool (a Bash exiting non-zero) fires this instead of PostToolUse.
+                "PostToolUseFailure": "Write|Edit|NotebookEdit|Bash",
                 "Stop": None,
+                "StopFailure": None,  # the turn ended on an API error
+                "SessionEnd": None,
             },
             settings_path=_claude_settings,
             after_install="",
@@ -95,6 +99,8 @@ AGENTS: dict[str, Agent] = {
                 "PreToolUse": "apply_patch|Bash",
                 "PostToolUse": "apply_patch|Bash",
                 "Stop": None,
+                "Interrupt": None,  # the person stopped the turn
+                "SessionEnd": None,
             },
             settings_path=_codex_hooks,
             after_install=(
@@ -114,6 +120,7 @@ AGENTS: dict[str, Agent] = {
                 "BeforeTool": "^(write_file|replace|run_shell_command)$",
                 "AfterTool": "^(write_file|replace|run_shell_command)$",
                 "AfterAgent": None,
+                "SessionEnd": None,
             },
             settings_path=_gemini_settings,
             after_install=(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import stat as stat_mod
+import time
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -131,6 +132,7 @@ class Recorder:
         self.baseline_budget: float | None = _DEFAULT_BUDGET
         self.progress: Callable[[str, int, int], None] | None = None
         self.last_scan: ScanResult | None = None
+        self._closing = False  # inside close_abandoned
 
     # --- content -------------------------------------------------------------------------------
 
@@ -206,17 +208,114 @@ class Recorder:
             return turn
         return self.begin_turn(session_id, "(edits outside a recorded prompt)", kind, agent)
 
-    def end_turn(self, session_id: str) -> str | None:
+    def end_turn(self, session_id: str, ended_at: float | None = None) -> str | None:
+        """Close the session's open turn, with what changed in it. `ended_at`: when it really
+        ended, if before now (changes made after that are someone else's); otherwise the end is
+        what the agent's transcript says (the person stopped it) or, when a shell command's run
+        registered in it is over without any hook saying so, that run's end. A run whose agent
+        process is gone cannot be told apart from the person's edits after the kill: what changed
+        is shared between the turn and the external session."""
+        from rewind_ls.core import shell_runs
+
+        self.close_abandoned(except_session=session_id)
         turn = self.open_turn_id(session_id)
         if turn is None:
             return None
-        self.scan_into(turn, session_id)
-        self.store.end_turn(turn)
+        row = self.store.turn(turn)
+        runs = shell_runs.session_runs(self.store, session_id)
+        if any(not shell_runs.agent_alive(r.agent) for r in runs):
+            self._close_killed(turn, session_id)
+            return turn
+        if ended_at is None and row is not None:
+            ended_at = self.interrupted_at(session_id, row.started_at)
+        if ended_at is None:
+            now = time.time_ns()
+            over = [r.ended_at(now) for r in runs if r.over(now)]
+            ended_at = max(over) / 1e9 if over else None
+        if ended_at is None or row is None:
+            self.scan_into(turn, session_id)
+        else:
+            window = TurnWindow(turn, session_id, row.started_at, ended_at)
+            self.scan_by_time([window], share_deletions=True)
+        self.store.end_turn(turn, ended_at=ended_at)
+        # The turn is over, so are its shell commands: other sessions need not wait for them.
+        shell_runs.shell_finished(self.store, session_id)
+        return turn
+
+    def interrupted_at(self, session_id: str, since: float) -> float | None:
+        """When the person stopped the session's turn begun at `since`, as its transcript says
+        (Claude Code's; None: not stopped, or no such transcript)."""
+        session = self.store.session(session_id)
+        if session is None or session.agent != "claude-code" or not session.transcript_path:
+            return None
+        from rewind_ls.core.interrupts import interrupted_at
+
+        return interrupted_at(session.transcript_path, since - TIME_SLACK)
+
+    def close_abandoned(self, except_session: str | None = None) -> None:
+        """Close the open turns of other sessions whose shell command is over although no hook
+        said so (`shell_runs.abandoned_sessions`): the agent was killed during it (what changed
+        since is shared with the external session), or the person stopped it (the turn ends when
+        the transcript says, else at the command's deadline; what changed later is external)."""
+        from rewind_ls.core import shell_runs
+
+        if self._closing:
+            return  # closing one already (its end_turn comes back here)
+        found = shell_runs.abandoned_sessions(self.store, time.time_ns())
+        found.pop(except_session or "", None)
+        if found:
+            self._closing = True
+            try:
+                self._close_all(found)
+            finally:
+                self._closing = False
+
+    def _close_all(self, found: dict[str, Any]) -> None:
+        from rewind_ls.core import shell_runs
+
+        for session_id, run in found.items():
+            session = self.store.session(session_id)
+            turn = None if session is None else session.open_turn
+            if turn is not None and not shell_runs.agent_alive(run.agent):
+                self._close_killed(turn, session_id)
+            elif turn is not None:
+                self.end_turn(session_id)
+            else:
+                shell_runs.shell_finished(self.store, session_id)
+
+    def _record_shared_with_outside(
+        self,
+        turn: str,
+        found: list[tuple[str, Version, Version]],
+        why: str = "changes made outside agent turns",
+    ) -> None:
+        """Record `found` as shared between `turn` and a new turn of the external session: no
+        one can say whether the turn or the person made them."""
+        self.store.ensure_session(EXTERNAL_SESSION, "external", "workspace")
+        outside = self.store.begin_turn(EXTERNAL_SESSION, why)
+        for rel, old, new in found:
+            self.store.record_shared([turn, outside], rel, old, new)
+        self.store.end_turn(outside)
+
+    def _close_killed(self, turn: str, session_id: str) -> None:
+        """Close the turn of an agent killed during a shell command: what changed since the last
+        scan may be the command's or the person's after the kill (no time tells them apart), so
+        it is recorded as shared between the turn and a turn of the external session."""
         from rewind_ls.core.shell_runs import shell_finished
 
-        # The turn is over, so are its shell commands: other sessions need not wait for them.
+        def attribute(found: list[tuple[str, Version, Version]]) -> str:
+            self._record_shared_with_outside(
+                turn, found, "changes made after an agent was killed during a shell command"
+            )
+            return turn
+
+        result = self._scan(attribute, session_id)
+        if result is None:
+            changed = self.changed_since_seen()
+            if changed:
+                attribute(changed)
+        self.store.end_turn(turn)
         shell_finished(self.store, session_id)
-        return turn
 
     # --- changes -------------------------------------------------------------------------------
 
@@ -315,6 +414,7 @@ class Recorder:
         so they are part of the timeline and a later rewind knows they are someone's work. The
         first call in a workspace takes its baseline (see `core.scan`)."""
 
+        self.close_abandoned()
         result = self._scan(self._record_outside, None)
         if result is None:
             changed = self.changed_since_seen()
@@ -330,13 +430,16 @@ class Recorder:
         self.store.end_turn(turn)
         return turn
 
-    def scan_by_time(self, windows: list[TurnWindow]) -> list[tuple[str, Version, Version]]:
+    def scan_by_time(
+        self, windows: list[TurnWindow], share_deletions: bool = False
+    ) -> list[tuple[str, Version, Version]]:
         """Record every change since rewind-ls last saw the workspace in the turn whose time window
         holds the file's modification time. For a recorder that learns of turns after the fact
         (the transcript follower): by then the disk also holds what the person did before and
         after those turns, which is not the agent's. A change outside every window is someone's
         work between turns (the external session); a deleted file has no time and goes to the
-        latest turn. Returns the changes."""
+        latest turn, or, `share_deletions` (a turn that ended before now), is shared between that
+        turn and the external session. Returns the changes."""
         latest = max(windows, key=lambda w: w.start)
 
         def attribute(found: list[tuple[str, Version, Version]]) -> str:
@@ -346,6 +449,11 @@ class Recorder:
                     mtime = os.lstat(os.path.join(self.root, *rel.split("/"))).st_mtime
                     window = _window_of(mtime, windows)
                 except OSError:
+                    if share_deletions:
+                        # Deleted by the turn before it ended, or by the person after: no time
+                        # tells which (`model.SHARED_SOURCE`).
+                        self._record_shared_with_outside(latest.turn, [(rel, old, new)])
+                        continue
                     window = latest  # deleted (or gone since the scan): no time to go by
                 if window is None:
                     outside.append((rel, old, new))
@@ -374,6 +482,7 @@ class Recorder:
                 self._record_change(turn, rel, old, new, "scan")
             return turn
 
+        self.close_abandoned(except_session=session_id)
         result = self._scan(attribute, session_id)
         if result is None:
             changed = self.changed_since_seen()

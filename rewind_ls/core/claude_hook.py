@@ -28,6 +28,8 @@ EDIT_TOOLS = {
     "NotebookEdit": "notebook_path",
 }
 SHELL_TOOLS = {"Bash"}
+BASH_DEFAULT_MS = 120_000  # Claude Code's Bash time limit when the call names none
+BASH_MAX_MS = 600_000  # and the longest it accepts
 EVENTS = steps.CLAUDE_EVENTS
 
 
@@ -36,7 +38,7 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
     from rewind_ls.core.paths import session_workspace_root
     from rewind_ls.core.store import Store
 
-    hook = steps.HookEvent(payload, strict_transcript=True)
+    hook = steps.HookEvent(payload, strict_transcript=True, names=EVENTS)
     if not hook.watched(EVENTS, EDIT_TOOLS, SHELL_TOOLS):
         return Outcome(f"{hook.name}: ignored")
     file_path, skipped = steps.edit_target(hook, payload, EVENTS, EDIT_TOOLS, config.claude_dir())
@@ -81,11 +83,21 @@ def _shell(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Out
         EVENTS,
         steps.run_id(payload),
         lambda: rec.ensure_turn(hook.session_id, agent=AGENT),
+        bash_limit(payload.get("tool_input")),
     )
     agent_type = optional_text(payload, "agent_type")
     if agent_type and turn is not None and changed:
         rec.note_subagent(turn, agent_type, optional_text(payload, "agent_id"))
     return outcome
+
+
+def bash_limit(tool_input: Any) -> float:
+    """The longest a Bash call can run, in seconds: its `timeout` (ms), else Claude Code's
+    default of 2 minutes, never more than its maximum of 10 (the binary kills it then)."""
+    limit = tool_input.get("timeout") if isinstance(tool_input, dict) else None
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit <= 0:
+        return BASH_DEFAULT_MS / 1000
+    return min(float(limit), BASH_MAX_MS) / 1000
 
 
 def _edit(

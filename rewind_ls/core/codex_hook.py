@@ -21,7 +21,7 @@ from rewind_ls.core.hook_steps import Outcome, optional_text
 AGENT = "codex"
 PATCH_TOOLS = {"apply_patch"}
 SHELL_TOOLS = {"Bash"}
-EVENTS = steps.CLAUDE_EVENTS  # Codex sends Claude's event names
+EVENTS = steps.CODEX_EVENTS  # Claude's event names, and its own Interrupt
 
 
 def patch_paths(tool_input: Any, cwd: str) -> list[str]:
@@ -60,7 +60,7 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
     from rewind_ls.core.paths import session_workspace_root
     from rewind_ls.core.store import Store
 
-    hook = steps.HookEvent(payload)
+    hook = steps.HookEvent(payload, names=EVENTS)
     turn_id = optional_text(payload, "turn_id")
     if not hook.watched(EVENTS, PATCH_TOOLS, SHELL_TOOLS):
         return Outcome(f"{hook.name}: ignored")

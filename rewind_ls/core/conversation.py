@@ -38,6 +38,16 @@ def fork_turn(store: Any, turn: Turn) -> Any:
     return module.fork_turn(store, turn)
 
 
+def fork_message(fork: Any, number: int) -> str:
+    """What a person reads about the conversation part of turn `number`'s restore."""
+    if not fork.session_id:
+        return (
+            f"conversation: turn {number} is the session's first prompt, so nothing comes "
+            f"before it to fork; start a new conversation: {fork.resume_command}"
+        )
+    return f"conversation forked before turn {number}: {fork.resume_command}"
+
+
 def fork_fields(fork: Any) -> dict[str, Any]:
     """A conversation fork or summary (any agent's: they share these attributes) as the data of
     the protocol's `conversation` object (the CLI's `--json` and the server: camelCase at the edge)."""

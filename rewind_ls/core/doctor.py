@@ -216,14 +216,38 @@ def hook_checks(root: str) -> list[dict[str, Any]]:
     checks = []
     for who in AGENTS.values():
         found: list[str] = []
-        for _path, commands in installed_hooks(root, who.name):
+        files = installed_hooks(root, who.name)
+        for _path, commands in files:
             found += [c for c in commands if c not in found]
         claude = who.name == "claude-code"
         if claude and not found:
             checks.append(_check("claude code hooks", False, NOT_INSTALLED))
         name = "claude code hooks" if claude else f"{who.title} hooks"
         checks += [_hook_check(name, c, root, who.name) for c in found]
+        if len(found) > 1:  # the agents run one command once, even from two settings files
+            checks.append(_double_hooks(name, who.name, files))
     return checks
+
+
+def _double_hooks(name: str, agent: str, files: list[tuple[str, list[str]]]) -> dict[str, Any]:
+    """Our hooks installed by two different rewind-ls installs (two commands): every event then
+    runs both, each scanning and recording."""
+    where = "; ".join(
+        f"{path}: {', '.join(f'`{c}`' for c in commands)}" for path, commands in files
+    )
+    if len(files) > 1:
+        fix = (
+            f"keep one: `rewind-ls install {agent} --uninstall --user` removes the user "
+            "settings' hooks (or run it without --user in the project to remove the project's)"
+        )
+    else:
+        fix = f"keep one: `rewind-ls install {agent}` rewrites them with this install's command"
+    return _check(
+        f"{name} installed once",
+        False,
+        f"rewind-ls hooks every event more than once ({where}); each event is then recorded "
+        f"twice; {fix}",
+    )
 
 
 def repair_damaged_store(root: str) -> list[dict[str, Any]]:

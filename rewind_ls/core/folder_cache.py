@@ -48,13 +48,18 @@ def skip_dirs(store: Store) -> list[str]:
 
 
 def walk_files(
-    store: Store, rules: IgnoreRules, patterns: Sequence[str], start_ns: int
+    store: Store,
+    rules: IgnoreRules,
+    patterns: Sequence[str],
+    start_ns: int,
+    links: list[tuple[str, os.stat_result]] | None = None,
 ) -> Iterator[tuple[str, os.stat_result]]:
     """Every non-ignored regular file with its lstat: `core.walk.walk`'s answer, from the folder
-    cache when it is valid (`REWIND_LS_SCAN_CACHE=0` turns the cache off)."""
+    cache when it is valid (`REWIND_LS_SCAN_CACHE=0` turns the cache off). Symbolic links listed
+    go to `links`."""
     skips = skip_dirs(store)
     if not folder_cache_enabled():
-        yield from walk(store.root, rules, skips)
+        yield from walk(store.root, rules, skips, links)
         return
     root = store.root
     racy_from = start_ns - RACY_NS
@@ -74,6 +79,8 @@ def walk_files(
         found = list(walker.walk())
     if walker.listed or walker.new.keys() != walker.old.keys():
         _save(store, fingerprint, walker.new)
+    if links is not None:
+        links.extend(walker.links)
     yield from found
 
 
@@ -114,6 +121,7 @@ class CachedWalk:
         racy_from: int,
     ) -> None:
         self.root = root
+        self.links: list[tuple[str, os.stat_result]] = []  # symbolic links listed
         self.rules = rules
         self.skip = skip
         self.old = cache or {}
@@ -148,6 +156,8 @@ class CachedWalk:
                     continue  # vanished since the listing
                 if st.st_mode & 0o170000 == 0o100000:  # S_ISREG, without a call per file
                     yield prefix + name, st
+                elif st.st_mode & 0o170000 == 0o120000:  # S_ISLNK
+                    self.links.append((prefix + name, st))
             stack.extend(prefix + d + "/" for d in reversed(dirs))
 
     def _names(
@@ -198,7 +208,7 @@ class CachedWalk:
                     if rel in self.skip or (sets and excluded(sets, rel, name, True)):
                         continue
                     dirs.append(name)
-                elif x.is_file(follow_symlinks=False):
+                elif x.is_file(follow_symlinks=False) or x.is_symlink():
                     if sets and excluded(sets, rel, name, False):
                         continue
                     files.append(name)

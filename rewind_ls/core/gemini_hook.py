@@ -34,7 +34,7 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
     from rewind_ls.core.paths import session_workspace_root
     from rewind_ls.core.store import Store
 
-    hook = steps.HookEvent(payload)
+    hook = steps.HookEvent(payload, names=EVENTS)
     if not hook.watched(EVENTS, EDIT_TOOLS, SHELL_TOOLS):
         return Outcome(f"{hook.name}: ignored")
     file_path, skipped = steps.edit_target(hook, payload, EVENTS, EDIT_TOOLS, gemini_home())

@@ -79,21 +79,57 @@ class EventNames(NamedTuple):
     end: str  # the session ends
     before_tool: str
     after_tool: str
+    # Other names of the same moments: a tool that failed is over as surely as one that succeeded
+    # (Claude Code's `PostToolUseFailure`), an answer cut short by an API error or by the person
+    # ends the turn (`StopFailure`, Codex's `Interrupt`). Each maps to one of the fields above.
+    aliases: tuple[tuple[str, str], ...] = ()
+
+    def canonical(self, name: str) -> str:
+        """The handled event `name` stands for (itself when it has no alias)."""
+        for alias, field in self.aliases:
+            if alias == name:
+                return str(getattr(self, field))
+        return name
 
 
-# Claude Code's names, which Codex CLI uses too.
+# Claude Code's names. A Bash that exits non-zero fires `PostToolUseFailure`, never `PostToolUse`;
+# an API error ends the turn with `StopFailure` instead of `Stop` (2.1.197).
 CLAUDE_EVENTS = EventNames(
-    "SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreToolUse", "PostToolUse"
+    "SessionStart",
+    "UserPromptSubmit",
+    "Stop",
+    "SessionEnd",
+    "PreToolUse",
+    "PostToolUse",
+    (("PostToolUseFailure", "after_tool"), ("StopFailure", "stop")),
+)
+# Codex CLI's (0.169.0): Claude's names, plus `Interrupt` when the person stops a turn (it has no
+# `StopFailure` or `PostToolUseFailure`).
+CODEX_EVENTS = EventNames(
+    "SessionStart",
+    "UserPromptSubmit",
+    "Stop",
+    "SessionEnd",
+    "PreToolUse",
+    "PostToolUse",
+    (("Interrupt", "end"),),
 )
 
 
 class HookEvent:
     """The fields every agent's hook payload carries, checked."""
 
-    __slots__ = ("cwd", "name", "session_id", "tool", "transcript")
+    __slots__ = ("cwd", "name", "raw_name", "session_id", "tool", "transcript")
 
-    def __init__(self, payload: dict[str, Any], strict_transcript: bool = False) -> None:
-        self.name = required_text(payload, "hook_event_name")
+    def __init__(
+        self,
+        payload: dict[str, Any],
+        strict_transcript: bool = False,
+        names: EventNames | None = None,
+    ) -> None:
+        # The event as the agent named it, and the handled event it stands for (`aliases`).
+        self.raw_name = required_text(payload, "hook_event_name")
+        self.name = self.raw_name if names is None else names.canonical(self.raw_name)
         self.session_id = required_text(payload, "session_id")
         self.cwd = required_cwd(payload)
         # Claude Code always sends a usable transcript path: anything else there is a bad payload.
@@ -255,12 +291,14 @@ def close_turn(rec: Recorder, session_id: str, notify: bool) -> Outcome:
     return Outcome(f"turn {ended} closed", message)
 
 
-def shell_started(rec: Recorder, session_id: str, run_id: str) -> None:
+def shell_started(
+    rec: Recorder, session_id: str, run_id: str, limit_s: float | None = None
+) -> None:
     """A shell command starts: other sessions' scans leave the files it changes to this
-    session's scan when it finishes."""
+    session's scan when it finishes. `limit_s`: the longest it can run."""
     from rewind_ls.core import shell_runs
 
-    shell_runs.shell_started(rec.store, session_id, run_id)
+    shell_runs.shell_started(rec.store, session_id, run_id, limit_s)
 
 
 def shell_finished(rec: Recorder, session_id: str, run_id: str, turn: str) -> list[Any]:
@@ -298,15 +336,21 @@ def run_id(payload: dict[str, Any]) -> str:
 
 
 def shell_event(
-    rec: Recorder, hook: HookEvent, names: EventNames, run: str, turn_of: Callable[[], str]
+    rec: Recorder,
+    hook: HookEvent,
+    names: EventNames,
+    run: str,
+    turn_of: Callable[[], str],
+    limit_s: float | None = None,
 ) -> tuple[Outcome, str | None, list[Any]]:
-    """A shell command starts (registered), or finished: what it changed goes to the turn
-    `turn_of()`. Returns the outcome, and once it finished, that turn and the changed files."""
+    """A shell command starts (registered; `limit_s`: the longest it can run), or finished (or
+    failed): what it changed goes to the turn `turn_of()`. Returns the outcome, and once it
+    finished, that turn and the changed files."""
     if hook.name == names.after_tool:
         turn = turn_of()
         changed = shell_finished(rec, hook.session_id, run, turn)
         return Outcome(f"{hook.tool}: {len(changed)} changed file(s)"), turn, changed
-    shell_started(rec, hook.session_id, run)
+    shell_started(rec, hook.session_id, run, limit_s)
     return Outcome(f"{hook.tool}: command registered"), None, []
 
 

@@ -183,6 +183,19 @@ def change_kind(before: Version, after: Version | None) -> ChangeKind | None:
     return ChangeKind.MODIFIED
 
 
+# A change's `source` when it cannot be told apart between turns (two sessions' shell commands
+# running at once, or a killed agent's command and the person): "shared:<turn>,<turn>" names the
+# other turns holding the same change. Rewinding or reverting any of them is a conflict.
+SHARED_SOURCE = "shared:"
+
+
+def shared_turns(source: str) -> list[str]:
+    """The other turns a change is shared with (`SHARED_SOURCE`), [] when it is not shared."""
+    if not source.startswith(SHARED_SOURCE):
+        return []
+    return [t for t in source[len(SHARED_SOURCE) :].split(",") if t]
+
+
 class Change(NamedTuple):
     """One path touched in one turn: what it held before the turn first touched it, and after the
     turn was done with it (None while the turn is still editing it)."""

@@ -35,6 +35,7 @@ from rewind_ls.core.model import (
     Turn,
     TurnState,
     Version,
+    shared_turns,
 )
 from rewind_ls.core.store import Store, digest
 
@@ -335,13 +336,72 @@ def _check_others(store: Store, pp: PathPlan, turn: Turn, history: list[PathChan
         if h.session_id not in (turn.session_id, REWIND_SESSION)
         and h.turn_state != TurnState.ROLLED_BACK
         and h.seq not in own
+        and not _undone_before_fork(store, turn.session_id, h, history)
     ]
-    if later:
+    shared = [h for h in later if shared_turns(h.source)]
+    if shared:
+        pp.conflict = _shared_conflict(store, pp.path, shared[-1])
+    elif later:
         pp.conflict = Conflict(
             ConflictKind.OTHER_SESSION,
             f"{pp.path}: also changed by {_describe(store, later[-1])} after this turn "
             "began; restoring would discard that work",
         )
+
+
+def _undone_before_fork(
+    store: Store, session_id: str, h: PathChange, history: list[PathChange]
+) -> bool:
+    """Whether `h` is a change of the turns a fork (`session_id`) was cut before, which a restore
+    undid afterwards (`rewind N --scope both` undoes them and forks): the fork never contained
+    them and that work is already in the restore point, so it is not someone else's work the
+    fork's rewind would discard. A fork that left them on disk (`--scope conversation`) still
+    conflicts."""
+    fork_seqs = {t.seq for t in store.turns(session_id)}
+    source = store.turns(h.session_id)
+    shared = [t.seq for t in source if t.seq in fork_seqs]
+    h_turn = next((t for t in source if t.id == h.turn_id), None)
+    if not shared or h_turn is None or h_turn.seq <= max(shared):
+        return False
+    # The source's first change to the path that the fork does not contain: a restore that put the
+    # path back to what it held before that change undid all of them.
+    cut = max(shared)
+    uncontained = {t.id for t in source if t.seq > cut}
+    first = next(c for c in history if c.turn_id in uncontained)
+    return any(
+        r.session_id == REWIND_SESSION
+        and r.seq > h.seq
+        and r.turn_state in (TurnState.APPLIED, TurnState.PARTIAL)
+        and r.after is not None
+        and r.after.same_content(first.before)
+        for r in history
+    )
+
+
+def _shared_conflict(store: Store, path: str, other: PathChange) -> Conflict:
+    """A change recorded as shared (`model.SHARED_SOURCE`): nobody can say whose it is."""
+    return Conflict(
+        ConflictKind.OTHER_SESSION,
+        f"{path}: shared with {_describe(store, other)}: changed while both ran shell commands "
+        "(or after an agent was killed), so rewind-ls cannot tell whose change it is; restoring "
+        "could discard that work",
+    )
+
+
+def _check_shared(store: Store, pp: PathPlan, turn: Turn, source: str) -> None:
+    """Revert of a change shared with other turns (`model.SHARED_SOURCE`) that still stand: a
+    conflict naming them."""
+    partners = set(shared_turns(source))
+    if not partners:
+        return
+    for h in reversed(store.path_history(pp.path)):
+        if (
+            h.turn_id in partners
+            and h.session_id != turn.session_id
+            and h.turn_state != TurnState.ROLLED_BACK
+        ):
+            pp.conflict = _shared_conflict(store, pp.path, h)
+            return
 
 
 def _note_reconstructed(plan: Plan, turns: list[Turn | None]) -> None:
@@ -375,6 +435,7 @@ def plan_revert(store: Store, turn: Turn, reader: Reader, label: str = "") -> Pl
             continue
         if current == base:
             pp.set_target(theirs, theirs_data)
+            _check_shared(store, pp, turn, change.source)
             continue
         if current == theirs:
             continue  # already as it was before the turn
@@ -383,6 +444,8 @@ def plan_revert(store: Store, turn: Turn, reader: Reader, label: str = "") -> Pl
             pp.action, pp.conflict = Action.MODIFY, problem
             continue
         _merge(pp, base, base_data, theirs, theirs_data)
+        if pp.conflict is None and pp.will_write:
+            _check_shared(store, pp, turn, change.source)
     return plan
 
 

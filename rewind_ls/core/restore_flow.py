@@ -167,7 +167,8 @@ class RestoreFlow:
         if self.fork is None:
             return
         try:
-            os.unlink(self.fork.path)
+            if self.fork.path:  # (no file: the first turn has nothing before it to fork)
+                os.unlink(self.fork.path)
         except FileNotFoundError:
             pass
         self.fork = None

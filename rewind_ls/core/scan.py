@@ -15,7 +15,11 @@ checkout` do not. At each turn boundary and after each shell command the hook sc
   means it is ignored now but was recorded before (an edit tool wrote into an ignored folder), and
   it keeps the old re-check.
 - A path never seen before is "created" (before = absent) only when the workspace baseline is
-  complete and the file's ctime is after the previous scan began. Otherwise it is adopted silently:
+  complete and the file's ctime is after the previous scan began, or it was moved: a folder renamed
+  (`mv dir1 dir2`) keeps its files' ctimes, so a new path whose inode is that of a known path gone in
+  this scan is the same file moved (its old path is recorded deleted, the new one created), and a
+  file below a folder never seen before whose own ctime is after the previous scan (a folder moved
+  in from outside the workspace) is created too. Otherwise it is adopted silently:
   the file was there already (the baseline is still being taken, or the person just un-ignored it),
   and calling it created would make a rewind delete it.
 
@@ -31,7 +35,10 @@ holding the store's lock, then a compare-and-swap commit (`core.scan_commit`) re
 Sessions sharing a workspace: a path another session's edit tool is writing (before recorded, after
 not yet) is left to that session. While another session runs a shell command (`core.shell_runs`),
 files whose ctime is after that command started, and deletions, are deferred: that session's
-`PostToolUse` scan attributes them.
+`PostToolUse` scan attributes them. When the scanning session's own shell command ran at the same
+time (the scan is its end), such a file could be either command's work: it is recorded in both
+sessions' turns as shared (`Store.record_shared`), so a rewind of either is a conflict naming the
+other rather than a silent overwrite.
 
 Settings (environment variables): `core.scan_settings`.
 """
@@ -50,7 +57,7 @@ from rewind_ls.core.folder_cache import skip_dirs, walk_files
 from rewind_ls.core.ignore import IgnoreRules
 from rewind_ls.core.scan_commit import Candidate, commit
 from rewind_ls.core.scan_settings import extra_ignore_patterns
-from rewind_ls.core.shell_runs import in_flight_shell_start
+from rewind_ls.core.shell_runs import in_flight, session_runs
 from rewind_ls.core.store import ABSENT_VERSION, FILE, Store
 from rewind_ls.core.walk import relative_skips
 
@@ -68,6 +75,9 @@ if TYPE_CHECKING:
 META_BASELINE = "scan.baseline"  # "complete" once every non-ignored file has been stored
 META_WATERMARK = "scan.watermark_ns"  # when the last scan began (ctime test for new files)
 META_UNRECORDED = "scan.unrecorded"  # JSON list of "path: reason" the last scan could not record
+# JSON {path: target} of the symbolic links made or re-pointed since recording began: not recorded
+# (a rewind leaves them), so named by `unrecorded` for as long as they are there.
+META_LINKS = "scan.links"
 
 # Timestamps come from the kernel's coarse clock, which lags time.time_ns() by up to a tick or two.
 _CLOCK_SLACK_NS = 2_000_000_000
@@ -87,13 +97,52 @@ def baseline_complete(store: Store) -> bool:
 
 def unrecorded(store: Store) -> list[str]:
     """ "path: reason" for every file the last scan could not record (unreadable, a link or a
-    folder where a file was)."""
+    folder where a file was), and every symbolic link made or re-pointed since recording began."""
     raw = store.meta(META_UNRECORDED)
     try:
         found = json.loads(raw) if raw else []
     except ValueError:
-        return []
-    return [str(x) for x in found] if isinstance(found, list) else []
+        found = []
+    out = [str(x) for x in found] if isinstance(found, list) else []
+    for rel, target in sorted(_links(store).items()):
+        out.append(
+            f"{rel}: a symbolic link (-> {target}) made or re-pointed after recording began; "
+            "links are not recorded, and a rewind leaves it as it is"
+        )
+    return out
+
+
+def _links(store: Store) -> dict[str, str]:
+    raw = store.meta(META_LINKS)
+    try:
+        found = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def _note_links(
+    store: Store, listed: list[tuple[str, os.stat_result]], watermark: int | None
+) -> None:
+    """Remember the links `listed` made or re-pointed since the previous scan (`ln -s`, `ln -sf`
+    give the link a new ctime), and forget remembered ones that are no longer links."""
+    links = _links(store)
+    before = dict(links)
+    for rel, st in listed:
+        if watermark is not None and st.st_ctime_ns >= watermark:
+            try:
+                links[rel] = os.readlink(os.path.join(store.root, *rel.split("/")))
+            except OSError:
+                continue
+    for rel in list(links):
+        try:
+            still = stat_mod.S_ISLNK(os.lstat(os.path.join(store.root, *rel.split("/"))).st_mode)
+        except OSError:
+            still = False
+        if not still:
+            del links[rel]
+    if links != before:
+        store.set_meta(META_LINKS, json.dumps(links, sort_keys=True))
 
 
 class ScanResult:
@@ -150,6 +199,8 @@ def scan(
     """
     started = time.monotonic()
     run = _Scan(store, attribute, session_id, progress, workers)
+    if run.others and run.own_from is not None:
+        run.attribute = run.sharing(run.attribute)
     if budget is not None:
         run.deadline = started + budget
     have_baseline = baseline_complete(store)
@@ -164,14 +215,24 @@ def scan(
     # New files: created (before = absent) or adopted into the baseline, by their ctime.
     created: list[Candidate] = []
     adopt: list[Candidate] = []
+    moved_in = _MovedIn(store, watermark)
     for c in new:
         assert c.st is not None
-        if have_baseline and watermark is not None and c.st.st_ctime_ns >= watermark:
+        if (
+            have_baseline
+            and watermark is not None
+            and (
+                c.st.st_ctime_ns >= watermark
+                or c.st.st_ino in run.gone_inodes
+                or moved_in.below_new_folder(c.rel)
+            )
+        ):
             c.old = ABSENT_VERSION
             created.append(c)
         else:
             adopt.append(c)
     complete = run.record(changed + created, adopt)
+    _note_links(store, run.links, watermark if have_baseline else None)
     run.finish(complete and not have_baseline, watched, complete)
     run.result.baseline_complete = complete or have_baseline
     run.result.elapsed = time.monotonic() - started
@@ -187,11 +248,12 @@ def _listing(
     clean scan, only what it saw change (`core.watched_scan`)."""
     rules = IgnoreRules.load(store.root, patterns)
     if watched.entries is None:
-        listing = walk_files(store, rules, patterns, run.start_ns)
+        listing = walk_files(store, rules, patterns, run.start_ns, run.links)
         return listing, store.known_file_signatures(), store.known_absent_paths()
     run.result.watched = True
     known, gone = watched.known(store)
-    return watched.files(rules, relative_skips(store.root, skip_dirs(store))), known, gone
+    skips = relative_skips(store.root, skip_dirs(store))
+    return watched.files(rules, skips, run.links), known, gone
 
 
 class _Scan:
@@ -202,8 +264,13 @@ class _Scan:
         "busy",
         "deadline",
         "defer_from",
+        "gone_inodes",
+        "links",
+        "others",
+        "own_from",
         "progress",
         "result",
+        "shared",
         "start_ns",
         "store",
         "workers",
@@ -224,9 +291,15 @@ class _Scan:
         self.result = ScanResult()
         self.start_ns = time.time_ns()
         self.deadline: float | None = None  # time.monotonic() past which the baseline stops
-        # Another session's shell command running since then: files changed after it are its.
-        defer_from = in_flight_shell_start(store, session_id, self.start_ns)
-        self.defer_from = None if defer_from is None else defer_from - _CLOCK_SLACK_NS
+        # Another session's shell command running since then: files changed after it are its,
+        # or, when this session's own shell command ran then too, both sessions'.
+        self.others = in_flight(store, session_id, self.start_ns)
+        self.defer_from = self.others[0].start_ns - _CLOCK_SLACK_NS if self.others else None
+        own = session_runs(store, session_id) if session_id is not None else []
+        self.own_from = own[0].start_ns - _CLOCK_SLACK_NS if own else None
+        self.shared: dict[str, list[str]] = {}  # path -> the other sessions it is shared with
+        self.gone_inodes: set[int] = set()  # inodes of known files gone now (moved, or deleted)
+        self.links: list[tuple[str, os.stat_result]] = []  # symbolic links the walk listed
         # Paths another session's edit tool is writing right now: left to it.
         self.busy = store.paths_in_flight(except_session=session_id)
 
@@ -259,7 +332,8 @@ class _Scan:
                 continue
             if rel in busy:
                 continue
-            if defer_from is not None and st.st_ctime_ns >= defer_from:
+            late = defer_from is not None and st.st_ctime_ns >= defer_from
+            if late and not self._share(rel, st.st_ctime_ns):
                 result.deferred += 1
                 continue
             if k is None and rel not in gone:
@@ -287,11 +361,49 @@ class _Scan:
                 continue
             if st is not None and same_signature(st, k[1], k[2], k[3], k[4]):
                 continue
-            if self.defer_from is not None and (st is None or st.st_ctime_ns >= self.defer_from):
+            if st is None and k[3]:
+                self.gone_inodes.add(k[3])
+            # A deletion has no time: any command running since the last scan may have done it.
+            ctime = None if st is None else st.st_ctime_ns
+            late = self.defer_from is not None and (ctime is None or ctime >= self.defer_from)
+            if late and not self._share(rel, ctime):
                 self.result.deferred += 1
                 continue
             changed.append(Candidate(rel, st, None, None))
         return changed
+
+    def _share(self, rel: str, ctime_ns: int | None) -> bool:
+        """A path changed while another session's shell command ran: shared with those sessions
+        when the scanning session's own shell command ran then too (True), else left to them."""
+        if self.own_from is None or (ctime_ns is not None and ctime_ns < self.own_from):
+            return False
+        self.shared[rel] = [
+            r.session_id
+            for r in self.others
+            if ctime_ns is None or ctime_ns >= r.start_ns - _CLOCK_SLACK_NS
+        ]
+        return True
+
+    def sharing(self, attribute: Attribute) -> Attribute:
+        """`attribute`, then the shared changes (`_share`) also go to the other sessions' open
+        turns, each marked as shared (inside the same transaction)."""
+        store = self.store
+
+        def attribute_shared(found: list[Change]) -> str | None:
+            turn = attribute(found)
+            if turn is None:
+                return turn
+            for rel, old, new in found:
+                partners = []
+                for sid in self.shared.get(rel, []):
+                    row = store.session(sid)
+                    if row is not None and row.open_turn and row.open_turn not in partners:
+                        partners.append(row.open_turn)
+                if partners:
+                    store.record_shared([turn, *partners], rel, old, new)
+            return turn
+
+        return attribute_shared
 
     def record(self, must: list[Candidate], adopt: list[Candidate]) -> bool:
         """Read the candidates and record them: changes first (always, in one transaction, so a
@@ -361,6 +473,37 @@ class _Scan:
             result = self.result
             clean = complete and not result.deferred and not result.skipped and not self.busy
             watched.save_mark(store, clean)
+
+
+class _MovedIn:
+    """Whether a new file sits below a folder moved into the workspace since the last scan: its
+    topmost folder that rewind-ls never saw a file in has a ctime after the previous scan (a
+    rename gives the moved folder a new ctime, not the files in it)."""
+
+    def __init__(self, store: Store, watermark: int | None) -> None:
+        self.store = store
+        self.watermark = watermark
+        self.answers: dict[str, bool] = {}  # topmost never-seen folder -> moved in since
+        self.known: set[str] = set()  # folders a file was seen in
+
+    def below_new_folder(self, rel: str) -> bool:
+        if self.watermark is None:
+            return False
+        parts = rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            folder = "/".join(parts[:i])
+            if folder in self.answers:
+                return self.answers[folder]
+            if folder in self.known or self.store.has_known_under(folder):
+                self.known.add(folder)
+                continue  # a folder seen before: not the one moved in; look deeper
+            try:
+                ctime = os.lstat(os.path.join(self.store.root, *parts[:i])).st_ctime_ns
+            except OSError:
+                ctime = 0
+            self.answers[folder] = ctime >= self.watermark
+            return self.answers[folder]
+        return False
 
 
 def _fill_old_versions(store: Store, cands: list[Candidate]) -> None:

@@ -37,9 +37,8 @@ from rewind_ls.core.model import ABSENT as ABSENT
 from rewind_ls.core.model import ABSENT_VERSION as ABSENT_VERSION
 from rewind_ls.core.model import FILE as FILE
 from rewind_ls.core.model import OTHER as OTHER
-from rewind_ls.core.model import TOO_LARGE as TOO_LARGE
-from rewind_ls.core.model import UNKNOWN as UNKNOWN
 from rewind_ls.core.model import (
+    SHARED_SOURCE,
     AgentEvent,
     Change,
     PathChange,
@@ -49,6 +48,8 @@ from rewind_ls.core.model import (
     TurnState,
     VersionKind,
 )
+from rewind_ls.core.model import TOO_LARGE as TOO_LARGE
+from rewind_ls.core.model import UNKNOWN as UNKNOWN
 from rewind_ls.core.model import Version as Version
 from rewind_ls.core.model import too_large as too_large
 
@@ -892,6 +893,23 @@ class Store:
                 (after.kind, after.hash, after.mode, self.next_seq(), turn_id, path),
             )
 
+    def record_shared(
+        self, turn_ids: list[str], path: str, before: Version, after: Version
+    ) -> None:
+        """One change that cannot be told apart between `turn_ids` (`model.SHARED_SOURCE`): each
+        turn holds it (its first `before` kept when it touched the path already), marked as shared
+        with the others."""
+        with self.transaction():
+            for turn_id in turn_ids:
+                others = ",".join(t for t in turn_ids if t != turn_id)
+                source = f"{SHARED_SOURCE}{others}"
+                if not self.record_before(turn_id, path, before, source):
+                    self.conn.execute(
+                        "UPDATE changes SET source = ? WHERE turn_id = ? AND path = ?",
+                        (source, turn_id, path),
+                    )
+                self.record_after(turn_id, path, after)
+
     def drop_change(self, turn_id: str, path: str) -> None:
         with self.transaction():
             self.conn.execute("DELETE FROM changes WHERE turn_id = ? AND path = ?", (turn_id, path))
@@ -1014,6 +1032,15 @@ class Store:
                 "SELECT path, size, mtime_ns, ino, mode FROM known WHERE kind != ?", (ABSENT,)
             ).fetchall()
         }
+
+    def has_known_under(self, folder: str) -> bool:
+        """Whether any path below `folder` (no trailing slash) was ever seen."""
+        low = folder + "/"
+        high = folder + "0"  # "0" sorts right after "/"
+        row = self.conn.execute(
+            "SELECT 1 FROM known WHERE path >= ? AND path < ? LIMIT 1", (low, high)
+        ).fetchone()
+        return row is not None
 
     def known_absent_paths(self) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT path FROM known WHERE kind = ?", (ABSENT,))}

@@ -11,7 +11,7 @@ from typing import Any
 
 from rewind_ls.core.capture import REWIND_SESSION, turn_info
 from rewind_ls.core.errors import BadInput, UnknownTurn
-from rewind_ls.core.model import Change, PathChange, Turn, TurnState
+from rewind_ls.core.model import Change, PathChange, Turn, TurnState, shared_turns
 from rewind_ls.core.paths import real_root, real_uri
 from rewind_ls.core.plan import current_session
 from rewind_ls.core.store import Store
@@ -42,14 +42,15 @@ def turn_dict(
     for c in changes:
         kind = change_kind(c)
         if kind is not None:
-            files.append(
-                {
-                    "path": c.path,
-                    "uri": real_uri(root, c.path),
-                    "change": kind,
-                    "source": c.source,
-                }
-            )
+            partners = shared_turns(c.source)
+            entry: dict[str, Any] = {
+                "path": c.path,
+                "uri": real_uri(root, c.path),
+                "change": kind,
+                "source": "shared" if partners else c.source,
+                "shared_with": _sessions_of(store, partners),
+            }
+            files.append(entry)
     return {
         "id": turn.id,
         "number": turn.number,
@@ -63,6 +64,16 @@ def turn_dict(
         # Set when the turn was rebuilt from the agent's transcript (its hooks did not fire).
         "reconstructed": reconstructed_note(turn),
     }
+
+
+def _sessions_of(store: Store, turn_ids: list[str]) -> list[str]:
+    """The sessions of `turn_ids` (a shared change's other turns), in order, once each."""
+    out: list[str] = []
+    for turn_id in turn_ids:
+        row = store.turn(turn_id)
+        if row is not None and row.session_id not in out:
+            out.append(row.session_id)
+    return out
 
 
 # A restore point is listed once its restore wrote something.
@@ -204,7 +215,9 @@ def timeline_text(store: Store, session_id: str | None = None, limit: int | None
             if turn.get("reconstructed"):
                 lines.append(f"      ({turn['reconstructed']})")
             for f in turn["files"]:
-                lines.append(f"      {f['change']:<9} {f['path']}")
+                shared = f.get("shared_with")
+                note = f"  (shared with {', '.join(s[:8] for s in shared)})" if shared else ""
+                lines.append(f"      {f['change']:<9} {f['path']}{note}")
             if not turn["files"]:
                 lines.append("      (no file changes)")
         lines.append("")

@@ -334,6 +334,10 @@ def fork(
     lines = read_lines(path)
     target = find_prompt(lines, prompt, started_at, prompt_id)
     chain = lines_before(lines, target)
+    if not chain:
+        # The session's first prompt: nothing comes before it, so there is no conversation to
+        # fork (an empty session file would only be offered by the agent's resume as blank).
+        return Fork("", "", prompt, 0, start_folder(lines))
     new_id = str(uuid.uuid4())
     out = write_session(os.path.dirname(path), new_id, chain)
     return Fork(new_id, out, prompt, len(chain), start_folder(lines))
@@ -374,5 +378,6 @@ def fork_turn(store: object, turn: Turn) -> Fork:
     result = fork(
         path, turn.prompt, turn.started_at, prompt_id if isinstance(prompt_id, str) else None
     )
-    store.inherit_turns(turn.session_id, result.session_id, turn.number, result.path)
+    if result.lines:
+        store.inherit_turns(turn.session_id, result.session_id, turn.number, result.path)
     return result

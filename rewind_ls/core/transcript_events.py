@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewind_ls.core.claude_hook import EDIT_TOOLS
+from rewind_ls.core.interrupts import is_interrupt
 from rewind_ls.core.transcript import content_blocks, json_objects, prompt_text, timestamp
 
 # Lines that close the agent's turn (written when the agent stops and waits for the person).
@@ -65,7 +66,18 @@ class End:
         self.at = at
 
 
-Event = Prompt | Edit | End
+class Interrupt:
+    """The person stopped the turn (Esc, Ctrl-C): Claude Code's `[Request interrupted by user...]`
+    line. No hook fires for it; the turn ends at `at`."""
+
+    __slots__ = ("at", "session_id")
+
+    def __init__(self, session_id: str, at: float) -> None:
+        self.session_id = session_id
+        self.at = at
+
+
+Event = Prompt | Edit | End | Interrupt
 
 
 def _text_or_none(value: Any) -> Any:
@@ -182,6 +194,8 @@ class TranscriptParser:
         kind = line.get("type")
         if kind in END_TYPES and self.agent_type is None:
             return [End(sid, at)]
+        if self.agent_type is None and is_interrupt(line):
+            return [Interrupt(sid, at)]
         if kind == "assistant":
             self._remember_calls(line)
             return []

@@ -18,12 +18,19 @@ from collections.abc import Iterable
 from typing import Any
 
 from rewind_ls.core import config
-from rewind_ls.core.capture import Recorder, TurnWindow, read_current, turn_info
+from rewind_ls.core.capture import TIME_SLACK, Recorder, TurnWindow, read_current, turn_info
 from rewind_ls.core.errors import BadPath, OutsideWorkspace
 from rewind_ls.core.hook_steps import inside_folder
 from rewind_ls.core.model import Turn
 from rewind_ls.core.store import ABSENT_VERSION, FILE, UNKNOWN, Store, Version
-from rewind_ls.core.transcript_events import MISSING, Edit, Event, Prompt, session_events
+from rewind_ls.core.transcript_events import (
+    MISSING,
+    Edit,
+    Event,
+    Interrupt,
+    Prompt,
+    session_events,
+)
 
 AGENT = "claude-code"
 SOURCE = "transcript"
@@ -92,6 +99,8 @@ class TranscriptRecorder:
                 self._prompt(ev)
             elif isinstance(ev, Edit):
                 self._edit(ev)
+            elif isinstance(ev, Interrupt):
+                self._interrupt(ev)
             else:
                 self._end(ev.session_id, ev.at)
 
@@ -154,6 +163,18 @@ class TranscriptRecorder:
         self.store.end_turn(row.id, ended_at=at)
         if self.live:
             self.scan_turns.append(row.id)
+
+    def _interrupt(self, ev: Interrupt) -> None:
+        """The person stopped the turn: a reconstructed turn ends like any other; a hook's turn
+        gets no hook for it (Claude Code fires none), so, live, it is closed here at that time:
+        what changes after it is the person's, not the turn's."""
+        open_turn = self._open_turn(ev.session_id)
+        row = self.store.turn(open_turn) if open_turn else None
+        if row is None or is_reconstructed(row):
+            self._end(ev.session_id, ev.at)
+            return
+        if self.live and row.started_at <= ev.at + TIME_SLACK:
+            self.rec.end_turn(ev.session_id, ended_at=ev.at)
 
     def _version(self, rel: str, text: Any, known: Version | None) -> Version | None:
         """The Version of content `text` (None: absent; MISSING: what rewind-ls last knew)."""

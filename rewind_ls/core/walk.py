@@ -28,7 +28,10 @@ _Folder = tuple[str, str, "tuple[RuleSet, ...]"]
 
 
 def walk(
-    root: str, rules: IgnoreRules | None = None, skip_dirs: Sequence[str] = ()
+    root: str,
+    rules: IgnoreRules | None = None,
+    skip_dirs: Sequence[str] = (),
+    links: list[tuple[str, os.stat_result]] | None = None,
 ) -> Iterator[tuple[str, os.stat_result]]:
     """Yield ``(posix relpath, lstat result)`` for each non-ignored regular file under
     ``root``.
@@ -38,13 +41,14 @@ def walk(
     (not followed) and special files are skipped; so are the absolute paths in
     ``skip_dirs`` (e.g. a store directory inside the workspace). Folders that cannot be
     listed, and files that vanish mid-walk, are silently skipped. Within a directory,
-    files come in name order, before the contents of its subdirectories.
+    files come in name order, before the contents of its subdirectories. Non-ignored symbolic
+    links go to `links` when given (a scan names them: they are not recorded).
     """
     root = os.path.abspath(root)
     if rules is None:
         rules = IgnoreRules.load(root)
     skip = relative_skips(root, skip_dirs)
-    yield from walk_below(root, rules, "", rules.root_sets, skip)
+    yield from walk_below(root, rules, "", rules.root_sets, skip, links)
 
 
 def walk_below(
@@ -53,6 +57,7 @@ def walk_below(
     prefix: str,
     dirsets: tuple[RuleSet, ...],
     skip: frozenset[str],
+    links: list[tuple[str, os.stat_result]] | None = None,
 ) -> Iterator[tuple[str, os.stat_result]]:
     """`walk` from the folder `prefix` ("a/b/", or "" for the root) down, given the rule sets in
     force from above it (`dirsets`: those of its parent, as `IgnoreRules.context` computes them)
@@ -66,7 +71,7 @@ def walk_below(
         except OSError:
             continue
         subdirs: list[_Folder] = []
-        yield from _folder(entries, path, prefix, dirsets, rules.top, skip, subdirs)
+        yield from _folder(entries, path, prefix, dirsets, rules.top, skip, subdirs, links)
         stack.extend(reversed(subdirs))
 
 
@@ -78,6 +83,7 @@ def _folder(
     top: tuple[RuleSet, ...],
     skip: frozenset[str],
     subdirs: list[_Folder],
+    links: list[tuple[str, os.stat_result]] | None = None,
 ) -> Iterator[tuple[str, os.stat_result]]:
     """One listed folder: yield its non-ignored files, append the subfolders to enter."""
     names = [e.name for e in entries]
@@ -96,6 +102,8 @@ def _folder(
                     subdirs.append((entry.path, rel + "/", dirsets))
             elif entry.is_file(follow_symlinks=False) and not excluded(sets, rel, name, False):
                 yield rel, entry.stat(follow_symlinks=False)
+            elif links is not None and entry.is_symlink() and not excluded(sets, rel, name, False):
+                links.append((rel, entry.stat(follow_symlinks=False)))
         except OSError:
             continue  # vanished or unreadable between listing and stat
 

@@ -68,7 +68,10 @@ class Watched:
         return store.known_signatures_for(paths, prefixes, self.since)
 
     def files(
-        self, rules: IgnoreRules, skip: frozenset[str]
+        self,
+        rules: IgnoreRules,
+        skip: frozenset[str],
+        links: list[tuple[str, os.stat_result]] | None = None,
     ) -> Iterator[tuple[str, os.stat_result]]:
         """The walk's answer restricted to the journaled paths: non-ignored regular files, and
         everything the walk would list below the journaled folders."""
@@ -88,8 +91,11 @@ class Watched:
                 if rel not in seen and not rules.is_ignored(rel, False):
                     seen.add(rel)
                     yield rel, st
+            elif stat_mod.S_ISLNK(st.st_mode):
+                if links is not None and not rules.is_ignored(rel, False):
+                    links.append((rel, st))
             elif kind == "D" and stat_mod.S_ISDIR(st.st_mode) and not rules.is_ignored(rel, True):
-                for found in _walk_below(rules, rel + "/", skip):
+                for found in _walk_below(rules, rel + "/", skip, links):
                     if found[0] not in seen:
                         seen.add(found[0])
                         yield found
@@ -123,13 +129,16 @@ def _dirsets(rules: IgnoreRules, prefix: str) -> tuple[RuleSet, ...]:
 
 
 def _walk_below(
-    rules: IgnoreRules, top: str, skip: frozenset[str]
+    rules: IgnoreRules,
+    top: str,
+    skip: frozenset[str],
+    links: list[tuple[str, os.stat_result]] | None = None,
 ) -> Iterator[tuple[str, os.stat_result]]:
     """`core.walk.walk` from the folder `top` ("a/b/", not ignored itself) down."""
     from rewind_ls.core.walk import walk_below
 
     parent = top[: top.rstrip("/").rfind("/") + 1]
-    return walk_below(rules.root, rules, top, _dirsets(rules, parent), skip)
+    return walk_below(rules.root, rules, top, _dirsets(rules, parent), skip, links)
 
 
 def begin(store: Store, patterns: Sequence[str], baseline_complete: bool) -> Watched:

@@ -51,7 +51,14 @@ class FileChange(Result):
     path: str = Field(description="Workspace-relative POSIX path.")
     uri: str
     change: ChangeKind
-    source: str = Field(description="How it was seen: tool, save, scan, restore, record.")
+    source: str = Field(
+        description="How it was seen: tool, save, scan, restore, record; shared: a change that "
+        "cannot be told apart between this turn and `sharedWith`'s (shell commands of two "
+        "sessions running at once, or an agent killed during one), so restoring it is a conflict."
+    )
+    shared_with: list[str] = Field(
+        default_factory=list, description="Sessions whose turns hold the same shared change."
+    )
 
 
 class TurnInfo(Result):

@@ -15,7 +15,7 @@ from typing import Any
 
 from rewind_ls.core.apply_disk import recover, select, settle
 from rewind_ls.core.capture import EDITOR_SESSION, Recorder, read_current
-from rewind_ls.core.conversation import fork_fields
+from rewind_ls.core.conversation import fork_fields, fork_message
 from rewind_ls.core.diff import turn_diff
 from rewind_ls.core.errors import RewindError, UnknownTurn
 from rewind_ls.core.model import Turn
@@ -452,7 +452,7 @@ class Service:
             result["prompt"] = job.flow.turn.prompt
             if result["status"] == "nothing-to-do":
                 result["status"] = "applied"
-            job.messages.append(f"conversation forked: {fork.resume_command}")
+            job.messages.append(fork_message(fork, job.flow.turn.number))
         result["message"] = "; ".join(job.messages)
         return result
 

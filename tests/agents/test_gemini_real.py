@@ -61,6 +61,7 @@ def test_gemini_session_recorded_rewound_and_forked(tmp_path: Path) -> None:
             "BeforeTool",
             "AfterTool",
             "AfterAgent",
+            "SessionEnd",  # issue #24: the session's end closes a turn left open
         }
 
         api.script(

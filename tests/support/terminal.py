@@ -51,7 +51,9 @@ class Terminal:
         lines: int = 24,
         term: str = "xterm-256color",
         extra_env: Mapping[str, str] | None = None,
+        program: list[str] | None = None,
     ) -> None:
+        """`args` for `program` (default: `python -m rewind_ls`)."""
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
         self.screen = _Screen(columns, lines, self.master)
@@ -61,7 +63,7 @@ class Terminal:
         full_env["TERM"] = term
         full_env.update(extra_env or {})
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rewind_ls", *args],
+            [*(program or [sys.executable, "-m", "rewind_ls"]), *args],
             cwd=cwd,
             env=full_env,
             stdin=slave,

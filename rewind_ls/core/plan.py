@@ -190,6 +190,12 @@ def _read_path(reader: Reader, path: str) -> PathPlan:
     return PathPlan(path, current, current_data)
 
 
+def read_path_plan(reader: Reader, path: str) -> PathPlan:
+    """A path's plan with its current content, or the `unreadable` conflict naming it (one-hunk
+    reverts plan their paths with it)."""
+    return _read_path(reader, path)
+
+
 def _check_cas(store: Store, pp: PathPlan) -> None:
     known = store.known(pp.path)
     if known is None or pp.action == Action.UNCHANGED:

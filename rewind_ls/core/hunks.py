@@ -82,8 +82,15 @@ class TurnFile:
         """The content now with hunks `indexes` reverted; None when a later edit overlaps them."""
         return merge3(b"".join(self.after), current, self.reverted(indexes)).merged
 
-    def states(self, current: bytes, only: set[int] | None = None) -> list[HunkState]:
-        """Every hunk (or those in `only`) against `current`: where it is and what became of it."""
+    def states(
+        self,
+        current: bytes,
+        only: set[int] | None = None,
+        lines: tuple[int, int] | None = None,
+    ) -> list[HunkState]:
+        """Every hunk against `current`: where it is and what became of it. `only`: those hunk
+        indexes; `lines` (first, last; 0-based, inclusive): the hunks over those lines now (a
+        deletion covers the line after its gap)."""
         now = current.splitlines(True)
         later = line_diff(self.after, now)
         out = []
@@ -91,6 +98,8 @@ class TurnFile:
             if only is not None and h.idx not in only:
                 continue
             start, end = _place(later, h.after_start, h.after_end)
+            if lines is not None and not (start <= lines[1] and max(end, start + 1) > lines[0]):
+                continue
             removed = self.before[h.before_start : h.before_end]
             added = self.after[h.after_start : h.after_end]
             merged = self.merge({h.idx}, current)

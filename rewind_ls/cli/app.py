@@ -8,6 +8,7 @@ from types import ModuleType
 
 from rewind_ls import __version__
 from rewind_ls.cli import (
+    blame_cmd,
     demo_cmd,
     diff_cmd,
     doctor_cmd,
@@ -32,6 +33,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     turns_cmd,
     diff_cmd,
     log_cmd,
+    blame_cmd,
     rewind_cmd,  # rewind, revert, undo
     summarize_cmd,
     gc_cmd,

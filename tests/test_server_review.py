@@ -198,3 +198,79 @@ async def test_bad_hunk_command_arguments_are_errors(tmp_path: Path) -> None:
                 await execute(client, "rewind.revertHunk", args)
     finally:
         await client.shutdown_session()
+
+
+@pytest.mark.parametrize("lsp", ["visual_studio_code"], indirect=True)
+async def test_hover_and_blame_name_every_author(lsp: Session) -> None:
+    """Three agent turns, a shell command in a turn (the real hook's scan) and the person's save
+    through the server: hover and `rewind-ls blame` name the right one for every line."""
+    import json
+    import subprocess
+    import sys
+
+    ws, agent = lsp.ws, lsp.agent
+    f = ws / "f.txt"
+    f.write_text("".join(f"l{i}\n" for i in range(1, 9)))
+    loop = asyncio.get_running_loop()
+
+    def change(line: int, text: str) -> str:
+        lines = f.read_text().splitlines(True)
+        lines[line - 1] = text + "\n"
+        return "".join(lines)
+
+    await record(lsp, "first turn", {"f.txt": change(1, "ONE")})
+    await record(lsp, "second turn", {"f.txt": change(3, "THREE")})
+
+    def shell_turn() -> None:
+        agent.hook("UserPromptSubmit", prompt="run a sed")
+        agent.shell("sed -i 's/^l5$/FIVE-sed/' f.txt")
+        agent.hook("Stop", stop_hook_active=False)
+
+    await loop.run_in_executor(None, shell_turn)
+    lsp.editor.open(f)
+    lsp.editor.type(f, change(6, "SIX-saved"))
+    lsp.editor.save(f)
+    await until(lambda: f.read_text().count("SIX-saved") == 1)
+    for _ in range(100):  # didSave is recorded on the server's thread: wait for it
+        listing = await lsp.call("rewind/listTurns", {})
+        if any(s["kind"] == "editor" and s["turns"] for s in listing["sessions"]):
+            break
+        await asyncio.sleep(0.05)
+    await record(lsp, "fourth turn", {"f.txt": change(8, "EIGHT")})
+    lsp.editor.type(f, f.read_text())  # the buffer follows the disk, as an editor reloads it
+    expected = {
+        0: ("turn 1", "first turn"),
+        1: ("before rewind-ls", None),
+        2: ("turn 2", "second turn"),
+        3: ("before rewind-ls", None),
+        4: ("turn 3", "run a sed"),
+        5: ("your save", None),
+        6: ("before rewind-ls", None),
+        7: ("turn 4", "fourth turn"),
+    }
+    for line, (who, prompt) in expected.items():
+        text = await hover(lsp, f, line)
+        assert text is not None and who in text, (line, text)
+        if prompt:
+            assert prompt in text, (line, text)
+    assert "shell command" in str(await hover(lsp, f, 4))
+    proc = subprocess.run(
+        [sys.executable, "-m", "rewind_ls", "blame", "f.txt", "--json"],
+        cwd=ws,
+        env={**__import__("os").environ, "REWIND_LS_HOME": str(lsp.home)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    runs = json.loads(proc.stdout)["runs"]
+    by_line = {i: (r["source"], r["number"]) for r in runs for i in range(r["start"], r["end"])}
+    assert by_line == {
+        0: ("agent", 1),
+        1: ("original", None),
+        2: ("agent", 2),
+        3: ("original", None),
+        4: ("shell", 3),
+        5: ("save", by_line[5][1]),
+        6: ("original", None),
+        7: ("agent", 4),
+    }

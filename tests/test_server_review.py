@@ -228,14 +228,29 @@ async def test_hover_and_blame_name_every_author(lsp: Session) -> None:
 
     await loop.run_in_executor(None, shell_turn)
     lsp.editor.open(f)
-    lsp.editor.type(f, change(6, "SIX-saved"))
-    lsp.editor.save(f)
-    await until(lambda: f.read_text().count("SIX-saved") == 1)
-    for _ in range(100):  # didSave is recorded on the server's thread: wait for it
+    saved = change(6, "SIX-saved")
+    lsp.editor.type(f, saved)
+    # The save as an editor does it: willSaveWaitUntil answered, the write, didSave.
+    doc = types.TextDocumentIdentifier(uri=uri_of(f))
+    await asyncio.wait_for(
+        lsp.client.protocol.send_request_async(
+            types.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL,
+            types.WillSaveTextDocumentParams(doc, types.TextDocumentSaveReason.Manual),
+        ),
+        30,
+    )
+    f.write_text(saved)
+    lsp.client.text_document_did_save(types.DidSaveTextDocumentParams(doc))
+
+    async def save_recorded() -> bool:
         listing = await lsp.call("rewind/listTurns", {})
-        if any(s["kind"] == "editor" and s["turns"] for s in listing["sessions"]):
+        return any(s["kind"] == "editor" and s["turns"] for s in listing["sessions"])
+
+    for _ in range(200):  # didSave is recorded on the server's thread
+        if await save_recorded():
             break
         await asyncio.sleep(0.05)
+    assert await save_recorded()
     await record(lsp, "fourth turn", {"f.txt": change(8, "EIGHT")})
     lsp.editor.type(f, f.read_text())  # the buffer follows the disk, as an editor reloads it
     expected = {

@@ -85,7 +85,16 @@ def _retarget(
 class _Replay:
     """One path's history replayed up to some change: the state `Blamer` keeps and extends."""
 
-    __slots__ = ("count", "last_key", "lines", "origins", "pending", "remembered", "version")
+    __slots__ = (
+        "count",
+        "last_key",
+        "lines",
+        "mark",
+        "origins",
+        "pending",
+        "remembered",
+        "version",
+    )
 
     def __init__(self) -> None:
         self.count = 0  # history entries consumed
@@ -95,6 +104,76 @@ class _Replay:
         self.origins: list[Origin] = []
         self.remembered: OrderedDict[str, list[Origin]] = OrderedDict()
         self.pending: Origin | None = None  # an open turn still editing the path
+        self.mark: tuple[int, int] | None = None  # the store's write mark when last brought up
+
+    def attribution(self) -> Attribution:
+        rec = Attribution(self.lines, self.origins, self.version.hash if self.version else None)
+        rec.pending = self.pending
+        return rec
+
+
+_SEGMENT = 32  # versions decoded and held at once while a history is replayed
+
+
+class _Contents:
+    """The contents of one file's versions, asked for oldest first, decoded newest first.
+
+    A file's older versions are deltas against newer ones (`Store.put_blob`): decoding each
+    version on its own walks the whole chain to the newest (1,000 versions: half a million delta
+    applications). Here a first pass goes newest to oldest, one delta each, keeping every
+    `_SEGMENT`-th version; then each segment is decoded down from the checkpoint above it. Two
+    deltas per version, `_SEGMENT` versions in memory."""
+
+    def __init__(self, store: Store, hashes: list[str]) -> None:
+        self.store = store
+        self.order = list(dict.fromkeys(hashes))
+        self.index = {h: i for i, h in enumerate(self.order)}
+        self.checkpoints: dict[int, bytes] = {}
+        self.window: dict[str, bytes] = {}
+        self.bad: set[str] = set()
+        newer: dict[str, bytes] = {}
+        for i in range(len(self.order) - 1, -1, -1):
+            h = self.order[i]
+            try:
+                data = store.get_blob(h, newer)
+            except CorruptBlob:
+                self.bad.add(h)
+                continue
+            newer = {h: data}
+            if i % _SEGMENT == 0:
+                self.checkpoints[i] = data
+
+    def get(self, h: str) -> bytes | None:
+        if h in self.bad:
+            return None
+        if h in self.window:
+            return self.window[h]
+        i = self.index.get(h)
+        if i is None:
+            try:
+                return self.store.get_blob(h)
+            except CorruptBlob:
+                return None
+        start = i - i % _SEGMENT
+        end = min(start + _SEGMENT, len(self.order))
+        window: dict[str, bytes] = {}
+        above = self.checkpoints.get(end)
+        newer: dict[str, bytes] = {self.order[end]: above} if above is not None else {}
+        for j in range(end - 1, start - 1, -1):
+            key = self.order[j]
+            if key in self.bad:
+                continue
+            data = self.checkpoints.get(j)
+            if data is None:
+                try:
+                    data = self.store.get_blob(key, newer)
+                except CorruptBlob:
+                    self.bad.add(key)
+                    continue
+            window[key] = data
+            newer = {key: data}
+        self.window = window
+        return window.get(h)
 
 
 def _key(h: PathChange) -> tuple[int, str | None, str | None]:
@@ -108,6 +187,7 @@ class Blamer:
         self.store = store
         self._replays: dict[str, _Replay] = {}
         self._origins: dict[tuple[str, str], Origin] = {}
+        self._contents: _Contents | None = None  # while a long history is replayed
 
     # --- who made a change ------------------------------------------------------------------
 
@@ -154,11 +234,14 @@ class Blamer:
         unknown, unreadable blob)."""
         if version is None or version.kind != FILE or version.hash is None:
             return [] if version is not None and version.kind == "absent" else None
-        try:
-            data = self.store.get_blob(version.hash)
-        except CorruptBlob:
-            return None
-        if is_binary(data):
+        if self._contents is not None:
+            data = self._contents.get(version.hash)
+        else:
+            try:
+                data = self.store.get_blob(version.hash)
+            except CorruptBlob:
+                data = None
+        if data is None or is_binary(data):
             return None
         return data.splitlines(True)
 
@@ -207,8 +290,11 @@ class Blamer:
 
     def recorded(self, path: str) -> Attribution:
         """The authors of the last content recorded for `path`."""
-        history = self.store.path_history(path)
+        mark = self.store.write_mark()
         r = self._replays.get(path)
+        if r is not None and r.mark == mark:
+            return r.attribution()  # nothing was committed since: the history is the same
+        history = self.store.path_history(path)
         if (
             r is None
             or r.count > len(history)
@@ -216,13 +302,24 @@ class Blamer:
         ):
             r = _Replay()  # first call, or history rewritten (gc, a settled change): from scratch
             self._replays[path] = r
-        for h in history[r.count :]:
-            self._step(r, h)
+        todo = history[r.count :]
+        if len(todo) > 2:
+            hashes = [
+                v.hash
+                for h in todo
+                for v in (h.before, h.after)
+                if v is not None and v.kind == FILE and v.hash is not None
+            ]
+            self._contents = _Contents(self.store, hashes)
+        try:
+            for h in todo:
+                self._step(r, h)
+        finally:
+            self._contents = None
         r.count = len(history)
         r.last_key = _key(history[-1]) if history else None
-        rec = Attribution(r.lines, r.origins, r.version.hash if r.version is not None else None)
-        rec.pending = r.pending
-        return rec
+        r.mark = mark
+        return r.attribution()
 
     def blame(self, path: str, current: bytes | None) -> Attribution:
         """The authors of `current` (the buffer or the disk) line by line; lines no recorded change

@@ -94,6 +94,8 @@ class Reviewer:
         origin = lr.origin(line) if lr is not None else None
         if lr is None or origin is None:
             return None
+        if lr.attribution.content_hash is None and origin.turn_id is None:
+            return None  # a file rewind-ls never recorded a change of: nothing to say
         lines = [f"**rewind-ls** \u00b7 {describe_origin(origin)}"]
         for o, tf, state in lr.hunks_at(line, line):
             if o is not origin:
@@ -134,7 +136,7 @@ class Reviewer:
                 }
             )
         for turn_id, origin in turns.items():
-            if origin.source == RESTORE or not self._file_revertable(turn_id, path, docs):
+            if origin.source == RESTORE or not self._file_revertable(turn_id, path, docs, lr):
                 continue
             name = "your save" if origin.source == SAVE else f"turn {origin.number}"
             out.append(
@@ -146,10 +148,18 @@ class Reviewer:
             )
         return out
 
-    def _file_revertable(self, turn_id: str, path: str, docs: dict[str, OpenDoc]) -> bool:
+    def _file_revertable(
+        self, turn_id: str, path: str, docs: dict[str, OpenDoc], lr: LineReview
+    ) -> bool:
         turn = self.store.turn(turn_id)
         if turn is None:
             return False
+        tf = self._turn_file(turn_id, path)
+        if tf is not None:
+            # The turn's revert of a file it modified is this merge (plan_revert's, base = after
+            # the turn, theirs = before it): computed from the lines in hand.
+            merged = tf.merge({h.idx for h in tf.hunks}, lr.data)
+            return merged is not None and merged != lr.data
         reader = buffer_reader(self.root, open_docs_by_path(self.root, docs))
         plan = plan_restore(self.store, REVERT, turn, reader, [path])
         return not plan.conflicts and bool(plan.changes())

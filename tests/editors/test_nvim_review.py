@@ -1,0 +1,101 @@
+"""Review in a real Neovim 0.11 with a UI attached: the built-in LSP client's code action reverts
+one hunk of a turn of three hunks (no rewind-ls client code runs for it: `vim.lsp.buf.code_action`,
+the default showMessageRequest handler, the default applyEdit handler), the buffer and the disk
+bytes checked, then `:Rewind undo` and the bytes again. Hover through `vim.lsp.buf_request_sync`."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+for p in (HERE, HERE.parent):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+from test_nvim import editor, make_agent, read, workspace  # noqa: E402, F401
+
+pytestmark = pytest.mark.editor
+
+BASE = "".join(f"line {i}\n" for i in range(1, 31))
+TURN1 = BASE.replace("line 2\n", "TWO\n").replace("line 15\n", "FIFTEEN\n")
+TURN1 = TURN1.replace("line 28\n", "X28\n")
+TURN2 = TURN1.replace("line 8\n", "EIGHT\n")
+
+BUFFER = (
+    "(function() local b = vim.fn.bufnr('f.txt')"
+    " return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\\n') .. '\\n' end)()"
+)
+
+
+def test_code_action_reverts_one_hunk_then_undo(
+    workspace: tuple[Path, Path],  # noqa: F811 - test_nvim's fixtures
+    editor: Any,  # noqa: F811
+) -> None:
+    ws, home = workspace
+    (ws / "f.txt").write_text(BASE)
+    agent = make_agent(ws, home)
+    agent.turn("make the numbers words", {"f.txt": TURN1})
+    agent.turn("and eight", {"f.txt": TURN2})
+    ed = editor()
+    ed.open("f.txt")
+    ed.nv.request("nvim_ui_attach", 100, 30, {"ext_linegrid": True})
+    ed.nv.command("call cursor(15, 1)")  # FIFTEEN: hunk 2 of 3 of turn 1
+    titles = ed.nv.luajson(
+        "local params = vim.lsp.util.make_range_params(0, 'utf-16')"
+        " params.context = { diagnostics = {} }"
+        " local r = vim.lsp.buf_request_sync(0, 'textDocument/codeAction', params, 10000)"
+        " local out = {} for _, res in pairs(r or {}) do for _, a in ipairs(res.result or {}) do"
+        " table.insert(out, a.title) end end return out"
+    )
+    assert titles == [
+        "Revert this change (turn 1: make the numbers words)",
+        "Revert turn 1 in this file",
+    ], titles
+    hover = ed.nv.luajson(
+        "local params = vim.lsp.util.make_position_params(0, 'utf-16')"
+        " local r = vim.lsp.buf_request_sync(0, 'textDocument/hover', params, 10000)"
+        " for _, res in pairs(r or {}) do if res.result then return res.result.contents.value end"
+        " end return vim.NIL"
+    )
+    assert "turn 1" in hover and "make the numbers words" in hover and "hunk 2 of 3" in hover
+    # The person picks the action, then answers the server's question (vim.ui.select) "Revert".
+    ed.nv.lua("_G.rewind_test.answers = { 'Revert' }")
+    ed.nv.lua(
+        "vim.lsp.buf.code_action({ apply = true, filter = function(a)"
+        " return a.title:find('Revert this change', 1, true) ~= nil end })"
+    )
+    want = TURN2.replace("FIFTEEN\n", "line 15\n")
+    # KNOWN ISSUE (report of i28): with a UI attached, Neovim stops at a hit-enter prompt (mode
+    # "r") after the action's question is answered, before the edit shows; its source is not found
+    # yet (`:messages` is empty). The person presses Enter; so does the test, and says so.
+    prompts = 0
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if ed.nv.request("nvim_get_mode").get("blocking"):
+            prompts += 1
+            ed.nv.request("nvim_input", "<CR>")
+        if ed.nv.luajson(f"return {BUFFER} == {want!r}"):
+            break
+        time.sleep(0.1)
+    assert prompts <= 1, prompts
+    got = ed.nv.wait_for(
+        f"(function() local t = {BUFFER} return t == {want!r} and t end)()",
+        what="the hunk reverted in the buffer",
+    )
+    assert got == want
+    question = ed.selects()[-1]
+    assert "revert turn 1, hunk 2 of 3 in f.txt" in question["prompt"], question
+    assert question["chosen"] == "Revert", question
+    assert read(ws, "f.txt") == TURN2.encode()  # the buffer carries it until it is written
+    ed.nv.command("silent write")
+    assert read(ws, "f.txt") == want.encode()
+    # :Rewind undo brings the hunk back, in the buffer and on disk.
+    last = ed.run("Rewind undo")
+    assert last["status"] == "applied", last
+    assert ed.buffers()["f.txt"] == {"text": TURN2, "modified": False}
+    assert read(ws, "f.txt") == TURN2.encode()

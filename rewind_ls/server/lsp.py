@@ -807,11 +807,13 @@ async def _show_document(ls: RewindServer, uri: str) -> None:
 # --- review: hover, code actions, rewind/blame, rewind/turnHunks (server/review.py) -------------
 
 REVIEW_KIND = types.CodeActionKind.RefactorRewrite
+REVIEW_READY_SECONDS = 10.0  # how long a hover or code action sent during start-up waits
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 async def hover(ls: RewindServer, params: types.HoverParams) -> types.Hover | None:
     """Who last changed the line under the cursor: turn, agent / your save / shell, time, prompt."""
+    await ls.wait_ready(REVIEW_READY_SECONDS)  # a request right after start waits for the store
     if ls.service is None:
         return None
     try:
@@ -839,6 +841,7 @@ async def code_action(
 ) -> list[types.CodeAction] | None:
     """ "Revert this change (turn N: prompt)" for each revertable hunk on the selected lines, and
     "Revert turn N in this file"; both run a command that previews and asks, then restores."""
+    await ls.wait_ready(REVIEW_READY_SECONDS)
     if ls.service is None:
         return None
     only = params.context.only

@@ -99,3 +99,60 @@ def test_code_action_reverts_one_hunk_then_undo(
     assert last["status"] == "applied", last
     assert ed.buffers()["f.txt"] == {"text": TURN2, "modified": False}
     assert read(ws, "f.txt") == TURN2.encode()
+
+
+def test_review_quickfix_hunk_jumps_revert_mapping_and_numbered_signs(
+    workspace: tuple[Path, Path],  # noqa: F811
+    editor: Any,  # noqa: F811
+) -> None:
+    ws, home = workspace
+    (ws / "f.txt").write_text(BASE)
+    agent = make_agent(ws, home)
+    agent.turn("make the numbers words", {"f.txt": TURN1})
+    agent.turn("and eight", {"f.txt": TURN2})
+    ed = editor()
+    ed.open("f.txt")
+    ed.nv.lua(
+        "require('rewind').setup(vim.tbl_extend('force', require('rewind.config').options,"
+        " { mappings = true, signs = true }))"
+    )
+    # :Rewind review 1: one quickfix entry per hunk, at the line where it is now.
+    ed.nv.command("Rewind review 1")
+    qf = ed.nv.wait_for(
+        "(function() local l = vim.fn.getqflist() return #l == 3 and vim.tbl_map(function(i)"
+        " return { i.lnum, i.text } end, l) end)()",
+        what="turn 1's hunks in the quickfix list",
+    )
+    assert [q[0] for q in qf] == [2, 15, 28], qf
+    assert qf[1][1] == "hunk 2/3 [intact] -1 +1: FIFTEEN", qf
+    assert "turn 1: make the numbers words" in ed.nv.lua(
+        "return vim.fn.getqflist({ title = 1 }).title"
+    )
+    ed.nv.command("cclose")
+    # ]r from the top: line 2 (turn 1), then line 8 (turn 2), each said.
+    ed.nv.command("call cursor(1, 1)")
+    ed.nv.lua("vim.api.nvim_feedkeys(vim.keycode(']r'), 'x', false)")
+    ed.nv.wait_for("vim.fn.line('.') == 2", what="]r to line 2")
+    ed.nv.lua("vim.api.nvim_feedkeys(vim.keycode(']r'), 'x', false)")
+    ed.nv.wait_for("vim.fn.line('.') == 8", what="]r to line 8")
+    notes = [n["msg"] for n in ed.notes()]
+    assert any("lines 8-8: turn 2: and eight" in n for n in notes), notes
+    ed.nv.lua("vim.api.nvim_feedkeys(vim.keycode('[r'), 'x', false)")
+    ed.nv.wait_for("vim.fn.line('.') == 2", what="[r back to line 2")
+    # <Leader>rh on line 28 (X28): the code action, the question answered, the hunk reverted.
+    ed.nv.command("call cursor(28, 1)")
+    ed.nv.lua("_G.rewind_test.answers = { 'Revert' }")
+    ed.nv.lua("vim.api.nvim_feedkeys(vim.keycode('<Leader>rh'), 'x', false)")
+    want = TURN2.replace("X28\n", "line 28\n")
+    ed.nv.wait_for(f"{BUFFER} == {want!r}", what="hunk 3 reverted in the buffer")
+    ed.nv.command("silent write")
+    assert read(ws, "f.txt") == want.encode()
+    # Signs carry the turn number: the latest turn (2) changed line 8.
+    ed.nv.command("doautocmd BufEnter")
+    signs = ed.nv.wait_for(
+        "(function() local m = vim.api.nvim_buf_get_extmarks(0, require('rewind.ui').ns, 0, -1,"
+        " { details = true }) return #m > 0 and vim.tbl_map(function(x) return { x[2],"
+        " x[4].sign_text } end, m) end)()",
+        what="numbered signs",
+    )
+    assert [7, "2 "] in signs, signs

@@ -80,3 +80,54 @@ def test_code_action_reverts_one_hunk_then_undo_in_vscode(tmp_path: Path) -> Non
     undone = _obs(result, "undone")["files"]["f.txt"]
     assert undone["disk"] == TURN2 and undone["editor"].strip() == TURN2.strip(), undone
     assert (ws / "f.txt").read_bytes() == TURN2.encode()
+
+
+DECORATED = '.editor-group-container.active .view-overlays [class*="ced-"]'
+
+
+def test_review_turn_multi_diff_and_latest_turn_gutter_in_vscode(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    home = tmp_path / "rewind-home"
+    ws.mkdir()
+    home.mkdir()
+    (ws / "f.txt").write_text(BASE)
+    (ws / "g.txt").write_text("alpha\nbeta\n")
+    agent = FakeClaude(ws, home)
+    agent.turn("make the numbers words", {"f.txt": TURN1, "g.txt": "alpha\nBETA\n"})
+    agent.turn("and eight", {"f.txt": TURN2})
+    steps = [
+        {"do": "open-workbench"},
+        {"do": "wait-status", "text": "2 turns"},
+        {"do": "open", "file": "f.txt"},
+        {"do": "sleep", "ms": 1500},
+        # The cursor on the empty last line: no word highlight decorates the text.
+        {"do": "press", "key": "Control+End"},
+        {"do": "sleep", "ms": 500},
+        # The latest turn (2) wrote line 8: marked in the gutter.
+        {"do": "observe-texts", "label": "marked", "selector": DECORATED, "settleMs": 500},
+        {"do": "screenshot", "name": "vscode-latest-turn-gutter.png"},
+        # The person types: they moved on, the marks go.
+        {"do": "type", "file": "f.txt", "text": "x"},
+        {"do": "press", "key": "Control+End"},
+        {"do": "sleep", "ms": 800},
+        {"do": "observe-texts", "label": "moved-on", "selector": DECORATED, "settleMs": 300},
+        {"do": "press", "key": "Control+z"},
+        # Review turn 1: its two files in the multi-file diff editor.
+        {"do": "command", "title": "Rewind: Review Turn..."},
+        {"do": "pick", "row": "#1", "filter": "make the numbers"},
+        {"do": "wait-for", "selector": ".tabs-container .tab", "text": "Turn #1"},
+        {"do": "sleep", "ms": 1500},
+        {
+            "do": "observe-texts",
+            "label": "review",
+            "selector": ".multiDiffEditor .header",
+            "settleMs": 500,
+        },
+        {"do": "screenshot", "name": "vscode-review-turn.png"},
+    ]
+    result = _run_vscode(tmp_path, ws, agent, steps)
+    # One decorated line (EIGHT), none once the person typed.
+    assert len(_obs(result, "marked")["texts"]) == 1, _obs(result, "marked")
+    assert len(_obs(result, "moved-on")["texts"]) == 0, _obs(result, "moved-on")
+    review = " ".join(_obs(result, "review")["texts"])
+    assert "f.txt" in review and "g.txt" in review, review

@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { Middleware } from 'vscode-languageclient/node';
 import { Commands } from './commands';
 import { RewindContentProvider, SCHEME } from './contentProvider';
+import { LatestTurnDecorations, reviewTurn } from './review';
 import { currentTurnCount, errorText, statusText } from './format';
 import { confirmLensRestore } from './lensConfirm';
 import { type RestoreOptions, type Scope, ServerCommands } from './protocol';
@@ -135,6 +136,9 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('rewind.openTimeline', guard(() => cmds.openTimeline())),
     vscode.commands.registerCommand('rewind.restartServer', guard(async () => void (await server.restart()))),
     vscode.commands.registerCommand('rewind.showOutput', () => output.show()),
+    // Review (issue #28): src/review.ts.
+    vscode.commands.registerCommand('rewind.reviewTurn', guard(() => reviewTurn(server, cmds))),
+    new LatestTurnDecorations(server, () => cmds.listTurns()),
   );
 
   if (vscode.workspace.workspaceFolders?.length) {

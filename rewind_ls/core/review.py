@@ -140,15 +140,43 @@ class LineReview:
         files: Callable[[str, str], TurnFile | None] | None = None,
     ) -> None:
         self.store = store
+        self.blamer = blamer
         self.path = path
         self.data = data
-        self.attribution = blamer.blame(path, data)
         self._files: dict[str, TurnFile | None] = {}
         self._load = files  # (turn id, path) -> the turn's change as lines (a cache, the server's)
+        # A hover or a code action asks about a few lines: only those are blamed (`Blamer.lines`
+        # stops walking the history once they are known); `attribution` is every line's.
+        self._known: dict[int, Origin] = {}
+        self._full: Attribution | None = None
+        self._count: int | None = None
+        self.content_hash: str | None = None  # the last recorded content's (once blamed)
+
+    @property
+    def attribution(self) -> Attribution:
+        """Every line's author (`rewind/blame`)."""
+        if self._full is None:
+            self._full = self.blamer.blame(self.path, self.data)
+            self.content_hash = self._full.content_hash
+        return self._full
+
+    def _need(self, first: int, last: int) -> None:
+        if self._count is None:
+            self._count = len(self.data.splitlines())
+        last = min(last, self._count - 1)
+        missing = [i for i in range(max(first, 0), last + 1) if i not in self._known]
+        if self._full is not None or not missing:
+            return
+        found = self.blamer.lines(self.path, self.data, missing)
+        self._known.update(found.origins)
+        self.content_hash = found.content_hash
 
     def origin(self, line: int) -> Origin | None:
-        origins = self.attribution.origins
-        return origins[line] if 0 <= line < len(origins) else None
+        if self._full is not None:
+            origins = self._full.origins
+            return origins[line] if 0 <= line < len(origins) else None
+        self._need(line, line)
+        return self._known.get(line)
 
     def turn_file(self, turn_id: str) -> TurnFile | None:
         if turn_id not in self._files and self._load is not None:
@@ -165,11 +193,11 @@ class LineReview:
         changed them: each with its state (revertable or not) against the content now."""
         out: list[tuple[Origin, TurnFile, HunkState]] = []
         seen: set[tuple[str, int]] = set()
-        origins = self.attribution.origins
+        self._need(first, last)
         wanted: dict[str, Origin] = {}
-        for line in range(max(first, 0), min(last, len(origins) - 1) + 1):
-            o = origins[line]
-            if o.turn_id is not None and o.source != RESTORE:
+        for line in range(max(first, 0), last + 1):
+            o = self.origin(line)
+            if o is not None and o.turn_id is not None and o.source != RESTORE:
                 wanted.setdefault(o.turn_id, o)
         for turn_id, origin in wanted.items():
             tf = self.turn_file(turn_id)

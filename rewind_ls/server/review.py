@@ -94,7 +94,7 @@ class Reviewer:
         origin = lr.origin(line) if lr is not None else None
         if lr is None or origin is None:
             return None
-        if lr.attribution.content_hash is None and origin.turn_id is None:
+        if lr.content_hash is None and origin.turn_id is None:
             return None  # a file rewind-ls never recorded a change of: nothing to say
         lines = [f"**rewind-ls** \u00b7 {describe_origin(origin)}"]
         for o, tf, state in lr.hunks_at(line, line):

@@ -153,4 +153,13 @@ function M.review(ref)
   end)
 end
 
+--- window/showMessage of the rewind-ls client (the outcome of a code action's revert, for one): one
+--- line that fits, the full text in `:Rewind last`. Neovim's own handler echoes "LSP[..][Info] msg\n":
+--- with that newline every message is two lines and stops at "Press ENTER".
+function M.on_show_message(_, params)
+  local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
+  require('rewind.message').say(params.message or '', nil, levels[params.type] or vim.log.levels.INFO)
+  return params
+end
+
 return M

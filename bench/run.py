@@ -51,6 +51,8 @@ class Sizes:
         self.storage_file = 64 << 10 if smoke else 1 << 20
         self.lsp_restore_files = 10 if smoke else 100
         self.memory_turns = 50 if smoke else 10_000
+        self.review_lines = 500 if smoke else 10_000  # issue #28
+        self.review_turns = 20 if smoke else 1_000
 
 
 class Row:
@@ -687,6 +689,18 @@ def _bench_turn_lists(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> li
     return rows
 
 
+def bench_review_rows(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[Row]:
+    """Issue #28: code actions + hover on a long file with a long history (bench/review_bench.py)."""
+    from bench.review_bench import bench_review
+
+    try:
+        found = bench_review(tmp, sizes.review_lines, sizes.review_turns, runs, BASE_ENV, notes)
+    except Exception as exc:
+        notes.append(f"review figures failed: {exc}")
+        return [Row("code actions + hover", None, None, "s", note="n/a (failed, see notes)")]
+    return [Row(name, ours, base, "s", target) for name, ours, base, target in found]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--smoke", action="store_true", help="tiny sizes and 1 run (CI)")
@@ -696,14 +710,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument(
         "--only",
-        choices=["hook", "tree", "storage", "server"],
+        choices=["hook", "tree", "storage", "server", "review"],
         action="append",
         help="run only these workloads (repeatable)",
     )
     args = parser.parse_args(argv)
     runs = args.runs or (1 if args.smoke else 5)
     sizes = Sizes(args.smoke)
-    only = set(args.only or ["hook", "tree", "storage", "server"])
+    only = set(args.only or ["hook", "tree", "storage", "server", "review"])
     tmp = tempfile.mkdtemp(prefix="rewind-ls-bench-")
     notes: list[str] = []
     rows: list[Row] = []
@@ -727,6 +741,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(bench_storage(tmp, sizes, notes))
         if "server" in only:
             rows.extend(bench_server(tmp, sizes, runs, notes))
+        if "review" in only:
+            rows.extend(bench_review_rows(tmp, sizes, runs, notes))
     finally:
         if args.keep:
             notes.append(f"kept: {tmp}")

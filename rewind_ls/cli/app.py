@@ -9,6 +9,7 @@ from typing import NoReturn
 
 from rewind_ls import __version__
 from rewind_ls.cli import (
+    blame_cmd,
     demo_cmd,
     diff_cmd,
     doctor_cmd,
@@ -33,6 +34,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     turns_cmd,
     diff_cmd,
     log_cmd,
+    blame_cmd,
     rewind_cmd,  # rewind, revert, undo
     summarize_cmd,
     gc_cmd,

@@ -31,6 +31,11 @@ def cmd_rewind(args: argparse.Namespace) -> int:
 
 
 def cmd_revert(args: argparse.Namespace) -> int:
+    if args.patch:
+        from rewind_ls.cli.revert_patch import revert_patch
+
+        with open_store(args) as store:
+            return revert_patch(args, store, turn_arg(store, args))
     return restore(args, "revert")
 
 
@@ -103,12 +108,12 @@ def _show_plan(
     print(header)
     for note in plan.notes:
         print(f"  note: {note}")
-    _render_plan(plan, print)
+    render_plan(plan, print)
     if not plan.changes() and not plan.conflicts:
         print("  nothing to restore: every path already matches")
 
 
-def _render_plan(plan: Any, out: Callable[[str], None]) -> None:
+def render_plan(plan: Any, out: Callable[[str], None]) -> None:
     from rewind_ls.cli.style import ACTION_COLOURS, RED, colour_enabled, paint
 
     on = colour_enabled()
@@ -200,6 +205,13 @@ def register(add: Add) -> None:
     p.add_argument("turn", metavar="TURN", nargs="?", help=TURN_HELP)
     p.add_argument(
         "--path", action="append", metavar="P", help="only this path of the turn (repeatable)"
+    )
+    p.add_argument(
+        "-p",
+        "--patch",
+        action="store_true",
+        help="walk the turn's hunks like `git checkout -p` (y/n/q/a/d, ? for help) and revert "
+        "only those you choose",
     )
     p.add_argument("--session", help=SESSION_HELP)
     _restore_flags(p)

@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-__all__ = ["MergeConflict", "MergeResult", "diffstat", "is_binary", "merge3"]
+__all__ = ["MergeConflict", "MergeResult", "diffstat", "is_binary", "line_diff", "merge3"]
 
 # How much of the file is sniffed by is_binary (the same window git uses, rounded).
 _SNIFF = 8192
@@ -219,6 +219,12 @@ def _side_spans(
         else:
             spans.append(sides[side][lo + shift[side] : hi + shift[side]])
     return spans[0], spans[1]
+
+
+def line_diff(a: Sequence[bytes], b: Sequence[bytes]) -> list[Hunk]:
+    """The changed regions between line lists ``a`` and ``b``, in order (the diff the merge uses:
+    blame and one-hunk reverts share it, so their hunks are the merge's hunks)."""
+    return _diff(a, b)
 
 
 def _diff(a: Sequence[bytes], b: Sequence[bytes]) -> list[Hunk]:

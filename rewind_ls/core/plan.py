@@ -221,6 +221,12 @@ def _read_path(reader: Reader, path: str) -> PathPlan:
     return PathPlan(path, current, current_data)
 
 
+def read_path_plan(reader: Reader, path: str) -> PathPlan:
+    """A path's plan with its current content, or the `unreadable` conflict naming it (one-hunk
+    reverts plan their paths with it)."""
+    return _read_path(reader, path)
+
+
 _LOOK_UP = object()
 
 

@@ -74,8 +74,14 @@ def plan_restore(
     reader: Reader,
     paths: list[str] | None = None,
     scope: str = CODE,
+    hunks: list[int] | None = None,
 ) -> Plan:
-    """The plan of a restore: `turn` is None for an undo; `paths` (workspace-relative) limits it."""
+    """The plan of a restore: `turn` is None for an undo; `paths` (workspace-relative) limits it;
+    `hunks` (a revert of one path) reverts only those hunks of the turn's change to it."""
+    if hunks is not None:
+        if mode != REVERT or turn is None or paths is None or len(paths) != 1:
+            raise RewindError("hunks: only a revert of one turn in one path reverts hunks")
+        return plan_hunks(store, turn, reader, {paths[0]: hunks})
     if mode == UNDO:
         return plan_undo(store, reader)
     if turn is None:
@@ -87,6 +93,24 @@ def plan_restore(
         raise RewindError(f"unknown restore mode {mode!r} (rewind, revert or undo)")
     plan = plan_revert(store, turn, reader, label=label)
     return restrict(plan, paths) if paths is not None else plan
+
+
+def plan_hunks(
+    store: Store, turn: Turn, reader: Reader, selection: dict[str, list[int] | None]
+) -> Plan:
+    """A revert of only some hunks of `turn` (per path: hunk indexes, or None for the whole path),
+    named after them: "revert turn N, hunk 2 of 3 in PATH"."""
+    from rewind_ls.core.hunks import hunk_label, plan_revert_hunks, turn_file
+
+    label = f"revert turn {turn.number}, chosen hunks"
+    if len(selection) == 1:
+        ((path, indexes),) = selection.items()
+        tf = turn_file(store, turn, path) if indexes is not None else None
+        if indexes is None:
+            label = f"revert turn {turn.number} in {path}"
+        elif tf is not None:
+            label = hunk_label(turn, path, indexes, len(tf.hunks))
+    return plan_revert_hunks(store, turn, reader, selection, label)
 
 
 def _with_note(exc: RewindError, note: str) -> RewindError:
@@ -125,8 +149,10 @@ class RestoreFlow:
         self.conversation = scope in (CONVERSATION, BOTH) and mode != UNDO and turn is not None
         self.fork: Any = None  # the conversation fork (`transcript.Fork`), once made
 
-    def plan(self, reader: Reader, paths: list[str] | None = None) -> Plan:
-        return plan_restore(self.store, self.mode, self.turn, reader, paths, self.scope)
+    def plan(
+        self, reader: Reader, paths: list[str] | None = None, hunks: list[int] | None = None
+    ) -> Plan:
+        return plan_restore(self.store, self.mode, self.turn, reader, paths, self.scope, hunks)
 
     def fork_first(self, plan: Plan | None) -> None:
         """Fork the conversation (when the scope asks for it) before any code is written: a fork

@@ -16,7 +16,7 @@ import re
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -424,12 +424,18 @@ class Store:
                 (DELTA, new, delta, old),
             )
 
-    def get_blob(self, h: str) -> bytes:
+    def get_blob(self, h: str, known: Mapping[str, bytes] | None = None) -> bytes:
+        """`h`'s content. `known`: contents already in hand (hash -> bytes); a chain of deltas
+        stops at the first of them instead of decoding back from the whole version (reading a
+        file's versions newest first costs one delta each, not the whole chain each)."""
         # Iterative, not recursive: each older version of a file is a delta against the next newer
         # one, so a much-edited file's chain is as deep as its history (recursing, ~500 versions
         # hit Python's recursion limit and the oldest ones could not be restored).
+        if known and h in known:
+            return known[h]
         chain: list[tuple[str, int, bytes, str | None]] = []
         cur = h
+        data: bytes | None = None
         while True:
             row = self.conn.execute(
                 "SELECT codec, base, data, pack, off, size FROM blobs WHERE hash = ?", (cur,)
@@ -445,7 +451,9 @@ class Store:
             if len(chain) > 1_000_000:
                 raise CorruptBlob(h, "its chain of deltas never reaches a whole version")
             cur = row[1]
-        data: bytes | None = None
+            if known and cur in known:
+                data = known[cur]
+                break
         for key, kind, payload, base in reversed(chain):
             data = self._decode(key, kind, payload, base, base_data=data)
         assert data is not None
@@ -1302,6 +1310,11 @@ class Store:
     def data_version(self) -> int:
         """Moves whenever another connection commits to the store (cheap to poll)."""
         return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def write_mark(self) -> tuple[int, int]:
+        """Moves whenever anything is committed to the store, by another connection or by this
+        one: a reader's cache keyed on it is stale exactly when the mark moved."""
+        return self.data_version(), self.conn.total_changes
 
     def checkpoint(self) -> None:
         """Copy the WAL into the database and truncate it (best effort: with a reader active, it

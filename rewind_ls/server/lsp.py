@@ -398,7 +398,7 @@ async def preview(ls: RewindServer, params: Any) -> dict[str, Any]:
         "conversation": None,
     }
     if p.scope in ("code", "both"):
-        plan = await ls.call(svc.plan, p.mode, p.turn_id, ls.docs(), p.paths, p.scope)
+        plan = await ls.call(svc.plan, p.mode, p.turn_id, ls.docs(), p.paths, p.scope, p.hunks)
         files = await ls.call(svc.preview, plan)
         result["files"] = files
         result["conflicts"] = sum(1 for f in files if f["conflict"])
@@ -411,7 +411,7 @@ async def preview(ls: RewindServer, params: Any) -> dict[str, Any]:
 async def restore(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.RestoreParams, params, "rewind/restore")
     return await run_restore(
-        ls, p.mode, p.turn_id, p.scope, p.paths, p.force, p.skip_conflicts, p.apply
+        ls, p.mode, p.turn_id, p.scope, p.paths, p.force, p.skip_conflicts, p.apply, p.hunks
     )
 
 
@@ -430,11 +430,12 @@ async def run_restore(
     force: bool,
     skip_conflicts: bool,
     apply: bool,
+    hunks: list[int] | None = None,
 ) -> dict[str, Any]:
     """A restore: the service plans it and forks the conversation (`Service.start_restore`), the
     client applies the edit, the service writes the rest and says what happened."""
     svc = ls.svc()
-    job = EditorRestore(mode, turn_id, scope, paths, ls.support, force, skip_conflicts)
+    job = EditorRestore(mode, turn_id, scope, paths, ls.support, force, skip_conflicts, hunks)
     await ls.call(svc.start_restore, job, ls.docs())
     outcome = None
     if job.pending is not None:
@@ -613,8 +614,10 @@ def _question(
     files: list[dict[str, Any]],
     conversation: dict[str, Any] | None,
     options: proto.RestoreOptions,
+    detail: list[str] | None = None,
 ) -> tuple[str, dict[str, tuple[bool, bool]]]:
-    """The preview as a question, and its choices: title -> (force, skipConflicts)."""
+    """The preview as a question, and its choices: title -> (force, skipConflicts). `detail`:
+    lines shown after the files (the merge of a hunk's revert)."""
     changing = [f for f in files if f["action"] != "unchanged" or f["conflict"]]
     conflicts = [f for f in changing if f["conflict"]]
     lines = [f"rewind-ls: {label}"]
@@ -627,6 +630,7 @@ def _question(
                 lines.append(f"    conflict: {f['conflict']['message']}")
         if len(changing) > PREVIEW_LINES:
             lines.append(f"  ... and {len(changing) - PREVIEW_LINES} more")
+    lines.extend(detail or [])
     if conversation is not None:
         lines.append(
             "conversation: forked before the prompt (a new session to resume)"
@@ -646,7 +650,13 @@ def _question(
 
 
 async def _command_restore(
-    ls: RewindServer, mode: str, turn_ref: str | None, scope: str, opts: Any
+    ls: RewindServer,
+    mode: str,
+    turn_ref: str | None,
+    scope: str,
+    opts: Any,
+    paths: list[str] | None = None,
+    hunks: list[int] | None = None,
 ) -> dict[str, Any]:
     """A restore from a lens or a command: preview it, ask the person (window/showMessageRequest),
     and answer the command at once. The restore runs when the answer comes; its outcome is a
@@ -661,10 +671,15 @@ async def _command_restore(
         conversation = None
         label = restore_label(mode, turn, scope) if turn is not None else mode
         verb = VERBS[mode]
+        detail: list[str] = []
         if scope in ("code", "both"):
-            plan = await ls.call(svc.plan, mode, turn_id, ls.docs(), None, scope)
+            plan = await ls.call(svc.plan, mode, turn_id, ls.docs(), paths, scope, hunks)
             files = await ls.call(svc.preview, plan)
             label = plan.label or label
+            if hunks is not None:
+                from rewind_ls.server.review import merge_preview
+
+                detail = merge_preview(plan)  # a hunk's revert shows the lines it changes
             # Rewinding to a restore point ("Undo this restore") is an undo: asked as one.
             verb = VERBS.get(plan.mode.value, verb)
         if scope in ("conversation", "both") and turn is not None:
@@ -680,8 +695,10 @@ async def _command_restore(
         message = f"{label}: nothing to restore, every file already matches"
         _say(ls, types.MessageType.Info, message)
         return {"status": "nothing-to-do", "message": message, "files": files}
-    question, choices = _question(label, verb, files, conversation, options)
-    ls.background(_ask_then_restore(ls, mode, turn_id, scope, question, choices, options.apply))
+    question, choices = _question(label, verb, files, conversation, options, detail)
+    ls.background(
+        _ask_then_restore(ls, mode, turn_id, scope, question, choices, options.apply, paths, hunks)
+    )
     return {"status": "asking", "message": question, "files": files}
 
 
@@ -697,6 +714,8 @@ async def _ask_then_restore(
     question: str,
     choices: dict[str, tuple[bool, bool]],
     apply: bool,
+    paths: list[str] | None = None,
+    hunks: list[int] | None = None,
 ) -> None:
     # The command's answer goes out first, alone: lsp-mode 8 drops the messages that arrive in the
     # same read as the answer to a request it waits for (its response callback throws out of the
@@ -722,7 +741,7 @@ async def _ask_then_restore(
         return
     force, skip = choices[title]
     try:
-        result = await run_restore(ls, mode, turn_id, scope, None, force, skip, apply)
+        result = await run_restore(ls, mode, turn_id, scope, paths, force, skip, apply, hunks)
     except Exception as exc:
         _say(ls, types.MessageType.Error, to_rpc_error(exc).message)
         return
@@ -786,6 +805,109 @@ async def _show_document(ls: RewindServer, uri: str) -> None:
         await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
     except Exception as exc:
         log.info("client could not show %s: %s", uri, exc)
+
+
+# --- review: hover, code actions, rewind/blame, rewind/turnHunks (server/review.py) -------------
+
+REVIEW_KIND = types.CodeActionKind.RefactorRewrite
+REVIEW_READY_SECONDS = 10.0  # how long a hover or code action sent during start-up waits
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+async def hover(ls: RewindServer, params: types.HoverParams) -> types.Hover | None:
+    """Who last changed the line under the cursor: turn, agent / your save / shell, time, prompt."""
+    await ls.wait_ready(REVIEW_READY_SECONDS)  # a request right after start waits for the store
+    if ls.service is None:
+        return None
+    try:
+        text = await ls.call(
+            ls.service.hover, params.text_document.uri, params.position.line, ls.docs()
+        )
+    except Exception:
+        log.exception("hover failed for %s", params.text_document.uri)
+        return None
+    if text is None:
+        return None
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+        range=types.Range(
+            types.Position(params.position.line, 0), types.Position(params.position.line + 1, 0)
+        ),
+    )
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[REVIEW_KIND])
+)
+async def code_action(
+    ls: RewindServer, params: types.CodeActionParams
+) -> list[types.CodeAction] | None:
+    """ "Revert this change (turn N: prompt)" for each revertable hunk on the selected lines, and
+    "Revert turn N in this file"; both run a command that previews and asks, then restores."""
+    await ls.wait_ready(REVIEW_READY_SECONDS)
+    if ls.service is None:
+        return None
+    only = params.context.only
+    if only and not any(REVIEW_KIND.value.startswith(str(getattr(k, "value", k))) for k in only):
+        return None
+    first, last = params.range.start.line, params.range.end.line
+    if last > first and params.range.end.character == 0:
+        last -= 1  # a selection ending at column 0 does not include that line
+    try:
+        found = await ls.call(
+            ls.service.code_actions, params.text_document.uri, first, last, ls.docs()
+        )
+    except Exception:
+        log.exception("code actions failed for %s", params.text_document.uri)
+        return None
+    return [
+        types.CodeAction(
+            title=a["title"],
+            kind=REVIEW_KIND,
+            command=types.Command(title=a["title"], command=a["command"], arguments=a["arguments"]),
+        )
+        for a in found
+    ]
+
+
+@guarded("rewind/blame")
+async def blame(ls: RewindServer, params: Any) -> dict[str, Any]:
+    p = parse(proto.BlameParams, params, "rewind/blame")
+    return dump(proto.BlameResult.model_validate(await ls.call(ls.svc().blame, p.uri, ls.docs())))
+
+
+@guarded("rewind/turnHunks")
+async def turn_hunks(ls: RewindServer, params: Any) -> dict[str, Any]:
+    p = parse(proto.TurnHunksParams, params, "rewind/turnHunks")
+    result = await ls.call(ls.svc().turn_hunks, p.turn_id, p.uri, ls.docs())
+    return dump(proto.TurnHunksResult.model_validate(result))
+
+
+def _uri_arg(command: str, args: tuple[Any, ...], at: int, usage: str) -> str:
+    if len(args) > at and isinstance(args[at], str) and args[at]:
+        return str(args[at])
+    raise JsonRpcInvalidParams(f"{command}: arguments are {usage} (the file's URI)")
+
+
+@server.command("rewind.revertHunk")
+async def cmd_revert_hunk(ls: RewindServer, *args: Any) -> dict[str, Any]:
+    usage = "[turn, uri, hunkIndex, options?]"
+    turn = _turn_arg("rewind.revertHunk", args, usage)
+    uri = _uri_arg("rewind.revertHunk", args, 1, usage)
+    index = args[2] if len(args) > 2 else None
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        raise JsonRpcInvalidParams(f"rewind.revertHunk: arguments are {usage} (a 0-based hunk)")
+    opts = args[3] if len(args) > 3 else None
+    return await _command_restore(ls, "revert", turn, "code", opts, [uri], [index])
+
+
+@server.command("rewind.revertInFile")
+async def cmd_revert_in_file(ls: RewindServer, *args: Any) -> dict[str, Any]:
+    usage = "[turn, uri, options?]"
+    turn = _turn_arg("rewind.revertInFile", args, usage)
+    uri = _uri_arg("rewind.revertInFile", args, 1, usage)
+    opts = args[2] if len(args) > 2 else None
+    return await _command_restore(ls, "revert", turn, "code", opts, [uri])
 
 
 def serve(tcp: str | None = None, log_level: str = "info", log_file: str | None = None) -> int:

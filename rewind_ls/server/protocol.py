@@ -174,6 +174,9 @@ class PreviewParams(Params):
     paths: list[str] | None = Field(
         default=None, description="Limit to these paths (file URIs or workspace-relative paths)."
     )
+    hunks: list[int] | None = Field(
+        default=None, description="As in rewind/restore: only these hunks of the one path."
+    )
 
 
 class PreviewResult(Result):
@@ -201,6 +204,11 @@ class RestoreParams(RestoreOptions):
     scope: Scope = "code"
     mode: Mode = "rewind"
     paths: list[str] | None = None
+    hunks: list[int] | None = Field(
+        default=None,
+        description="With mode revert and exactly one path: revert only these hunks (0-based, as "
+        "rewind/turnHunks lists them) of the turn's change to it; later edits of other lines stay.",
+    )
 
 
 class UndoParams(RestoreOptions):
@@ -309,6 +317,81 @@ class DidChangeTurnsParams(Result):
     reason: str
 
 
+# --- review: who wrote each line, a turn's hunks ---------------------------------------------------
+
+BlameSource = Literal[
+    "agent",  # an agent's edit tool
+    "subagent",
+    "shell",  # a shell command inside an agent's turn
+    "save",  # the person's save in an editor
+    "outside",  # a change found between turns (a shell, another tool, the person)
+    "restore",  # a rewind, revert or undo of rewind-ls
+    "original",  # there before rewind-ls recorded anything of the file
+    "unrecorded",  # no recorded change wrote it (an unsaved buffer, an edit not recorded yet)
+]
+HunkStatus = Literal["intact", "edited-nearby", "edited", "reverted"]
+
+
+class BlameRun(Result):
+    """Consecutive lines with one author."""
+
+    start: int = Field(description="0-based first line.")
+    end: int = Field(description="0-based line after the last one.")
+    source: BlameSource
+    turn_id: str | None = None
+    number: int | None = Field(default=None, description="The turn's number in its session.")
+    session_id: str | None = None
+    agent: str | None = Field(default=None, description="claude-code, codex, editor, ...")
+    prompt: str | None = None
+    at: str | None = Field(default=None, description="When the turn ended (ISO 8601, UTC).")
+
+
+class BlameParams(Params):
+    uri: str = Field(description="The file (its open buffer when open, the disk otherwise).")
+
+
+class BlameResult(Result):
+    path: str
+    uri: str
+    line_count: int
+    runs: list[BlameRun]
+
+
+class HunkInfo(Result):
+    index: int = Field(description="0-based, in file order; what rewind.revertHunk takes.")
+    status: HunkStatus = Field(
+        description="intact; edited-nearby (lines around it changed since: the revert is a merge, "
+        "previewed); edited (its lines changed since: cannot be reverted alone); reverted (the "
+        "file already holds what was there before the turn)."
+    )
+    revertable: bool
+    start: int = Field(description="0-based line where its lines are now.")
+    end: int = Field(description="0-based line after them (start for a deletion).")
+    removed: list[str] = Field(description="Lines the turn removed (a revert puts them back).")
+    added: list[str] = Field(description="Lines the turn wrote (a revert takes them out).")
+
+
+class TurnFileHunks(Result):
+    path: str
+    uri: str
+    change: ChangeKind
+    hunks: list[HunkInfo] = Field(
+        description="Empty when the change has no line hunks (created, deleted, binary, too "
+        "large): the file reverts as a whole."
+    )
+    note: str | None = None
+
+
+class TurnHunksParams(Params):
+    turn_id: str
+    uri: str | None = Field(default=None, description="Only this file.")
+
+
+class TurnHunksResult(Result):
+    turn: TurnInfo
+    files: list[TurnFileHunks]
+
+
 # Every custom method: name -> (params model, result model). The schema generator and the server's
 # dispatcher both read this table, so a method cannot exist in one and not the other.
 METHODS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
@@ -323,6 +406,8 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     "rewind/recordEdit": (RecordEditParams, RecordEditResult),
     "rewind/endTurn": (EndTurnParams, TurnInfo),
     "rewind/didChangeTurns": (DidChangeTurnsParams, None),
+    "rewind/blame": (BlameParams, BlameResult),
+    "rewind/turnHunks": (TurnHunksParams, TurnHunksResult),
 }
 
 # --- the CLI's --json output --------------------------------------------------------------------
@@ -478,6 +563,10 @@ class DoctorOutput(Output):
     checks: list[DoctorCheck]
 
 
+class BlameOutput(BlameResult, Output):
+    """`rewind-ls blame PATH --json`."""
+
+
 class ImportedSession(Output):
     session_id: str
     transcript: str
@@ -510,4 +599,6 @@ COMMANDS = {
     "rewind.revert": "[turnId, options?] -> RestoreResult",
     "rewind.undo": "[options?] -> RestoreResult",
     "rewind.diff": "[turnId, uri?] -> shows the turn's diff (a .diff document via showDocument)",
+    "rewind.revertHunk": "[turnId, uri, hunkIndex, options?] -> RestoreResult (asks first)",
+    "rewind.revertInFile": "[turnId, uri, options?] -> RestoreResult (asks first)",
 }

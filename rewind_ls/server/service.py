@@ -89,11 +89,13 @@ class EditorRestore:
         support: ClientEditSupport,
         force: bool,
         skip_conflicts: bool,
+        hunks: list[int] | None = None,
     ) -> None:
         self.mode = mode
         self.turn_id = turn_id
         self.scope = scope
         self.paths = paths
+        self.hunks = hunks  # a revert of one path: only these hunks of the turn's change
         self.support = support
         self.force = force
         self.skip_conflicts = skip_conflicts
@@ -204,9 +206,56 @@ class Service:
         # When the agent's hooks do not fire, its transcript still says what it did.
         self.follower = TranscriptFollower(self.store)
         self._warned: set[str] = set()
+        self._reviewer: Any = None
 
     def close(self) -> None:
         self.store.close()
+
+    # --- review: who wrote each line, a turn's hunks (server/review.py) --------------------------
+
+    @property
+    def reviewer(self) -> Any:
+        """The blame replay and hunk cache, made on first use (a `review.Reviewer`)."""
+        if self._reviewer is None:
+            from rewind_ls.server.review import Reviewer
+
+            self._reviewer = Reviewer(self.store, self.root)
+        return self._reviewer
+
+    def blame(self, uri: str, docs: dict[str, OpenDoc]) -> dict[str, Any]:
+        return {**self.reviewer.blame(self.rel_of(uri), docs), "uri": uri}
+
+    def turn_hunks(
+        self, turn_ref: str, uri: str | None, docs: dict[str, OpenDoc]
+    ) -> dict[str, Any]:
+        turn = self.turn(turn_ref)
+        only = self.rel_of(uri) if uri else None
+        files = self.reviewer.turn_hunks(turn.id, only, docs)
+        for f in files:
+            f["uri"] = self.uri(f["path"])
+        return {"turn": self.turn_info(turn), "files": files}
+
+    def hover(self, uri: str, line: int, docs: dict[str, OpenDoc]) -> str | None:
+        try:
+            rel = self.rel_of(uri)
+        except RewindError:
+            return None
+        if rel == TIMELINE_NAME:
+            return None
+        result: str | None = self.reviewer.hover(rel, line, docs)
+        return result
+
+    def code_actions(
+        self, uri: str, first: int, last: int, docs: dict[str, OpenDoc]
+    ) -> list[dict[str, Any]]:
+        try:
+            rel = self.rel_of(uri)
+        except RewindError:
+            return []
+        if rel == TIMELINE_NAME:
+            return []
+        result: list[dict[str, Any]] = self.reviewer.actions(rel, uri, first, last, docs)
+        return result
 
     # --- paths ---------------------------------------------------------------------------------
 
@@ -294,11 +343,12 @@ class Service:
         docs: dict[str, OpenDoc],
         paths: list[str] | None = None,
         scope: str = "code",
+        hunks: list[int] | None = None,
     ) -> Plan:
         reader = buffer_reader(self.root, open_docs_by_path(self.root, docs))
         turn = self.turn(turn_id) if turn_id is not None and mode != UNDO else None
         rels = [self.rel_of(p) for p in paths] if paths else None
-        return plan_restore(self.store, mode, turn, reader, rels, scope)
+        return plan_restore(self.store, mode, turn, reader, rels, scope, hunks)
 
     def preview(self, plan: Plan) -> list[dict[str, Any]]:
         return [{**describe(pp), "uri": self.uri(pp.path)} for pp in plan.shown()]
@@ -412,7 +462,7 @@ class Service:
         job.flow = flow
         plan = None
         if flow.code:
-            plan = self.plan(job.mode, job.turn_id, docs, job.paths, job.scope)
+            plan = self.plan(job.mode, job.turn_id, docs, job.paths, job.scope, job.hunks)
             job.result["files"] = self.preview(plan)
         flow.fork_first(plan)
         if plan is None:

@@ -595,7 +595,7 @@ def test_quickfix_statusline_plug_mappings_highlights_and_signs(
         " x[4].sign_text, x[4].sign_hl_group } end, m) end)()",
         what="signs on the lines of the latest turn",
     )
-    assert signs == [[0, "┃ ", "RewindSignChange"]], signs
+    assert signs == [[0, "2 ", "RewindSignChange"]], signs  # the turn number (issue #28)
 
 
 def test_deleted_working_directory_is_a_message_not_a_traceback(

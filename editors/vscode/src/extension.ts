@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { Middleware } from 'vscode-languageclient/node';
 import { Commands } from './commands';
 import { RewindContentProvider, SCHEME } from './contentProvider';
+import { LatestTurnDecorations, reviewTurn } from './review';
 import { currentTurnCount, errorText, statusText } from './format';
 import { confirmLensRestore } from './lensConfirm';
 import { type RestoreOptions, type Scope, ServerCommands } from './protocol';
@@ -150,6 +151,9 @@ export function activate(context: vscode.ExtensionContext): void {
         }
       },
     ),
+    // Review (issue #28): src/review.ts.
+    vscode.commands.registerCommand('rewind.reviewTurn', guard(() => reviewTurn(server, cmds))),
+    new LatestTurnDecorations(server, () => cmds.listTurns()),
   );
 
   if (vscode.workspace.workspaceFolders?.length) {

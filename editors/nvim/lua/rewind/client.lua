@@ -118,7 +118,12 @@ function M.lsp_config()
     -- Send every change at once: the server verifies applied edits and compares buffers before it
     -- overwrites anything, so it must never look at a text that is 150 ms old.
     flags = { debounce_text_changes = 0 },
-    handlers = { ['rewind/didChangeTurns'] = on_did_change_turns },
+    handlers = {
+      ['rewind/didChangeTurns'] = on_did_change_turns,
+      ['window/showMessage'] = function(...)
+        return require('rewind.review').on_show_message(...)
+      end,
+    },
     commands = require('rewind.lens').commands(),
   }
 end

@@ -1,10 +1,10 @@
 --- `:Rewind` argument parsing and completion.
 local M = {}
 
-M.subcommands = { 'revert', 'undo', 'diff', 'log', 'quickfix', 'last' }
+M.subcommands = { 'revert', 'undo', 'diff', 'log', 'quickfix', 'last', 'review' }
 M.scopes = { 'code', 'conversation', 'both' }
 
-local usage = 'usage: :Rewind [{n} [code|conversation|both] | revert {n} | undo | diff {n} [path] | log | quickfix [n] | last]'
+local usage = 'usage: :Rewind [{n} [code|conversation|both] | revert {n} | undo | diff {n} [path] | log | quickfix [n] | review [n] | last]'
 
 local function is_turn(s)
   return s ~= nil and (s:match('^%d+$') ~= nil or #s > 8)
@@ -24,6 +24,8 @@ function M.run(opts)
     return require('rewind.message').show_last()
   elseif sub == 'quickfix' and #args <= 2 then
     return rewind.quickfix(args[2])
+  elseif sub == 'review' and #args <= 2 then
+    return require('rewind.review').review(args[2])
   elseif sub == 'revert' and #args <= 2 then
     return rewind.revert(args[2])
   elseif sub == 'diff' and #args <= 3 then
@@ -92,7 +94,7 @@ function M.complete(arglead, cmdline, cursorpos)
   if pos == 1 then
     candidates = vim.list_extend(vim.deepcopy(M.subcommands), numbers())
   elseif pos == 2 then
-    if words[1] == 'revert' or words[1] == 'diff' or words[1] == 'quickfix' then
+    if words[1] == 'revert' or words[1] == 'diff' or words[1] == 'quickfix' or words[1] == 'review' then
       candidates = numbers()
     elseif is_turn(words[1]) then
       candidates = M.scopes

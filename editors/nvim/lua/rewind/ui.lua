@@ -37,14 +37,14 @@ M.plugs = {
 }
 
 function M.define_plugs()
-  for _, m in ipairs(M.plugs) do
+  for _, m in ipairs(vim.list_extend(vim.deepcopy(M.plugs), require('rewind.review').plugs)) do
     vim.keymap.set('n', m.plug, m.rhs, { desc = 'rewind: ' .. m.desc, silent = true })
   end
 end
 
 --- The default keys (only with setup({ mappings = true })); a key the person mapped already is left alone.
 function M.default_mappings()
-  for _, m in ipairs(M.plugs) do
+  for _, m in ipairs(vim.list_extend(vim.deepcopy(M.plugs), require('rewind.review').plugs)) do
     if vim.fn.maparg(m.key, 'n') == '' then
       vim.keymap.set('n', m.key, m.plug, { desc = 'rewind: ' .. m.desc, remap = true })
     end
@@ -186,7 +186,8 @@ function M.update_signs(client, bufnr)
   for lnum, kind in pairs(marks) do
     if lnum <= count then
       vim.api.nvim_buf_set_extmark(bufnr, M.ns, lnum - 1, 0, {
-        sign_text = SIGN[kind].text,
+        -- The turn's number (issue #28), so the gutter says which turn changed the line.
+        sign_text = require('rewind.review').sign_text(latest.number) or SIGN[kind].text,
         sign_hl_group = SIGN[kind].hl,
         priority = 5,
       })

@@ -65,9 +65,9 @@ describe('promptSummary', () => {
 describe('filesSummary', () => {
   it('marks changes git-style and counts the rest', () => {
     const files = [
-      { path: 'a.txt', uri: 'file:///w/a.txt', change: 'modified' as const, source: 'tool' },
-      { path: 'b/c.py', uri: 'file:///w/b/c.py', change: 'created' as const, source: 'tool' },
-      { path: 'd.md', uri: 'file:///w/d.md', change: 'deleted' as const, source: 'tool' },
+      { path: 'a.txt', uri: 'file:///w/a.txt', change: 'modified' as const, source: 'tool', sharedWith: [] },
+      { path: 'b/c.py', uri: 'file:///w/b/c.py', change: 'created' as const, source: 'tool', sharedWith: [] },
+      { path: 'd.md', uri: 'file:///w/d.md', change: 'deleted' as const, source: 'tool', sharedWith: [] },
     ];
     assert.equal(filesSummary(files), 'M a.txt  A b/c.py  D d.md');
     assert.equal(filesSummary(files, 1), 'M a.txt  (+2 more)');

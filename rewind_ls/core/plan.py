@@ -71,6 +71,8 @@ class PathPlan:
         "current_data",
         "path",
         "removed",
+        "saved",
+        "saved_data",
         "target",
         "target_data",
     )
@@ -86,6 +88,10 @@ class PathPlan:
         self.added = 0
         self.removed = 0
         self.binary = False
+        # An undo of a restore that ran over an unsaved buffer: the disk content to bring back
+        # under the buffer's unsaved text (`target`). Set by the editor's applier only.
+        self.saved: Version | None = None
+        self.saved_data: bytes | None = None
 
     def set_target(self, target: Version, data: bytes | None) -> None:
         self.target = target

@@ -246,6 +246,7 @@ def on_initialize(ls: RewindServer, params: types.InitializeParams) -> None:
         create="create" in ops,
         delete="delete" in ops,
         closed_files=closed,
+        restore_unsaved=options.get("restoreUnsaved") is True,
     )
     lens = caps.workspace.code_lens if caps.workspace else None
     ls.lens_refresh = bool(lens and lens.refresh_support)
@@ -396,7 +397,9 @@ async def preview(ls: RewindServer, params: Any) -> dict[str, Any]:
         "conversation": None,
     }
     if p.scope in ("code", "both"):
-        plan = await ls.call(svc.plan, p.mode, p.turn_id, ls.docs(), p.paths, p.scope)
+        plan = await ls.call(
+            svc.plan, p.mode, p.turn_id, ls.docs(), p.paths, p.scope, ls.support.restore_unsaved
+        )
         files = await ls.call(svc.preview, plan)
         result["files"] = files
         result["conflicts"] = sum(1 for f in files if f["conflict"])
@@ -659,7 +662,9 @@ async def _command_restore(
         label = restore_label(mode, turn, scope) if turn is not None else mode
         verb = VERBS[mode]
         if scope in ("code", "both"):
-            plan = await ls.call(svc.plan, mode, turn_id, ls.docs(), None, scope)
+            plan = await ls.call(
+                svc.plan, mode, turn_id, ls.docs(), None, scope, ls.support.restore_unsaved
+            )
             files = await ls.call(svc.preview, plan)
             label = plan.label or label
             # Rewinding to a restore point ("Undo this restore") is an undo: asked as one.

@@ -173,6 +173,15 @@ class UndoParams(RestoreOptions):
     pass
 
 
+class UnsavedText(Result):
+    path: str
+    uri: str
+    edit: dict[str, Any] | None = Field(
+        default=None,
+        description="The WorkspaceEdit (LSP JSON) from the saved content to the unsaved text.",
+    )
+
+
 class RestoreResult(Result):
     status: RestoreStatus
     message: str
@@ -189,6 +198,12 @@ class RestoreResult(Result):
     failed: list[str] = Field(default=[], description="Paths that did not reach their content.")
     conversation: ConversationFork | None = None
     prompt: str | None = Field(default=None, description="The turn's prompt, to edit and resend.")
+    unsaved: list[UnsavedText] = Field(
+        default=[],
+        description="Buffers an undo returns to unsaved text: the restore brought them to their "
+        "last saved content (save them as usual), then apply each edit and leave the buffer "
+        "unsaved. Sent only to clients that set initializationOptions.restoreUnsaved.",
+    )
 
 
 class SummarizeParams(Params):

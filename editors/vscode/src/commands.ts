@@ -27,6 +27,7 @@ import {
 } from './protocol';
 import { rewindUri, TIMELINE_URI, timelineChanged } from './contentProvider';
 import type { RewindServer } from './server';
+import { restoreUnsavedTexts } from './unsaved';
 
 type VsItem = vscode.QuickPickItem & { turn?: TurnInfo };
 
@@ -308,15 +309,17 @@ export class Commands {
     const dirtyNow = new Set([...docs.values()].filter((d) => d.isDirty).map((d) => d.uri.fsPath));
     const restored = result.status === 'conflict' ? [] : restoredEntries(result.files ?? [], result.failed, !!options.skipConflicts);
     const unsavedKept: string[] = [];
+    const unsavedBack = new Set((result.unsaved ?? []).map((u) => uriToPath(u.uri)));
     for (const p of pathsToSave(restored, uriToPath, dirtyNow)) {
       const doc = docs.get(p);
       try {
         if (doc && !(await doc.save())) this.server.output.appendLine(`could not save ${p}`);
-        else if (dirtyBefore.has(p)) unsavedKept.push(vscode.workspace.asRelativePath(p));
+        else if (dirtyBefore.has(p) && !unsavedBack.has(p)) unsavedKept.push(vscode.workspace.asRelativePath(p));
       } catch (e) {
         this.server.output.appendLine(`could not save ${p}: ${errorText(e)}`);
       }
     }
+    if (result.status !== 'conflict') await restoreUnsavedTexts(this.server, result);
     this.server.fireTurnsChanged(undefined);
     return { result, unsavedKept };
   }

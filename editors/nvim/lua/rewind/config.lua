@@ -6,7 +6,7 @@ local M = {}
 ---@field cmd_env? table<string,string>                  Extra environment for the server process.
 ---@field root_dir? fun(bufnr: integer): string?         Workspace root of a buffer (nil: do not attach).
 ---@field autostart? boolean                              Attach to file buffers automatically (true).
----@field init_options? table                             initializationOptions ({ closedFiles = "server", didChangeTurns = true }).
+---@field init_options? table                             initializationOptions ({ closedFiles = "server", didChangeTurns = true, restoreUnsaved = true }).
 ---@field default_scope? '"code"'|'"conversation"'|'"both"'
 ---@field confirm? boolean                                Ask before every restore, even without conflicts.
 ---@field write_unmodified? boolean                       Write buffers that were unmodified before a restore.
@@ -23,7 +23,7 @@ M.defaults = {
   cmd_env = nil,
   root_dir = nil,
   autostart = true,
-  init_options = { closedFiles = 'server', didChangeTurns = true },
+  init_options = { closedFiles = 'server', didChangeTurns = true, restoreUnsaved = true },
   default_scope = 'code',
   confirm = false,
   write_unmodified = true,

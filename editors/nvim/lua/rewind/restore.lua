@@ -156,17 +156,32 @@ local function settle_buffers(result, before, skipped_conflicts)
   return written, kept, write_errors
 end
 
+--- An undo's unsaved texts put back (rewind.unsaved); `kept` minus those (their edits are back unsaved,
+--- not one `u` away).
+local function restore_unsaved(client, result, kept, write_errors)
+  local unsaved = require('rewind.unsaved')
+  local _, errors = unsaved.restore(client, result)
+  vim.list_extend(write_errors, errors)
+  local back = unsaved.paths(result)
+  return vim.tbl_filter(function(p)
+    return not back[p]
+  end, kept)
+end
+
 local ACTION_WORD = { create = 'recreated', delete = 'deleted' }
 
 --- "a.txt (u: your edits), c.txt (deleted)": `kept` lists the files that had unsaved edits.
-local function files_text(files, kept)
+local function files_text(files, kept, back)
   local had_edits = {}
   for _, p in ipairs(kept or {}) do
     had_edits[p] = true
   end
+  back = back or {}
   local names = {}
   for _, f in ipairs(files) do
-    local note = ACTION_WORD[f.action] or (had_edits[f.path] and 'u: your edits')
+    local note = ACTION_WORD[f.action]
+      or (back[f.path] and 'unsaved, as before')
+      or (had_edits[f.path] and 'u: your edits')
     names[#names + 1] = note and string.format('%s (%s)', f.path, note) or f.path
   end
   return table.concat(names, ', ')
@@ -181,15 +196,22 @@ local function show_result(title, result, kept, write_errors, scope, skipped_con
     level = levels.WARN
   end
   local restored = restored_files(result, skipped_conflicts)
+  local unsaved_back = require('rewind.unsaved').paths(result)
   local summary = { string.format('%s: %s', title, result.message or status) }
   local details = {}
   if scope ~= 'conversation' and status ~= 'conflict' then
     if #restored > 0 then
-      summary = { string.format('%s: restored %s', title, files_text(restored, kept)) }
+      summary = { string.format('%s: restored %s', title, files_text(restored, kept, unsaved_back)) }
       details[#details + 1] = 'Restored: ' .. files_text(restored)
     elseif status == 'nothing-to-do' or status == 'applied' then
       summary = { string.format('%s: nothing to restore, every file already matches', title) }
     end
+  end
+  local back = vim.tbl_keys(unsaved_back)
+  if status ~= 'conflict' and #back > 0 then
+    table.sort(back)
+    details[#details + 1] = 'Unsaved edits brought back, not written (the disk holds what was saved before): '
+      .. table.concat(back, ', ')
   end
   if result.failed and #result.failed > 0 then
     summary[#summary + 1] = 'NOT restored: ' .. table.concat(result.failed, ', ')
@@ -267,6 +289,7 @@ local function send(client, method, params, title, scope)
       params = vim.tbl_extend('force', params, opts)
     else
       local written, kept, write_errors = settle_buffers(result, before, params.skipConflicts)
+      kept = restore_unsaved(client, result, kept, write_errors)
       show_result(title, result, kept, write_errors, scope, params.skipConflicts)
       require('rewind.turns').invalidate(client.id)
       require('rewind.log').refresh_all(client.id)

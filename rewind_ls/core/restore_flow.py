@@ -73,8 +73,10 @@ def plan_restore(
     reader: Reader,
     paths: list[str] | None = None,
     scope: str = CODE,
+    merge: bool = False,
 ) -> Plan:
-    """The plan of a restore: `turn` is None for an undo; `paths` (workspace-relative) limits it."""
+    """The plan of a restore: `turn` is None for an undo; `paths` (workspace-relative) limits it;
+    `merge`: a revert writes overlapping changes with conflict markers (`plan_revert`)."""
     if mode == UNDO:
         return plan_undo(store, reader)
     if turn is None:
@@ -84,7 +86,7 @@ def plan_restore(
         return plan_rewind(store, turn, reader, paths, label=label)
     if mode != REVERT:
         raise RewindError(f"unknown restore mode {mode!r} (rewind, revert or undo)")
-    plan = plan_revert(store, turn, reader, label=label)
+    plan = plan_revert(store, turn, reader, label=label, markers=merge)
     return restrict(plan, paths) if paths is not None else plan
 
 
@@ -123,9 +125,12 @@ class RestoreFlow:
         # An undo restores code only: its "turn" is a restore point, which has no conversation.
         self.conversation = scope in (CONVERSATION, BOTH) and mode != UNDO and turn is not None
         self.fork: Any = None  # the conversation fork (`transcript.Fork`), once made
+        self.merge = False  # revert --merge: conflicts written with markers
 
     def plan(self, reader: Reader, paths: list[str] | None = None) -> Plan:
-        return plan_restore(self.store, self.mode, self.turn, reader, paths, self.scope)
+        return plan_restore(
+            self.store, self.mode, self.turn, reader, paths, self.scope, merge=self.merge
+        )
 
     def fork_first(self, plan: Plan | None) -> None:
         """Fork the conversation (when the scope asks for it) before any code is written: a fork

@@ -68,3 +68,62 @@ def test_revert_merge_dry_run_previews_the_markers(ws: Path, agent: FakeClaude, 
     out = cli("revert", "1", "--merge", "--dry-run")
     assert "m.txt: 1 conflict(s) written with markers" in out.stdout, out.stdout
     assert (ws / "m.txt").read_text() == "a\nB2\nc\n"
+
+
+# --- through the language server (the question every client without its own dialog shows) ---------
+
+
+async def _server(tmp_path: Path):  # type: ignore[no-untyped-def]
+    from tests.support.lsp_client import start
+    from tests.test_server import Session, record
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    agent = FakeClaude(ws, home)
+    client, editor = await start(ws, home, init_options={"restoreUnsaved": True})
+    s = Session(ws, home, client, editor, agent)
+    (ws / "m.txt").write_text("a\nb\nc\n")
+    await record(s, "one", {"m.txt": b"a\nB1\nc\n"})
+    await record(s, "two", {"m.txt": b"a\nB2\nc\n"})
+    return s
+
+
+async def test_server_question_offers_markers_or_rewinding_the_file_never_overwrite(
+    tmp_path: Path,
+) -> None:
+    from tests.test_server import _get, execute, until
+
+    s = await _server(tmp_path)
+    try:
+        s.client.answers.append("Revert with conflict markers")
+        result = await execute(s.client, "rewind.revert", [1])
+        assert _get(result, "status") == "asking", result
+        await until(lambda: len(s.client.questions) == 1)
+        question = s.client.questions[-1]
+        titles = [a.title for a in question.actions]
+        assert titles == ["Revert with conflict markers", "Rewind m.txt instead", "Cancel"], titles
+        assert "overwrite" not in question.message.lower(), question.message
+        assert "changed since rewind-ls last saw" not in question.message
+        assert "Later edits overlap this turn's changes in m.txt" in question.message
+        await until(lambda: (s.ws / "m.txt").read_text() == MARKED)
+        undo = await s.call("rewind/undo", {})
+        assert undo["status"] == "applied", undo
+        assert s.editor.buffers == {} and (s.ws / "m.txt").read_text() == "a\nB2\nc\n"
+        # "Rewind m.txt instead": the file as it was before turn 1.
+        s.client.answers.append("Rewind m.txt instead")
+        await execute(s.client, "rewind.revert", [1])
+        await until(lambda: (s.ws / "m.txt").read_text() == "a\nb\nc\n")
+    finally:
+        await s.client.shutdown_session()
+
+
+async def test_restore_request_with_merge_writes_markers(tmp_path: Path) -> None:
+    s = await _server(tmp_path)
+    try:
+        t1, _ = await s.turn_ids()
+        result = await s.call("rewind/restore", {"turnId": t1, "mode": "revert", "merge": True})
+        assert result["status"] == "applied", result
+        assert (s.ws / "m.txt").read_text() == MARKED
+    finally:
+        await s.client.shutdown_session()

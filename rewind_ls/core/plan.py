@@ -125,6 +125,7 @@ def describe(pp: PathPlan) -> dict[str, object]:
         "added": pp.added,
         "removed": pp.removed,
         "binary": pp.binary,
+        "markers": pp.markers,
         "conflict": None
         if pp.conflict is None
         else {"kind": pp.conflict.kind, "message": pp.conflict.message, "hunks": pp.conflict.hunks},

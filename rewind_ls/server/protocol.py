@@ -118,6 +118,11 @@ class FilePreview(Result):
     removed: int
     binary: bool = False
     conflict: Conflict | None = None
+    markers: int = Field(
+        default=0,
+        description="Conflicts written with markers (a revert with merge: true) for the person to "
+        "resolve.",
+    )
 
 
 class ConversationPreview(Result):
@@ -159,6 +164,11 @@ class RestoreOptions(Params):
     apply: bool = Field(
         default=True,
         description="Send the edit through workspace/applyEdit and verify it; false: only return it.",
+    )
+    merge: bool = Field(
+        default=False,
+        description="A revert whose changes overlap later edits writes those files with diff3-style "
+        "conflict markers (now / turn #N / before turn #N) to resolve, instead of refusing.",
     )
 
 

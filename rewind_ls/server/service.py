@@ -105,6 +105,7 @@ class EditorRestore:
         self.support = support
         self.force = force
         self.skip_conflicts = skip_conflicts
+        self.merge = False  # a revert writes overlapping changes with conflict markers
         self.flow: RestoreFlow | None = None
         self.pending: PendingRestore | None = None
         self.messages: list[str] = []
@@ -297,13 +298,14 @@ class Service:
         paths: list[str] | None = None,
         scope: str = "code",
         unsaved: bool = False,
+        merge: bool = False,
     ) -> Plan:
         """`unsaved`: the client can put a buffer's unsaved text back after saving (an undo then
         brings back the disk's last saved bytes under it, `_attach_saved`)."""
         reader = buffer_reader(self.root, open_docs_by_path(self.root, docs))
         turn = self.turn(turn_id) if turn_id is not None and mode != UNDO else None
         rels = [self.rel_of(p) for p in paths] if paths else None
-        plan = plan_restore(self.store, mode, turn, reader, rels, scope)
+        plan = plan_restore(self.store, mode, turn, reader, rels, scope, merge=merge)
         if unsaved and plan.mode == UNDO:
             self._attach_saved(plan)
         return plan
@@ -485,11 +487,18 @@ class Service:
         code that cannot be prepared drops it."""
         turn = self.turn(job.turn_id) if job.turn_id else None
         flow = RestoreFlow(self.store, job.mode, turn, job.scope, job.force, job.skip_conflicts)
+        flow.merge = job.merge
         job.flow = flow
         plan = None
         if flow.code:
             plan = self.plan(
-                job.mode, job.turn_id, docs, job.paths, job.scope, job.support.restore_unsaved
+                job.mode,
+                job.turn_id,
+                docs,
+                job.paths,
+                job.scope,
+                job.support.restore_unsaved,
+                merge=job.merge,
             )
             job.result["files"] = self.preview(plan)
         flow.fork_first(plan)

@@ -28,6 +28,7 @@ import {
 import { rewindUri, TIMELINE_URI, timelineChanged } from './contentProvider';
 import type { RewindServer } from './server';
 import { restoreUnsavedTexts } from './unsaved';
+import { mergePrompt } from './mergePrompt';
 
 type VsItem = vscode.QuickPickItem & { turn?: TurnInfo };
 
@@ -253,7 +254,18 @@ export class Commands {
         scope = 'code';
         base.scope = scope;
       }
-      if (preview.conflicts > 0) {
+      const merge = mode === 'revert' ? mergePrompt(preview.files, turn.number) : undefined;
+      if (merge) {
+        const choice = await vscode.window.showWarningMessage(
+          merge.message,
+          { modal: true, detail: merge.detail },
+          merge.markers,
+          merge.rewind,
+        );
+        if (choice === merge.rewind) return this.restore(turn, 'code', 'rewind', {}, merge.paths);
+        if (choice !== merge.markers) return;
+        options = { merge: true };
+      } else if (preview.conflicts > 0) {
         const what = mode === 'revert' ? `Reverting turn #${turn.number}` : `Rewinding to turn #${turn.number}`;
         const choice = await this.askConflicts(preview.files, what);
         if (!choice) return;
@@ -274,6 +286,22 @@ export class Commands {
     }
     const what = mode === 'revert' ? `Revert of turn #${turn.number}` : `Rewind to turn #${turn.number}`;
     this.report(done, what, options);
+    if (options.merge) await this.openMarked(done.result);
+  }
+
+  /** After a revert with conflict markers: open the marked files (VS Code's conflict lenses show there). */
+  private async openMarked(result: RestoreResult): Promise<void> {
+    const marked = (result.files ?? []).filter((f) => f.markers > 0 && !(result.failed ?? []).includes(f.path));
+    for (const f of marked) {
+      await vscode.window.showTextDocument(vscode.Uri.parse(f.uri), { preview: false });
+    }
+    if (marked.length > 0) {
+      void this.say(
+        'info',
+        `Rewind: conflict markers in ${marked.map((f) => f.path).join(', ')}: choose Accept Current (now) or ` +
+          `Accept Incoming (before the turn) on each block, then save. Rewind: Undo Last Rewind takes the revert back.`,
+      );
+    }
   }
 
   /** Modal: skip the conflicting files, overwrite them, or cancel (undefined). */

@@ -67,6 +67,99 @@ local function paths_with_conflicts(files)
   return out
 end
 
+--- The prompt's headline: what the conflicts are ("changed since rewind-ls last saw" only when true).
+local function conflict_headline(title, files, count)
+  local unseen = true
+  for _, f in ipairs(files or {}) do
+    if type(f.conflict) == 'table' and f.conflict.kind ~= 'modified-outside' then
+      unseen = false
+    end
+  end
+  local lines = conflict_lines(files)
+  local head = unseen
+      and string.format(
+        '%s: %d file%s changed since rewind-ls last saw %s',
+        title,
+        count,
+        count == 1 and '' or 's',
+        count == 1 and 'it' or 'them'
+      )
+    or string.format('%s would overwrite later changes in %d file%s', title, count, count == 1 and '' or 's')
+  -- The names and reasons belong in the question itself, not after the answer.
+  return head .. ':\n  ' .. table.concat(lines, '\n  ') .. '\n'
+end
+
+--- A revert whose changes overlap later edits: conflict markers, or rewind those files; never an
+--- overwrite (the server refuses it). Returns { merge = true }, { rewind_paths = {...} } or nil.
+local function ask_merge(title, files, number)
+  local uris, names = {}, {}
+  for _, f in ipairs(files or {}) do
+    if type(f.conflict) == 'table' and f.conflict.kind == 'merge' then
+      uris[#uris + 1] = f.uri
+      names[#names + 1] = f.path
+    end
+  end
+  if #uris == 0 then
+    return nil, false
+  end
+  local which = #names == 1 and names[1] or 'those files'
+  local choices = {
+    {
+      label = string.format('Write the revert with conflict markers (<<<<<<< now / >>>>>>> before turn #%d), resolve, :w', number),
+      opts = { merge = true },
+    },
+    { label = string.format('Rewind %s to before turn #%d instead (drops the later edits in it)', which, number), rewind = uris },
+    { label = 'Cancel' },
+  }
+  local choice = async.select(choices, {
+    prompt = string.format(
+      "%s: later edits overlap turn #%d's changes:\n  %s\n",
+      title,
+      number,
+      table.concat(conflict_lines(files), '\n  ')
+    ),
+    kind = 'rewind.conflicts',
+    format_item = function(c)
+      return c.label
+    end,
+  })
+  return choice, true
+end
+M.ask_merge = ask_merge
+
+--- After a revert with conflict markers: every `<<<<<<<` line of the marked files in the quickfix list
+--- (opened), and a message saying what to do next.
+function M.list_markers(result)
+  if type(result) ~= 'table' then
+    return
+  end
+  local items, names = {}, {}
+  for _, f in ipairs(result.files or {}) do
+    if (f.markers or 0) > 0 then
+      names[#names + 1] = f.path
+      local fname = vim.uri_to_fname(f.uri)
+      local b = vim.fn.bufnr(fname)
+      local lines = (b > 0 and vim.api.nvim_buf_is_loaded(b)) and vim.api.nvim_buf_get_lines(b, 0, -1, false)
+        or vim.fn.readfile(fname)
+      for i, line in ipairs(lines) do
+        if vim.startswith(line, '<<<<<<< ') then
+          items[#items + 1] = { filename = fname, lnum = i, col = 1, text = 'conflict: ' .. line }
+        end
+      end
+    end
+  end
+  if #items == 0 then
+    return
+  end
+  vim.fn.setqflist({}, ' ', { title = 'rewind: conflict markers', items = items })
+  vim.cmd('botright copen')
+  notify(string.format('%s: resolve the conflict markers, then :w', table.concat(names, ', ')), levels.WARN, {
+    'Conflict markers in ' .. table.concat(names, ', ') .. ' (listed in the quickfix window):',
+    '  keep "now" or "before the turn" (or both) in each <<<<<<< ... >>>>>>> block, delete the markers, :w.',
+    ':Rewind undo takes the revert back.',
+  })
+end
+
 --- Shows the conflicts and asks what to do. Returns the options to send, or nil (cancelled).
 local function ask_conflicts(title, files, count)
   notify(
@@ -80,13 +173,7 @@ local function ask_conflicts(title, files, count)
     { label = 'Cancel', opts = nil },
   }
   local choice = async.select(choices, {
-    prompt = string.format(
-      '%s: %d file%s changed since rewind-ls last saw %s',
-      title,
-      count,
-      count == 1 and '' or 's',
-      count == 1 and 'it' or 'them'
-    ),
+    prompt = conflict_headline(title, files, count),
     kind = 'rewind.conflicts',
     format_item = function(c)
       return c.label
@@ -323,7 +410,23 @@ function M.run(client, turn, scope, mode, confirm)
     return { status = 'error', message = err_message(err), error = err }
   end
   local opts = {}
-  if (preview.conflicts or 0) > 0 then
+  local merge_choice, has_merge = nil, false
+  if mode == 'revert' then
+    merge_choice, has_merge = ask_merge(title, preview.files, turn.number)
+  end
+  if has_merge then
+    if not merge_choice or (not merge_choice.opts and not merge_choice.rewind) then
+      notify(title .. ': cancelled, nothing was changed.')
+      return { status = 'cancelled', message = 'cancelled', preview = preview }
+    end
+    if merge_choice.rewind then
+      local rewind_params = { turnId = turn.id, scope = 'code', mode = 'rewind', paths = merge_choice.rewind }
+      return send(client, 'rewind/restore', rewind_params, string.format('Rewind to #%d (code)', turn.number), 'code')
+    end
+    local outcome = send(client, 'rewind/restore', vim.tbl_extend('force', params, merge_choice.opts), title, scope)
+    M.list_markers(outcome.result)
+    return outcome
+  elseif (preview.conflicts or 0) > 0 then
     opts = ask_conflicts(title, preview.files, preview.conflicts)
     if not opts then
       notify(title .. ': cancelled, nothing was changed.')

@@ -387,7 +387,15 @@ async def list_turns(ls: RewindServer, params: Any) -> dict[str, Any]:
 async def preview(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.PreviewParams, params, "rewind/preview")
     svc = ls.svc()
-    turn = await ls.call(svc.turn, p.turn_id)
+    if p.mode == "undo":
+        # The undo is a rewind to the latest restore point: previewed as one (named "undo of: ...").
+        turn = await ls.call(svc.undo_point)
+        plan_mode, turn_id = "rewind", turn.id
+    elif p.turn_id is None:
+        raise JsonRpcInvalidParams(f"rewind/preview: turnId is needed for mode {p.mode!r}")
+    else:
+        turn = await ls.call(svc.turn, p.turn_id)
+        plan_mode, turn_id = p.mode, p.turn_id
     result: dict[str, Any] = {
         "turn": await ls.call(svc.turn_info, turn),
         "mode": p.mode,
@@ -398,7 +406,7 @@ async def preview(ls: RewindServer, params: Any) -> dict[str, Any]:
     }
     if p.scope in ("code", "both"):
         plan = await ls.call(
-            svc.plan, p.mode, p.turn_id, ls.docs(), p.paths, p.scope, ls.support.restore_unsaved
+            svc.plan, plan_mode, turn_id, ls.docs(), p.paths, p.scope, ls.support.restore_unsaved
         )
         files = await ls.call(svc.preview, plan)
         result["files"] = files

@@ -19,6 +19,8 @@ from pydantic.alias_generators import to_camel
 
 Scope = Literal["code", "conversation", "both"]
 Mode = Literal["rewind", "revert"]
+# A preview may also be of the undo (the latest restore point; no turnId needed).
+PreviewMode = Literal["rewind", "revert", "undo"]
 ChangeKind = Literal["created", "modified", "deleted"]
 Action = Literal["create", "modify", "delete", "unchanged"]
 ConflictKind = Literal[
@@ -139,17 +141,21 @@ class ConversationFork(Result):
 
 
 class PreviewParams(Params):
-    turn_id: str
+    turn_id: str | None = Field(
+        default=None, description="The turn (required unless mode is undo)."
+    )
     scope: Scope = "code"
-    mode: Mode = "rewind"
+    mode: PreviewMode = "rewind"
     paths: list[str] | None = Field(
         default=None, description="Limit to these paths (file URIs or workspace-relative paths)."
     )
 
 
 class PreviewResult(Result):
-    turn: TurnInfo
-    mode: Mode
+    turn: TurnInfo = Field(
+        description="The turn, or for an undo the restore point it goes back to."
+    )
+    mode: PreviewMode
     scope: Scope
     files: list[FilePreview]
     conflicts: int

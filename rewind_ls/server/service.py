@@ -231,6 +231,12 @@ class Service:
         """A turn id, or a turn number of the current agent session (as the CLI takes them)."""
         return resolve_turn(self.store, str(turn_ref))
 
+    def undo_point(self) -> Turn:
+        """The restore point an undo goes back to (the latest applied one)."""
+        from rewind_ls.core.plan import latest_restore_point
+
+        return latest_restore_point(self.store)
+
     # --- listing -------------------------------------------------------------------------------
 
     def list_turns(self, session_id: str | None) -> dict[str, Any]:

@@ -17,7 +17,7 @@ for p in (HERE, HERE.parent):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from test_vscode_e2e import A0, A2, MESSAGE, _obs, _run_vscode, _two_turns  # noqa: E402
+from test_vscode_e2e import A0, A2, MESSAGE, PREVIEW_GO, _obs, _run_vscode, _two_turns  # noqa: E402
 
 pytestmark = pytest.mark.editor
 
@@ -53,6 +53,7 @@ def test_undo_last_rewind_returns_unsaved_text_unsaved_in_vscode(tmp_path: Path)
     steps = [
         *_rewind_over_unsaved(),
         {"do": "command", "title": "Rewind: Undo Last Rewind"},
+        {"do": "pick", "row": PREVIEW_GO, "filter": ""},
         {"do": "wait-disk", "file": "a.txt", "content": A2},
         {"do": "wait-editor", "file": "a.txt", "text": MINE},
         {"do": "wait-for", "selector": MESSAGE, "text": "a.txt"},
@@ -79,6 +80,7 @@ def test_ctrl_z_first_then_undo_last_rewind_in_vscode(tmp_path: Path) -> None:
         {"do": "wait-editor", "file": "a.txt", "text": MINE},
         {"do": "observe", "label": "ctrl-z", "files": ["a.txt"]},
         {"do": "command", "title": "Rewind: Undo Last Rewind"},
+        {"do": "pick", "row": PREVIEW_GO, "filter": ""},
         {"do": "wait-disk", "file": "a.txt", "content": A2},
         {"do": "observe", "label": "undone", "files": ["a.txt"]},
         # Saving now is an ordinary save: no "the content of the file is newer" dialog.

@@ -29,6 +29,7 @@ import { rewindUri, TIMELINE_URI, timelineChanged } from './contentProvider';
 import type { RewindServer } from './server';
 import { restoreUnsavedTexts } from './unsaved';
 import { mergePrompt } from './mergePrompt';
+import { confirmRestore, previewEnabled, revertDiff, rewindDiff } from './previewPick';
 
 type VsItem = vscode.QuickPickItem & { turn?: TurnInfo };
 
@@ -165,6 +166,19 @@ export class Commands {
   }
 
   async undoLastRewind(options: RestoreOptions = {}): Promise<void> {
+    if (!options.force && !options.skipConflicts && previewEnabled()) {
+      let preview: PreviewResult;
+      try {
+        preview = await this.server.request<PreviewResult>(Methods.preview, { mode: 'undo' });
+      } catch (e) {
+        void this.say('warning', `Rewind: ${errorText(e)}`);
+        return;
+      }
+      if (preview.conflicts === 0) {
+        const title = `Undo: ${preview.turn.prompt}`;
+        if (!(await confirmRestore(title, 'Undo', preview.files, rewindDiff(preview.turn.id)))) return;
+      }
+    }
     const done = await this.withSaving(
       'Undoing the last rewind…',
       () => this.server.request<RestoreResult>(Methods.undo, { ...options }),
@@ -270,6 +284,13 @@ export class Commands {
         const choice = await this.askConflicts(preview.files, what);
         if (!choice) return;
         options = choice;
+      } else if (scope !== 'conversation' && previewEnabled()) {
+        const one = paths?.length === 1 ? ` (${preview.files[0]?.path ?? 'one file'})` : '';
+        const title =
+          mode === 'revert' ? `Revert turn #${turn.number}${one}` : `Rewind to before turn #${turn.number}${one}`;
+        const verb = mode === 'revert' ? 'Revert' : 'Rewind';
+        const diff = mode === 'revert' ? revertDiff(turn.id, turn.number) : rewindDiff(turn.id);
+        if (!(await confirmRestore(title, verb, preview.files, diff))) return;
       }
     }
     const title = mode === 'revert' ? `Reverting turn #${turn.number}…` : `Rewinding to turn #${turn.number}…`;

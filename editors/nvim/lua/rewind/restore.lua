@@ -433,17 +433,10 @@ function M.run(client, turn, scope, mode, confirm)
       return { status = 'cancelled', message = 'cancelled', preview = preview }
     end
   elseif confirm or config.options.confirm then
-    local changing = {}
-    for _, f in ipairs(preview.files or {}) do
-      if f.action ~= 'unchanged' then
-        changing[#changing + 1] = string.format('%s %s (+%d -%d)', f.action, f.path, f.added or 0, f.removed or 0)
-      end
-    end
-    local yes = async.select({ 'Yes', 'No' }, {
-      prompt = string.format('%s: %s?', title, #changing > 0 and table.concat(changing, ', ') or 'no file changes'),
-      kind = 'rewind.confirm',
-    })
-    if yes ~= 'Yes' then
+    local verb = mode == 'revert' and 'Revert' or 'Rewind'
+    -- A revert's diff is the turn's own change (what it takes out); a rewind's, the content it writes.
+    local yes = require('rewind.preview').confirm(client, title, verb, preview.files, turn.id, 'before')
+    if not yes then
       notify(title .. ': cancelled, nothing was changed.')
       return { status = 'cancelled', message = 'cancelled', preview = preview }
     end
@@ -480,6 +473,20 @@ end
 
 --- Undo the latest rewind (in a coroutine).
 function M.undo(client)
+  if config.options.confirm then
+    local err, preview = rpc.request(client, 'rewind/preview', { mode = 'undo' })
+    if err then
+      notify('Undo rewind: ' .. err_message(err), levels.ERROR)
+      return { status = 'error', message = err_message(err), error = err }
+    end
+    if (preview.conflicts or 0) == 0 then
+      local title = 'Undo: ' .. (preview.turn.prompt or 'the last restore')
+      if not require('rewind.preview').confirm(client, title, 'Undo', preview.files, preview.turn.id, 'before') then
+        notify('Undo rewind: cancelled, nothing was changed.')
+        return { status = 'cancelled', message = 'cancelled', preview = preview }
+      end
+    end
+  end
   return send(client, 'rewind/undo', vim.empty_dict(), 'Undo rewind', 'code')
 end
 

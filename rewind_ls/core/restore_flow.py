@@ -31,6 +31,7 @@ from rewind_ls.core.apply_disk import (
     swap,
 )
 from rewind_ls.core.capture import REWIND_SESSION
+from rewind_ls.core.editor_traces import mark_unsaved_elsewhere
 from rewind_ls.core.errors import ConflictError, RewindError
 from rewind_ls.core.faults import fault as _fault
 from rewind_ls.core.model import Turn
@@ -128,9 +129,13 @@ class RestoreFlow:
         self.merge = False  # revert --merge: conflicts written with markers
 
     def plan(self, reader: Reader, paths: list[str] | None = None) -> Plan:
-        return plan_restore(
+        plan = plan_restore(
             self.store, self.mode, self.turn, reader, paths, self.scope, merge=self.merge
         )
+        # The CLI sees no editor's buffers: an unsaved one another editor left a trace of is a
+        # conflict (the server does the same, skipping the files its own client has open).
+        mark_unsaved_elsewhere(plan, self.store.root)
+        return plan
 
     def fork_first(self, plan: Plan | None) -> None:
         """Fork the conversation (when the scope asks for it) before any code is written: a fork

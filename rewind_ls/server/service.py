@@ -17,6 +17,7 @@ from rewind_ls.core.apply_disk import recover, select, settle
 from rewind_ls.core.capture import EDITOR_SESSION, Recorder, read_current
 from rewind_ls.core.conversation import fork_fields
 from rewind_ls.core.diff import turn_diff
+from rewind_ls.core.editor_traces import mark_unsaved_elsewhere
 from rewind_ls.core.errors import RewindError, UnknownTurn
 from rewind_ls.core.merge import diffstat
 from rewind_ls.core.model import Action, ConflictKind, Turn
@@ -308,10 +309,13 @@ class Service:
     ) -> Plan:
         """`unsaved`: the client can put a buffer's unsaved text back after saving (an undo then
         brings back the disk's last saved bytes under it, `_attach_saved`)."""
-        reader = buffer_reader(self.root, open_docs_by_path(self.root, docs))
+        by_path = open_docs_by_path(self.root, docs)
+        reader = buffer_reader(self.root, by_path)
         turn = self.turn(turn_id) if turn_id is not None and mode != UNDO else None
         rels = [self.rel_of(p) for p in paths] if paths else None
         plan = plan_restore(self.store, mode, turn, reader, rels, scope, merge=merge)
+        # Buffers this client has open are read above; another editor's unsaved ones by its traces.
+        mark_unsaved_elsewhere(plan, self.root, by_path.keys())
         if unsaved and plan.mode == UNDO:
             self._attach_saved(plan)
         return plan

@@ -26,6 +26,7 @@ function M.setup(opts)
     require('rewind.ui').default_mappings()
   end
   require('rewind.ui').enable_signs()
+  require('rewind.ui').follow_attach()
 end
 
 --- For 'statusline' (or lualine): "⟲ 3 turns" of the current agent session; "" when not attached.
@@ -105,7 +106,7 @@ local function pick_turn(client, prompt)
     message.notify('rewind: ' .. msg, levels.WARN)
     return nil, { status = 'empty', message = msg }
   end
-  local turn = async.select(items, { prompt = prompt, kind = 'rewind.turn', format_item = turns.label })
+  local turn = require('rewind.numbered').select_turn(items, prompt)
   if not turn then
     return nil, { status = 'cancelled', message = 'cancelled' }
   end

@@ -448,7 +448,13 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
 
     conversation = _obs(result, "conversation")
     assert "claude --resume" in conversation["text"], f"{conversation}\n{ctx}"
-    assert {"Copy", "Open in Terminal"} <= {b.strip() for b in conversation["buttons"]}
+    assert {"Copy", "Copy Prompt", "Open in Terminal"} <= {
+        b.strip() for b in conversation["buttons"]
+    }
+    # The result names the turn and its prompt; the clipboard is left alone unless asked.
+    assert "turn #2" in conversation["text"], conversation
+    assert "second prompt: bump alpha again" in conversation["text"], conversation
+    assert "on the clipboard" not in conversation["text"].split("Copy Prompt")[0], conversation
     # Typed at the prompt, not run: the resume command (`cd <ws> && claude --resume <id>`, which
     # the terminal may wrap over several rows) ends the terminal's text, and nothing ran it.
     sid = re.search(
@@ -457,6 +463,7 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
     assert sid, conversation
     rows = "".join(t.strip() for t in _obs(result, "terminal")["texts"] if t.strip())
     assert rows.endswith(sid.group(1)), rows
+    assert rows.count(sid.group(1)) == 1, f"the command is typed once: {rows}"
     assert "not found" not in rows, rows
     summarized = _obs(result, "summarized")
     assert "summarized up to turn #2" in summarized["text"], f"{summarized}\n{ctx}"

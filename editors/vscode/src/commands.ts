@@ -30,6 +30,7 @@ import type { RewindServer } from './server';
 import { restoreUnsavedTexts } from './unsaved';
 import { mergePrompt } from './mergePrompt';
 import { confirmRestore, previewEnabled, revertDiff, rewindDiff } from './previewPick';
+import { openResumeTerminal } from './resumeTerminal';
 
 type VsItem = vscode.QuickPickItem & { turn?: TurnInfo };
 
@@ -404,7 +405,13 @@ export class Commands {
     } else if (!result.conversation) {
       void this.say('info', text);
     }
-    if (result.conversation) void this.showConversation(result, result.status === 'applied' && result.files.length ? text : undefined);
+    if (result.conversation) {
+      // The fork names the turn and its prompt: "Rewind to turn #2: conversation forked before "…"".
+      const prompt = (result.prompt ?? result.conversation.prompt ?? '').replace(/\s+/g, ' ').trim();
+      const short = prompt.length > 60 ? `${prompt.slice(0, 59)}…` : prompt;
+      const message = `Rewind: ${what}: conversation forked before its prompt${short ? ` "${short}"` : ''}.`;
+      void this.showConversation(result, result.status === 'applied' && result.files.length ? text : undefined, message);
+    }
   }
 
   /**
@@ -420,32 +427,23 @@ export class Commands {
     if (!fork) return;
     // A summary up to a turn keeps the turn's prompt: null says there is none to resend.
     const prompt = result.prompt === null ? undefined : (result.prompt ?? fork.prompt);
-    let copied = false;
-    if (prompt) {
-      try {
-        await vscode.env.clipboard.writeText(prompt);
-        copied = true;
-      } catch (e) {
-        this.server.output.appendLine(`could not put the prompt on the clipboard: ${errorText(e)}`);
-      }
-    }
+    // The clipboard is the person's: written only when they press Copy or Copy Prompt.
     const detail = [
       `Resume it with: ${fork.resumeCommand}`,
-      copied ? 'The prompt is on the clipboard, to edit and send again.' : '',
+      prompt ? 'Copy Prompt puts the prompt on the clipboard, to edit and send again.' : '',
       filesText ?? '',
     ]
       .filter((l) => l)
       .join('\n\n');
     this.server.output.appendLine(`[info] ${message} ${detail}`);
-    const choice = await vscode.window.showInformationMessage(message, { modal: true, detail }, 'Copy', 'Open in Terminal');
+    const buttons = prompt ? ['Copy', 'Copy Prompt', 'Open in Terminal'] : ['Copy', 'Open in Terminal'];
+    const choice = await vscode.window.showInformationMessage(message, { modal: true, detail }, ...buttons);
     if (choice === 'Copy') {
       await vscode.env.clipboard.writeText(fork.resumeCommand);
+    } else if (choice === 'Copy Prompt' && prompt) {
+      await vscode.env.clipboard.writeText(prompt);
     } else if (choice === 'Open in Terminal') {
-      const folder = vscode.workspace.workspaceFolders?.[0];
-      const term = vscode.window.createTerminal({ name: 'Rewind: resume', cwd: folder?.uri });
-      term.show();
-      // Typed, not run: the person presses Enter when ready (and can edit it first).
-      term.sendText(fork.resumeCommand, false);
+      await openResumeTerminal(fork.resumeCommand);
     }
   }
 

@@ -23,9 +23,8 @@
 ;; conflicts).  Buffers the restore changed are saved when the disk was written, so buffer and file
 ;; agree; the message names the command that undoes it.
 ;;
-;; Install: (use-package rewind-ls :load-path "/path/to/rewind-ls/editors/emacs"), or
-;; (package-vc-install '(rewind-ls :url "https://github.com/rewind-ls/rewind-ls"
-;;                                  :lisp-dir "editors/emacs")) on Emacs 29+.
+;; Install: (use-package rewind-ls :load-path "/path/to/rewind-ls/editors/emacs") (what
+;; tests/editors/test_emacs_package.py does: the folder on the load path, then `require').
 
 ;;; Code:
 

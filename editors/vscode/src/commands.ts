@@ -167,6 +167,7 @@ export class Commands {
   }
 
   async undoLastRewind(options: RestoreOptions = {}): Promise<void> {
+    let what = 'Undo of the last rewind';
     if (!options.force && !options.skipConflicts && previewEnabled()) {
       let preview: PreviewResult;
       try {
@@ -175,6 +176,7 @@ export class Commands {
         void this.say('warning', `Rewind: ${errorText(e)}`);
         return;
       }
+      what = `Undo of ${preview.turn.prompt}`;
       if (preview.conflicts === 0) {
         const title = `Undo: ${preview.turn.prompt}`;
         if (!(await confirmRestore(title, 'Undo', preview.files, rewindDiff(preview.turn.id)))) return;
@@ -191,7 +193,7 @@ export class Commands {
       if (!choice) return;
       return this.undoLastRewind(choice);
     }
-    this.report(done, 'Undo of the last rewind', options);
+    this.report(done, what, options);
   }
 
   async compareTurn(turnId?: string, fileUri?: string): Promise<void> {
@@ -393,10 +395,14 @@ export class Commands {
   ): void {
     const { result, unsavedKept } = done;
     const report = resultReport(result, what, !!options.skipConflicts);
+    // What matters most comes first (a toast cuts the end): where the person's unsaved edits went.
     const text =
-      report.text +
       (unsavedKept.length > 0
-        ? ` Your unsaved edits in ${unsavedKept.join(', ')} are one Undo (Ctrl+Z) away in the editor.`
+        ? `Rewind: your unsaved edits in ${unsavedKept.join(', ')} are one Undo (Ctrl+Z) away in the editor. `
+        : '') +
+      (unsavedKept.length > 0 ? report.text.replace(/^Rewind: /, '') : report.text) +
+      (result.unsaved?.length && result.status !== 'conflict'
+        ? ` Your unsaved edits in ${result.unsaved.map((u) => u.path).join(', ')} are back, not saved (the disk holds what was saved before).`
         : '');
     if (report.severity === 'error') {
       void this.say('error', text, 'Show Output').then((c) => c && this.server.output.show());

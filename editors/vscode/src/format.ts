@@ -238,6 +238,8 @@ export function resultReport(
   switch (result.status) {
     case 'applied':
     case 'planned':
+      // The action's name and the files first: a toast cuts long texts at the end.
+      if (what && files) return { severity: 'info', text: `Rewind: ${what}: restored ${files}.` };
       return { severity: 'info', text: `Rewind: ${msg}${files ? `: ${files}` : ''}.` };
     case 'nothing-to-do':
       return { severity: 'info', text: `Rewind: ${what ? `${what}: ` : ''}${result.message || 'nothing to restore'}.` };

@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 
 /** How long to wait for the shell to be ready (shell integration) before typing anyway. */
-const READY_MS = 4000;
+const READY_MS = 10000;
 
 /** The shell-integration API of VS Code 1.93+ (the extension supports older versions: looked up at run time). */
 interface ShellIntegrationApi {
@@ -21,7 +21,10 @@ export async function openResumeTerminal(command: string): Promise<void> {
   await term.processId;
   const subscribe = (vscode.window as unknown as ShellIntegrationApi).onDidChangeTerminalShellIntegration;
   const ready = (term as unknown as { shellIntegration?: unknown }).shellIntegration;
-  if (subscribe && !ready) {
+  if (!subscribe) {
+    // No shell-integration API (VS Code before 1.93): give the shell time to print its prompt.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  } else if (!ready) {
     await new Promise<void>((resolve) => {
       const done = (): void => {
         sub.dispose();
@@ -29,7 +32,7 @@ export async function openResumeTerminal(command: string): Promise<void> {
         resolve();
       };
       const sub = subscribe((e) => {
-        if (e.terminal === term) done();
+        if (e.terminal === term) setTimeout(done, 300);
       });
       const timer = setTimeout(done, READY_MS);
     });

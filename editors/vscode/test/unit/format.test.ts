@@ -198,6 +198,8 @@ describe('resultReport and errorText', () => {
     assert.equal(resultReport(r('applied')).severity, 'info');
     const applied = r('applied', { message: 'restored 1 file(s)', files: [{ path: 'a.txt', uri: 'file:///w/a.txt', action: 'modify', added: 1, removed: 1, binary: false, conflict: null, markers: 0 }] });
     assert.equal(resultReport(applied).text, 'Rewind: restored 1 file(s): a.txt.');
+    // Named for the action, the files right after (a toast cuts the end).
+    assert.equal(resultReport(applied, 'Undo of rewind to turn 2 (code)').text, 'Rewind: Undo of rewind to turn 2 (code): restored a.txt.');
     const nothing = r('nothing-to-do', { message: 'nothing to restore: every path already matches' });
     assert.equal(resultReport(nothing, 'Undo of the last rewind').text, 'Rewind: Undo of the last rewind: nothing to restore: every path already matches.');
     assert.equal(resultReport(r('nothing-to-do')).severity, 'info');

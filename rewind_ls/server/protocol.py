@@ -353,6 +353,9 @@ class PlannedFile(Output):
     removed: int
     binary: bool
     conflict: Conflict | None
+    markers: int = Field(
+        default=0, description="Conflicts written with markers (revert --merge) to resolve."
+    )
 
 
 class RestoreOutput(Output):

@@ -54,11 +54,13 @@ def _run(client: str, ws: Path, home: Path, out: Path) -> dict[str, Any]:
         )
     proc = subprocess.run(
         [
-            *(emacs, "--batch", "-L", str(REPO / "editors" / "emacs"), "--eval", setup),
+            *(emacs, "--batch", "-L", str(REPO / "editors" / "emacs")),
+            *("--eval", f"(progn {setup})"),
             *("-l", str(HERE / "emacs" / "package-driver.el")),
         ],
         cwd=ws,
         env=env,
+        stdin=subprocess.DEVNULL,  # a question the driver does not script fails instead of waiting
         capture_output=True,
         text=True,
         timeout=180,

@@ -151,3 +151,24 @@ async def test_a_client_without_restore_unsaved_gets_todays_behaviour(tmp_path: 
     finally:
         await client.shutdown_session()
     assert uri_of(ws / "a.txt")
+
+
+async def test_the_cli_undo_names_the_file_it_cannot_keep_unsaved(lsp: Session) -> None:
+    """`rewind-ls undo` has no buffers: it says, per file, that the unsaved text goes to disk."""
+    import subprocess
+    import sys
+
+    ws = await _rewound(lsp)
+    proc = await asyncio.get_running_loop().run_in_executor(
+        None,
+        lambda: subprocess.run(
+            [sys.executable, "-m", "rewind_ls", "undo", "--dry-run"],
+            cwd=ws,
+            env={**lsp.agent.env},
+            capture_output=True,
+            text=True,
+        ),
+    )
+    assert "a.txt: held unsaved text in the editor when the restore ran" in proc.stdout, (
+        proc.stdout + proc.stderr
+    )

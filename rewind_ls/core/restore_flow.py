@@ -91,6 +91,21 @@ def plan_restore(
     return restrict(plan, paths) if paths is not None else plan
 
 
+def _note_unsaved_buffers(store: Store, plan: Plan) -> None:
+    """An undo on disk of a restore that ran over unsaved editor buffers cannot give them back as
+    unsaved text (the editor's own undo can): it says so for each such file."""
+    from rewind_ls.core.restore_point import saved_disk
+
+    under = saved_disk(store, plan.turn.id)
+    for pp in plan.paths:
+        if pp.path in under and pp.will_write:
+            plan.notes.append(
+                f"{pp.path}: held unsaved text in the editor when the restore ran; this undo writes "
+                "that text to disk (the editor's Undo Last Rewind keeps it unsaved over the saved "
+                "bytes instead)"
+            )
+
+
 def _with_note(exc: RewindError, note: str) -> RewindError:
     """`exc` (a RewindError or ConflictError) again, with `note` appended to its message."""
     if isinstance(exc, ConflictError):
@@ -135,6 +150,8 @@ class RestoreFlow:
         # The CLI sees no editor's buffers: an unsaved one another editor left a trace of is a
         # conflict (the server does the same, skipping the files its own client has open).
         mark_unsaved_elsewhere(plan, self.store.root)
+        if plan.mode == UNDO:
+            _note_unsaved_buffers(self.store, plan)
         return plan
 
     def fork_first(self, plan: Plan | None) -> None:

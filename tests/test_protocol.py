@@ -141,7 +141,7 @@ def test_typescript_types_are_the_models() -> None:
 
 # camelCase names the Neovim client sends that are not protocol fields: initializationOptions, which
 # server/lsp.py reads.
-LUA_INIT_OPTIONS = {"closedFiles", "didChangeTurns"}
+LUA_INIT_OPTIONS = {"closedFiles", "didChangeTurns", "restoreUnsaved"}
 
 
 def test_neovim_client_uses_only_fields_the_models_define() -> None:

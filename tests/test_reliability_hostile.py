@@ -327,7 +327,7 @@ def _methods(turn: str, uri: str) -> dict[str, tuple[dict[str, Any], dict[str, l
             {
                 "turnId": [1, None, [], {}],
                 "scope": ["all", 1, None],
-                "mode": ["undo", 3, []],
+                "mode": ["sideways", 3, []],  # undo is a mode of the preview (no turnId needed)
                 "paths": ["a.txt", [1], {}],
             },
         ),

@@ -51,6 +51,7 @@ def restore(args: argparse.Namespace, mode: str) -> int:
     with open_store(args) as store:
         turn = None if mode == UNDO else turn_arg(store, args)
         flow = RestoreFlow(store, mode, turn, scope, args.force, args.skip_conflicts)
+        flow.merge = bool(getattr(args, "merge", False))
         paths = [rel(store, p) for p in args.path] if getattr(args, "path", None) else None
         plan = flow.plan(disk_reader(store.root), paths) if flow.code else None
         turn = plan.turn if plan is not None else turn
@@ -77,6 +78,8 @@ def restore(args: argparse.Namespace, mode: str) -> int:
                 return 1
         outcome = flow.apply_to_disk(plan)
         lines = _outcome_lines(flow, outcome, result)
+        if outcome is not None and plan is not None:
+            lines.extend(_marker_lines(plan))
     if args.json:
         from rewind_ls.server.protocol import RestoreOutput, wire
 
@@ -167,6 +170,19 @@ def _outcome_lines(flow: Any, outcome: Any, result: dict[str, Any]) -> list[str]
     return lines
 
 
+def _marker_lines(plan: Any) -> list[str]:
+    """What to do next after a revert that wrote conflict markers (--merge)."""
+    marked = [pp for pp in plan.paths if pp.markers]
+    if not marked:
+        return []
+    names = ", ".join(f"{safe(pp.path)} ({pp.markers})" for pp in marked)
+    return [
+        f"conflicts written with markers in {names}: edit each <<<<<<< now ... >>>>>>> "
+        f"before turn #{plan.turn.number} block to what you want, then save",
+        "(`git diff` or your editor's merge view shows them; `rewind-ls undo` takes the revert back)",
+    ]
+
+
 def _restore_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="only show the preview")
     p.add_argument(
@@ -214,6 +230,12 @@ def register(add: Add) -> None:
         "only those you choose",
     )
     p.add_argument("--session", help=SESSION_HELP)
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="where later edits overlap the turn's changes, write the revert with conflict markers "
+        "(diff3 style: now / the turn / before the turn) to resolve, instead of refusing",
+    )
     _restore_flags(p)
 
     p = add("undo", cmd_undo, "Undo the last rewind, revert or undo.")

@@ -96,9 +96,12 @@ def select(plan: Plan, force: bool, skip_conflicts: bool) -> list[PathPlan]:
     conflicts = plan.conflicts
     merge = [p for p in conflicts if p.conflict is not None and p.conflict.kind == "merge"]
     if plan.mode == REVERT and merge:
+        number = plan.turn.number
         raise ConflictError(
             "revert refused, nothing written: "
-            + "; ".join(p.conflict.message for p in merge if p.conflict),
+            + "; ".join(p.conflict.message for p in merge if p.conflict)
+            + f" (`revert {number} --merge` writes it with conflict markers to resolve; "
+            f"`rewind {number} --path FILE` rewinds that file instead)",
             [p.path for p in merge],
         )
     blocking = [

@@ -21,7 +21,15 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-__all__ = ["MergeConflict", "MergeResult", "diffstat", "is_binary", "line_diff", "merge3"]
+__all__ = [
+    "MergeConflict",
+    "MergeResult",
+    "diffstat",
+    "is_binary",
+    "line_diff",
+    "merge3",
+    "merge3_markers",
+]
 
 # How much of the file is sniffed by is_binary (the same window git uses, rounded).
 _SNIFF = 8192
@@ -176,6 +184,53 @@ def merge3(base: bytes, ours: bytes, theirs: bytes) -> MergeResult:
         return MergeResult(None, conflicts)
     out.extend(b[pos:])
     return MergeResult(b"".join(out), [])
+
+
+def merge3_markers(
+    base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str, str]
+) -> tuple[bytes, int]:
+    """The merge of :func:`merge3` with every conflict written in place, diff3 style (as
+    ``git merge --conflict=diff3``): ``<<<<<<< ours-label``, our lines, ``||||||| base-label``, the
+    base lines, ``=======``, their lines, ``>>>>>>> theirs-label``. ``labels`` is (ours, base,
+    theirs). Returns the bytes and the number of conflicts written. Marker lines end like the
+    file's first line (``\r\n`` or ``\n``); a side whose last line has no terminator gets one
+    before the next marker, so every marker starts a line."""
+    b = base.splitlines(True)
+    o = ours.splitlines(True)
+    t = theirs.splitlines(True)
+    eol = b"\r\n" if (o or b or t or [b""])[0].endswith(b"\r\n") else b"\n"
+    mine_l, base_l, theirs_l = (label.encode("utf-8", "replace") for label in labels)
+    out: list[bytes] = []
+    count = 0
+    shift = [0, 0]
+    pos = 0
+
+    def block(lines: list[bytes]) -> None:
+        out.extend(lines)
+        if lines and not lines[-1].endswith((b"\n", b"\r")):
+            out.append(eol)
+
+    for lo, hi, group in _regions(_diff(b, o), _diff(b, t)):
+        out.extend(b[pos:lo])
+        pos = hi
+        mine, other = _side_spans((o, t), group, lo, hi, shift)
+        if not group[1]:
+            out.extend(mine)
+        elif not group[0] or mine == other:
+            out.extend(other)
+        else:
+            count += 1
+            if out and not out[-1].endswith((b"\n", b"\r")):
+                out.append(eol)
+            out.append(b"<<<<<<< " + mine_l + eol)
+            block(mine)
+            out.append(b"||||||| " + base_l + eol)
+            block(b[lo:hi])
+            out.append(b"=======" + eol)
+            block(other)
+            out.append(b">>>>>>> " + theirs_l + eol)
+    out.extend(b[pos:])
+    return b"".join(out), count
 
 
 def _regions(ours: list[Hunk], theirs: list[Hunk]) -> Iterator[tuple[int, int, list[list[Hunk]]]]:

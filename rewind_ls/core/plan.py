@@ -21,7 +21,7 @@ from typing import Any
 
 from rewind_ls.core.capture import REWIND_SESSION, read_current
 from rewind_ls.core.errors import BadPath, CorruptBlob, RewindError, UnknownTurn
-from rewind_ls.core.merge import diffstat, is_binary, merge3
+from rewind_ls.core.merge import diffstat, is_binary, merge3, merge3_markers
 from rewind_ls.core.model import (
     ABSENT,
     FILE,
@@ -72,8 +72,11 @@ class PathPlan:
         "conflict",
         "current",
         "current_data",
+        "markers",
         "path",
         "removed",
+        "saved",
+        "saved_data",
         "target",
         "target_data",
     )
@@ -89,6 +92,11 @@ class PathPlan:
         self.added = 0
         self.removed = 0
         self.binary = False
+        self.markers = 0  # conflicts written with markers (revert --merge)
+        # An undo of a restore that ran over an unsaved buffer: the disk content to bring back
+        # under the buffer's unsaved text (`target`). Set by the editor's applier only.
+        self.saved: Version | None = None
+        self.saved_data: bytes | None = None
 
     def set_target(self, target: Version, data: bytes | None) -> None:
         self.target = target
@@ -120,6 +128,7 @@ def describe(pp: PathPlan) -> dict[str, object]:
         "added": pp.added,
         "removed": pp.removed,
         "binary": pp.binary,
+        "markers": pp.markers,
         "conflict": None
         if pp.conflict is None
         else {"kind": pp.conflict.kind, "message": pp.conflict.message, "hunks": pp.conflict.hunks},
@@ -420,7 +429,11 @@ def _note_reconstructed(plan: Plan, turns: list[Turn | None]) -> None:
         plan.label = f"{plan.label} [{note}]" if plan.label else note
 
 
-def plan_revert(store: Store, turn: Turn, reader: Reader, label: str = "") -> Plan:
+def plan_revert(
+    store: Store, turn: Turn, reader: Reader, label: str = "", markers: bool = False
+) -> Plan:
+    """`markers`: where later changes overlap the turn's, write the revert with conflict markers
+    (diff3 style: "now", the turn, before the turn) instead of refusing the path."""
     plan = Plan(REVERT, turn, label)
     _note_reconstructed(plan, [turn])
     for change in store.changes(turn.id):
@@ -449,7 +462,13 @@ def plan_revert(store: Store, turn: Turn, reader: Reader, label: str = "") -> Pl
         if problem is not None:
             pp.action, pp.conflict = Action.MODIFY, problem
             continue
-        _merge(pp, base, base_data, theirs, theirs_data)
+        _merge(pp, base, base_data, theirs, theirs_data, turn.number if markers else None)
+        if pp.markers:
+            plan.notes.append(
+                f"{path}: {pp.markers} conflict(s) written with markers (<<<<<<< now / ||||||| "
+                f"turn #{turn.number} / ======= / >>>>>>> before turn #{turn.number}); resolve them "
+                "and save"
+            )
         if pp.conflict is None and pp.will_write:
             _check_shared(store, pp, turn, change.source)
     return plan
@@ -461,9 +480,11 @@ def _merge(
     base_data: bytes | None,
     theirs: Version,
     theirs_data: bytes | None,
+    marked_turn: int | None = None,
 ) -> None:
     """Revert one path changed since the turn: three-way merge of base (after the turn), ours
-    (now) and theirs (before the turn); a conflict when it cannot apply."""
+    (now) and theirs (before the turn); a conflict when it cannot apply, or, given the turn's
+    number (`marked_turn`), the merge with its conflicts written between markers."""
     path, current = pp.path, pp.current
     if ABSENT in (current.kind, base.kind, theirs.kind):
         pp.action = Action.MODIFY
@@ -481,6 +502,10 @@ def _merge(
         )
         return
     result = merge3(base_data, ours, theirs_data)
+    if result.merged is None and marked_turn is not None:
+        labels = ("now", f"turn #{marked_turn}", f"before turn #{marked_turn}")
+        marked, pp.markers = merge3_markers(base_data, ours, theirs_data, labels)
+        result = type(result)(marked, [])
     if result.merged is None:
         pp.action = Action.MODIFY
         pp.conflict = Conflict(

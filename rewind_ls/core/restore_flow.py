@@ -32,6 +32,7 @@ from rewind_ls.core.apply_disk import (
     swap,
 )
 from rewind_ls.core.capture import REWIND_SESSION
+from rewind_ls.core.editor_traces import mark_unsaved_elsewhere
 from rewind_ls.core.errors import ConflictError, RewindError
 from rewind_ls.core.faults import fault as _fault
 from rewind_ls.core.model import Turn
@@ -75,9 +76,11 @@ def plan_restore(
     paths: list[str] | None = None,
     scope: str = CODE,
     hunks: list[int] | None = None,
+    merge: bool = False,
 ) -> Plan:
     """The plan of a restore: `turn` is None for an undo; `paths` (workspace-relative) limits it;
-    `hunks` (a revert of one path) reverts only those hunks of the turn's change to it."""
+    `hunks` (a revert of one path) reverts only those hunks of the turn's change to it; `merge`: a
+    revert writes overlapping changes with conflict markers (`plan_revert`)."""
     if hunks is not None:
         if mode != REVERT or turn is None or paths is None or len(paths) != 1:
             raise RewindError("hunks: only a revert of one turn in one path reverts hunks")
@@ -91,7 +94,7 @@ def plan_restore(
         return plan_rewind(store, turn, reader, paths, label=label)
     if mode != REVERT:
         raise RewindError(f"unknown restore mode {mode!r} (rewind, revert or undo)")
-    plan = plan_revert(store, turn, reader, label=label)
+    plan = plan_revert(store, turn, reader, label=label, markers=merge)
     return restrict(plan, paths) if paths is not None else plan
 
 
@@ -111,6 +114,21 @@ def plan_hunks(
         elif tf is not None:
             label = hunk_label(turn, path, indexes, len(tf.hunks))
     return plan_revert_hunks(store, turn, reader, selection, label)
+
+
+def _note_unsaved_buffers(store: Store, plan: Plan) -> None:
+    """An undo on disk of a restore that ran over unsaved editor buffers cannot give them back as
+    unsaved text (the editor's own undo can): it says so for each such file."""
+    from rewind_ls.core.restore_point import saved_disk
+
+    under = saved_disk(store, plan.turn.id)
+    for pp in plan.paths:
+        if pp.path in under and pp.will_write:
+            plan.notes.append(
+                f"{pp.path}: held unsaved text in the editor when the restore ran; this undo writes "
+                "that text to disk (the editor's Undo Last Rewind keeps it unsaved over the saved "
+                "bytes instead)"
+            )
 
 
 def _with_note(exc: RewindError, note: str) -> RewindError:
@@ -148,11 +166,20 @@ class RestoreFlow:
         # An undo restores code only: its "turn" is a restore point, which has no conversation.
         self.conversation = scope in (CONVERSATION, BOTH) and mode != UNDO and turn is not None
         self.fork: Any = None  # the conversation fork (`transcript.Fork`), once made
+        self.merge = False  # revert --merge: conflicts written with markers
 
     def plan(
         self, reader: Reader, paths: list[str] | None = None, hunks: list[int] | None = None
     ) -> Plan:
-        return plan_restore(self.store, self.mode, self.turn, reader, paths, self.scope, hunks)
+        plan = plan_restore(
+            self.store, self.mode, self.turn, reader, paths, self.scope, hunks, merge=self.merge
+        )
+        # The CLI sees no editor's buffers: an unsaved one another editor left a trace of is a
+        # conflict (the server does the same, skipping the files its own client has open).
+        mark_unsaved_elsewhere(plan, self.store.root)
+        if plan.mode == UNDO:
+            _note_unsaved_buffers(self.store, plan)
+        return plan
 
     def fork_first(self, plan: Plan | None) -> None:
         """Fork the conversation (when the scope asks for it) before any code is written: a fork

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rewind_ls.core.capture import REWIND_SESSION
-from rewind_ls.core.model import FILE, SessionKind, TurnState, Version
+from rewind_ls.core.model import FILE, SessionKind, TurnState, Version, VersionKind
 from rewind_ls.core.plan import PathPlan, Plan
 from rewind_ls.core.store import Store
 
@@ -23,12 +23,31 @@ PARTIAL = TurnState.PARTIAL
 ROLLED_BACK = TurnState.ROLLED_BACK
 
 
+# The info key of the disk contents kept under unsaved buffers (`saved_disk`); `Store.referenced_blobs`
+# keeps their blobs alive.
+SAVED_DISK = "savedDisk"
+
+
 def open_restore_point(
-    store: Store, plan: Plan, items: Sequence[PathPlan], journal: dict[str, object] | None = None
+    store: Store,
+    plan: Plan,
+    items: Sequence[PathPlan],
+    journal: dict[str, object] | None = None,
+    saved: Mapping[str, tuple[Version, bytes | None]] | None = None,
 ) -> str:
-    """Record the current and target content of every path in `items` before anything is written."""
+    """Record the current and target content of every path in `items` before anything is written.
+
+    `saved`: for a path whose editor buffer held unsaved text (its `current`), what the disk held
+    under it (its last saved bytes). An undo brings both back: the disk to these bytes, the buffer
+    to its unsaved text."""
     store.ensure_session(REWIND_SESSION, SessionKind.REWIND, "rewind-ls")
-    info = json.dumps({"mode": plan.mode, "turn": plan.turn.id, **(journal or {})})
+    under: dict[str, list[object]] = {}
+    for path, (version, data) in (saved or {}).items():
+        if version.kind == FILE and version.hash and data is not None:
+            store.put_blob(data, h=version.hash)
+        under[path] = [str(version.kind), version.hash, version.mode, version.size]
+    extra: dict[str, object] = {SAVED_DISK: under} if under else {}
+    info = json.dumps({"mode": plan.mode, "turn": plan.turn.id, **extra, **(journal or {})})
     with store.transaction():
         point = store.begin_turn(REWIND_SESSION, plan.label, state=PENDING, info=info)
         for pp in items:
@@ -66,3 +85,16 @@ def finish_restore_point(
     if failed:
         update_journal(store, point, failed=list(failed))
     return state
+
+
+def saved_disk(store: Store, point: str) -> dict[str, Version]:
+    """What the disk held under each unsaved buffer when restore point `point` was recorded."""
+    turn = store.turn(point)
+    try:
+        info = json.loads(turn.info) if turn is not None and turn.info else {}
+    except ValueError:
+        return {}
+    out: dict[str, Version] = {}
+    for path, (kind, h, mode, size) in (info.get(SAVED_DISK) or {}).items():
+        out[path] = Version(VersionKind(kind), h, mode, size)
+    return out

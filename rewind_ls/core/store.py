@@ -1270,13 +1270,18 @@ class Store:
         return int(self.conn.execute("SELECT count(*) FROM packs").fetchone()[0])
 
     def referenced_blobs(self) -> set[str]:
-        """The hashes a change (before or after) or a known path names."""
+        """The hashes a change (before or after), a known path or a restore point's saved disk
+        content (under an unsaved buffer) names."""
         return {
             r[0]
             for r in self.conn.execute(
                 "SELECT before_hash FROM changes WHERE before_hash IS NOT NULL"
                 " UNION SELECT after_hash FROM changes WHERE after_hash IS NOT NULL"
                 " UNION SELECT hash FROM known WHERE hash IS NOT NULL"
+                # A restore point's disk contents under unsaved buffers (restore_point.SAVED_DISK).
+                " UNION SELECT json_extract(j.value, '$[1]') FROM"
+                " (SELECT info FROM turns WHERE session_id = 'rewind' AND json_valid(info)) t,"
+                " json_each(t.info, '$.savedDisk') j WHERE json_extract(j.value, '$[1]') IS NOT NULL"
             )
         }
 

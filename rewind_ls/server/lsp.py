@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import attrs
 from lsprotocol import types
@@ -246,6 +246,7 @@ def on_initialize(ls: RewindServer, params: types.InitializeParams) -> None:
         create="create" in ops,
         delete="delete" in ops,
         closed_files=closed,
+        restore_unsaved=options.get("restoreUnsaved") is True,
     )
     lens = caps.workspace.code_lens if caps.workspace else None
     ls.lens_refresh = bool(lens and lens.refresh_support)
@@ -388,7 +389,15 @@ async def list_turns(ls: RewindServer, params: Any) -> dict[str, Any]:
 async def preview(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.PreviewParams, params, "rewind/preview")
     svc = ls.svc()
-    turn = await ls.call(svc.turn, p.turn_id)
+    if p.mode == "undo":
+        # The undo is a rewind to the latest restore point: previewed as one (named "undo of: ...").
+        turn = await ls.call(svc.undo_point)
+        plan_mode, turn_id = "rewind", turn.id
+    elif p.turn_id is None:
+        raise JsonRpcInvalidParams(f"rewind/preview: turnId is needed for mode {p.mode!r}")
+    else:
+        turn = await ls.call(svc.turn, p.turn_id)
+        plan_mode, turn_id = p.mode, p.turn_id
     result: dict[str, Any] = {
         "turn": await ls.call(svc.turn_info, turn),
         "mode": p.mode,
@@ -398,7 +407,16 @@ async def preview(ls: RewindServer, params: Any) -> dict[str, Any]:
         "conversation": None,
     }
     if p.scope in ("code", "both"):
-        plan = await ls.call(svc.plan, p.mode, p.turn_id, ls.docs(), p.paths, p.scope, p.hunks)
+        plan = await ls.call(
+            svc.plan,
+            plan_mode,
+            turn_id,
+            ls.docs(),
+            p.paths,
+            p.scope,
+            p.hunks,
+            ls.support.restore_unsaved,
+        )
         files = await ls.call(svc.preview, plan)
         result["files"] = files
         result["conflicts"] = sum(1 for f in files if f["conflict"])
@@ -411,7 +429,16 @@ async def preview(ls: RewindServer, params: Any) -> dict[str, Any]:
 async def restore(ls: RewindServer, params: Any) -> dict[str, Any]:
     p = parse(proto.RestoreParams, params, "rewind/restore")
     return await run_restore(
-        ls, p.mode, p.turn_id, p.scope, p.paths, p.force, p.skip_conflicts, p.apply, p.hunks
+        ls,
+        p.mode,
+        p.turn_id,
+        p.scope,
+        p.paths,
+        p.force,
+        p.skip_conflicts,
+        p.apply,
+        p.hunks,
+        p.merge,
     )
 
 
@@ -431,11 +458,14 @@ async def run_restore(
     skip_conflicts: bool,
     apply: bool,
     hunks: list[int] | None = None,
+    merge: bool = False,
 ) -> dict[str, Any]:
     """A restore: the service plans it and forks the conversation (`Service.start_restore`), the
-    client applies the edit, the service writes the rest and says what happened."""
+    client applies the edit, the service writes the rest and says what happened. `merge`: a
+    revert writes overlapping changes with conflict markers."""
     svc = ls.svc()
     job = EditorRestore(mode, turn_id, scope, paths, ls.support, force, skip_conflicts, hunks)
+    job.merge = merge
     await ls.call(svc.start_restore, job, ls.docs())
     outcome = None
     if job.pending is not None:
@@ -608,6 +638,15 @@ PREVIEW_LINES = 30  # files listed in the question; the rest are counted
 ASK_AFTER_SECONDS = 0.2  # between a command's answer and its question
 
 
+class Choice(NamedTuple):
+    """What one answer to the restore question runs."""
+
+    force: bool = False
+    skip: bool = False
+    merge: bool = False  # a revert with conflict markers
+    rewind_paths: list[str] | None = None  # "rewind that file instead": a rewind of these paths
+
+
 def _question(
     label: str,
     verb: str,
@@ -615,9 +654,13 @@ def _question(
     conversation: dict[str, Any] | None,
     options: proto.RestoreOptions,
     detail: list[str] | None = None,
-) -> tuple[str, dict[str, tuple[bool, bool]]]:
-    """The preview as a question, and its choices: title -> (force, skipConflicts). `detail`:
-    lines shown after the files (the merge of a hunk's revert)."""
+    mode: str = "rewind",
+    number: int | None = None,
+) -> tuple[str, dict[str, Choice]]:
+    """The preview as a question, and its choices: title -> what it runs. `detail`: lines shown
+    after the files (the merge of a hunk's revert). A revert whose changes overlap later edits
+    offers only what can work: conflict markers, or rewinding those files (never an overwrite,
+    which a revert refuses)."""
     changing = [f for f in files if f["action"] != "unchanged" or f["conflict"]]
     conflicts = [f for f in changing if f["conflict"]]
     lines = [f"rewind-ls: {label}"]
@@ -638,14 +681,30 @@ def _question(
             else f"conversation: cannot be rewound ({conversation['reason']})"
         )
     lines.append("Nothing is written until you choose; undo brings back what is there now.")
-    if conflicts and not (options.force or options.skip_conflicts):
+    merge = [f for f in conflicts if f["conflict"]["kind"] == "merge"]
+    if mode == "revert" and merge and not options.merge:
+        names = ", ".join(f["path"] for f in merge)
+        which = "that file" if len(merge) == 1 else "those files"
+        lines.insert(
+            1,
+            f"Later edits overlap this turn's changes in {names}: write the revert with conflict "
+            f"markers to resolve, or rewind {which} to before turn #{number} (drops the later "
+            "edits in it), or cancel.",
+        )
+        choices = {
+            f"{verb} with conflict markers": Choice(merge=True),
+            f"Rewind {names if len(merge) == 1 else which} instead": Choice(
+                rewind_paths=[f["path"] for f in merge]
+            ),
+        }
+    elif conflicts and not (options.force or options.skip_conflicts):
         lines.insert(1, f"{len(conflicts)} conflict(s): skip them, overwrite them, or cancel.")
         choices = {
-            f"{verb}, skip conflicts": (False, True),
-            f"{verb}, overwrite conflicts": (True, False),
+            f"{verb}, skip conflicts": Choice(skip=True),
+            f"{verb}, overwrite conflicts": Choice(force=True),
         }
     else:
-        choices = {verb: (options.force, options.skip_conflicts)}
+        choices = {verb: Choice(options.force, options.skip_conflicts, options.merge)}
     return "\n".join(lines), choices
 
 
@@ -673,7 +732,9 @@ async def _command_restore(
         verb = VERBS[mode]
         detail: list[str] = []
         if scope in ("code", "both"):
-            plan = await ls.call(svc.plan, mode, turn_id, ls.docs(), paths, scope, hunks)
+            plan = await ls.call(
+                svc.plan, mode, turn_id, ls.docs(), paths, scope, hunks, ls.support.restore_unsaved
+            )
             files = await ls.call(svc.preview, plan)
             label = plan.label or label
             if hunks is not None:
@@ -695,7 +756,8 @@ async def _command_restore(
         message = f"{label}: nothing to restore, every file already matches"
         _say(ls, types.MessageType.Info, message)
         return {"status": "nothing-to-do", "message": message, "files": files}
-    question, choices = _question(label, verb, files, conversation, options, detail)
+    number = turn.number if turn is not None else None
+    question, choices = _question(label, verb, files, conversation, options, detail, mode, number)
     ls.background(
         _ask_then_restore(ls, mode, turn_id, scope, question, choices, options.apply, paths, hunks)
     )
@@ -712,7 +774,7 @@ async def _ask_then_restore(
     turn_id: str | None,
     scope: str,
     question: str,
-    choices: dict[str, tuple[bool, bool]],
+    choices: dict[str, Choice],
     apply: bool,
     paths: list[str] | None = None,
     hunks: list[int] | None = None,
@@ -739,9 +801,25 @@ async def _ask_then_restore(
     if title not in choices:
         _say(ls, types.MessageType.Info, "cancelled; nothing was written")
         return
-    force, skip = choices[title]
+    choice = choices[title]
     try:
-        result = await run_restore(ls, mode, turn_id, scope, paths, force, skip, apply, hunks)
+        if choice.rewind_paths is not None:
+            result = await run_restore(
+                ls, "rewind", turn_id, "code", choice.rewind_paths, False, False, apply
+            )
+        else:
+            result = await run_restore(
+                ls,
+                mode,
+                turn_id,
+                scope,
+                paths,
+                choice.force,
+                choice.skip,
+                apply,
+                hunks,
+                choice.merge,
+            )
     except Exception as exc:
         _say(ls, types.MessageType.Error, to_rpc_error(exc).message)
         return

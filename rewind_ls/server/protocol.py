@@ -19,6 +19,8 @@ from pydantic.alias_generators import to_camel
 
 Scope = Literal["code", "conversation", "both"]
 Mode = Literal["rewind", "revert"]
+# A preview may also be of the undo (the latest restore point; no turnId needed).
+PreviewMode = Literal["rewind", "revert", "undo"]
 ChangeKind = Literal["created", "modified", "deleted"]
 Action = Literal["create", "modify", "delete", "unchanged"]
 ConflictKind = Literal[
@@ -152,6 +154,11 @@ class FilePreview(Result):
     removed: int
     binary: bool = False
     conflict: Conflict | None = None
+    markers: int = Field(
+        default=0,
+        description="Conflicts written with markers (a revert with merge: true) for the person to "
+        "resolve.",
+    )
 
 
 class ConversationPreview(Result):
@@ -168,9 +175,11 @@ class ConversationFork(Result):
 
 
 class PreviewParams(Params):
-    turn_id: str
+    turn_id: str | None = Field(
+        default=None, description="The turn (required unless mode is undo)."
+    )
     scope: Scope = "code"
-    mode: Mode = "rewind"
+    mode: PreviewMode = "rewind"
     paths: list[str] | None = Field(
         default=None, description="Limit to these paths (file URIs or workspace-relative paths)."
     )
@@ -180,8 +189,10 @@ class PreviewParams(Params):
 
 
 class PreviewResult(Result):
-    turn: TurnInfo
-    mode: Mode
+    turn: TurnInfo = Field(
+        description="The turn, or for an undo the restore point it goes back to."
+    )
+    mode: PreviewMode
     scope: Scope
     files: list[FilePreview]
     conflicts: int
@@ -196,6 +207,11 @@ class RestoreOptions(Params):
     apply: bool = Field(
         default=True,
         description="Send the edit through workspace/applyEdit and verify it; false: only return it.",
+    )
+    merge: bool = Field(
+        default=False,
+        description="A revert whose changes overlap later edits writes those files with diff3-style "
+        "conflict markers (now / turn #N / before turn #N) to resolve, instead of refusing.",
     )
 
 
@@ -215,6 +231,15 @@ class UndoParams(RestoreOptions):
     pass
 
 
+class UnsavedText(Result):
+    path: str
+    uri: str
+    edit: dict[str, Any] | None = Field(
+        default=None,
+        description="The WorkspaceEdit (LSP JSON) from the saved content to the unsaved text.",
+    )
+
+
 class RestoreResult(Result):
     status: RestoreStatus
     message: str
@@ -231,6 +256,12 @@ class RestoreResult(Result):
     failed: list[str] = Field(default=[], description="Paths that did not reach their content.")
     conversation: ConversationFork | None = None
     prompt: str | None = Field(default=None, description="The turn's prompt, to edit and resend.")
+    unsaved: list[UnsavedText] = Field(
+        default=[],
+        description="Buffers an undo returns to unsaved text: the restore brought them to their "
+        "last saved content (save them as usual), then apply each edit and leave the buffer "
+        "unsaved. Sent only to clients that set initializationOptions.restoreUnsaved.",
+    )
 
 
 class SummarizeParams(Params):
@@ -447,6 +478,9 @@ class PlannedFile(Output):
     removed: int
     binary: bool
     conflict: Conflict | None
+    markers: int = Field(
+        default=0, description="Conflicts written with markers (revert --merge) to resolve."
+    )
 
 
 class RestoreOutput(Output):

@@ -40,12 +40,16 @@ class ClientEditSupport:
         delete: bool = True,
         closed_files: str = "server",
         encoding: str = "utf-16",
+        restore_unsaved: bool = False,
     ) -> None:
         self.document_changes = document_changes
         self.create = create and document_changes
         self.delete = delete and document_changes
         self.closed_files = closed_files
         self.encoding = encoding
+        # The client puts back a buffer's unsaved text after saving (the result's `unsaved`), so an
+        # undo returns an unsaved buffer as unsaved text over its last saved bytes.
+        self.restore_unsaved = restore_unsaved
 
 
 class PathFacts(NamedTuple):

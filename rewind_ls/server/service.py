@@ -17,12 +17,14 @@ from rewind_ls.core.apply_disk import recover, select, settle
 from rewind_ls.core.capture import EDITOR_SESSION, Recorder, read_current
 from rewind_ls.core.conversation import fork_fields, fork_message
 from rewind_ls.core.diff import turn_diff
+from rewind_ls.core.editor_traces import mark_unsaved_elsewhere
 from rewind_ls.core.errors import RewindError, UnknownTurn
-from rewind_ls.core.model import Turn
+from rewind_ls.core.merge import diffstat
+from rewind_ls.core.model import Action, ConflictKind, Turn
 from rewind_ls.core.paths import from_uri, looks_like_uri, relative_path, to_uri
-from rewind_ls.core.plan import UNDO, PathPlan, Plan, describe, resolve_turn
+from rewind_ls.core.plan import UNDO, Conflict, PathPlan, Plan, describe, resolve_turn
 from rewind_ls.core.restore_flow import RestoreFlow, finish_editor_restore, plan_restore
-from rewind_ls.core.restore_point import open_restore_point
+from rewind_ls.core.restore_point import open_restore_point, saved_disk
 from rewind_ls.core.store import ABSENT, FILE, Store, Version
 from rewind_ls.core.timeline import list_sessions, timeline_text, turn_dict
 from rewind_ls.server import routing
@@ -65,6 +67,8 @@ class PendingRestore:
         by_edit: dict[str, str],
         by_server: list[PathPlan],
         disk_expected: dict[str, Version],
+        staged: list[PathPlan] | None = None,
+        unsaved: list[dict[str, Any]] | None = None,
     ) -> None:
         self.plan = plan
         self.items = items
@@ -73,6 +77,11 @@ class PendingRestore:
         self.by_edit = by_edit  # path -> expected text after the edit
         self.by_server = by_server
         self.disk_expected = disk_expected
+        # What the edit and the server's writes reach: `items`, except that a buffer whose unsaved
+        # text an undo brings back first reaches its last saved content (disk and buffer), and the
+        # client then puts the unsaved text back (`unsaved`: path, uri, WorkspaceEdit).
+        self.staged = staged if staged is not None else items
+        self.unsaved = unsaved or []
 
 
 class EditorRestore:
@@ -99,6 +108,7 @@ class EditorRestore:
         self.support = support
         self.force = force
         self.skip_conflicts = skip_conflicts
+        self.merge = False  # a revert writes overlapping changes with conflict markers
         self.flow: RestoreFlow | None = None
         self.pending: PendingRestore | None = None
         self.messages: list[str] = []
@@ -112,6 +122,7 @@ class EditorRestore:
             "failed": [],
             "conversation": None,
             "prompt": None,
+            "unsaved": [],
         }
 
 
@@ -270,6 +281,12 @@ class Service:
         """A turn id, or a turn number of the current agent session (as the CLI takes them)."""
         return resolve_turn(self.store, str(turn_ref))
 
+    def undo_point(self) -> Turn:
+        """The restore point an undo goes back to (the latest applied one)."""
+        from rewind_ls.core.plan import latest_restore_point
+
+        return latest_restore_point(self.store)
+
     # --- listing -------------------------------------------------------------------------------
 
     def list_turns(
@@ -344,11 +361,58 @@ class Service:
         paths: list[str] | None = None,
         scope: str = "code",
         hunks: list[int] | None = None,
+        unsaved: bool = False,
+        merge: bool = False,
     ) -> Plan:
-        reader = buffer_reader(self.root, open_docs_by_path(self.root, docs))
+        """`unsaved`: the client can put a buffer's unsaved text back after saving (an undo then
+        brings back the disk's last saved bytes under it, `_attach_saved`)."""
+        by_path = open_docs_by_path(self.root, docs)
+        reader = buffer_reader(self.root, by_path)
         turn = self.turn(turn_id) if turn_id is not None and mode != UNDO else None
         rels = [self.rel_of(p) for p in paths] if paths else None
-        return plan_restore(self.store, mode, turn, reader, rels, scope, hunks)
+        plan = plan_restore(self.store, mode, turn, reader, rels, scope, hunks, merge=merge)
+        # Buffers this client has open are read above; another editor's unsaved ones by its traces.
+        mark_unsaved_elsewhere(plan, self.root, by_path.keys())
+        if unsaved and plan.mode == UNDO:
+            self._attach_saved(plan)
+        return plan
+
+    def _attach_saved(self, plan: Plan) -> None:
+        """An undo of a restore that ran over unsaved buffers: each such path gets the disk content
+        it had under the buffer (`PathPlan.saved`), so the undo returns both. The disk must hold
+        what the restore wrote or that saved content; anything else is a save made since, which
+        the undo would overwrite: a conflict."""
+        under = saved_disk(self.store, plan.turn.id)
+        for pp in plan.paths:
+            version = under.get(pp.path)
+            if version is None or version.kind != FILE or version.hash is None:
+                continue
+            if pp.conflict is not None or pp.target.kind != FILE or pp.target_data is None:
+                continue
+            try:
+                data = self.store.get_blob(version.hash)
+            except RewindError:
+                continue  # the buffer's text alone is still brought back (and saved)
+            disk, disk_data, _ = read_current(self.root, pp.path)
+            change = self.store.change(plan.turn.id, pp.path)
+            wrote = change.after if change is not None else None
+            if not disk.same_content(version) and not (
+                wrote is not None and disk.same_content(wrote)
+            ):
+                pp.conflict = Conflict(
+                    ConflictKind.MODIFIED_OUTSIDE,
+                    f"{pp.path}: saved since the restore (the disk holds neither what the restore "
+                    "wrote nor the content saved before it); the undo would overwrite that save",
+                )
+                if pp.action == Action.UNCHANGED:
+                    pp.action = Action.MODIFY
+                continue
+            pp.saved, pp.saved_data = version, data
+            if pp.action == Action.UNCHANGED and not disk.same_content(version):
+                # The buffer already holds its unsaved text again (the editor's own undo): only
+                # the disk goes back.
+                pp.action = Action.MODIFY
+                pp.added, pp.removed = diffstat(disk_data or b"", data)
 
     def preview(self, plan: Plan) -> list[dict[str, Any]]:
         return [{**describe(pp), "uri": self.uri(pp.path)} for pp in plan.shown()]
@@ -388,10 +452,17 @@ class Service:
         by_edit: dict[str, str] = {}
         by_server: list[PathPlan] = []
         disk_expected: dict[str, Version] = {}
-        for pp in items:
-            disk, disk_data, _ = read_current(self.root, pp.path)
-            disk_expected[pp.path] = disk
-            doc = by_path.get(pp.path)
+        under: dict[str, tuple[Version, bytes | None]] = {}
+        staged: list[PathPlan] = []
+        unsaved: list[dict[str, Any]] = []
+        for item in items:
+            disk, disk_data, _ = read_current(self.root, item.path)
+            disk_expected[item.path] = disk
+            doc = by_path.get(item.path)
+            if doc is not None and disk.kind == FILE and not disk.same_content(item.current):
+                under[item.path] = (disk, disk_data)  # an unsaved buffer: an undo needs both
+            pp = self._stage_unsaved(item, support, unsaved)
+            staged.append(pp)
             facts, target_text, base_text = _path_facts(pp, doc, disk, disk_data)
             way = route(facts, support)
             if way.server:
@@ -407,15 +478,39 @@ class Service:
                 )
         # The pid tells other processes' recovery that this restore is live, not abandoned.
         point = open_restore_point(
-            self.store, plan, items, {"applier": "editor", "pid": os.getpid()}
+            self.store, plan, items, {"applier": "editor", "pid": os.getpid()}, under
         )
         edit = _workspace_edit(changes, support.document_changes)
-        return PendingRestore(plan, items, point, edit, by_edit, by_server, disk_expected)
+        return PendingRestore(
+            plan, items, point, edit, by_edit, by_server, disk_expected, staged, unsaved
+        )
+
+    def _stage_unsaved(
+        self, pp: PathPlan, support: ClientEditSupport, unsaved: list[dict[str, Any]]
+    ) -> PathPlan:
+        """A path whose undo brings back an unsaved buffer over its last saved bytes: the restore
+        writes the saved bytes (buffer and disk, which the client saves), and `unsaved` gets the
+        edit from them to the unsaved text, which the client applies after saving, unsaved."""
+        if pp.saved is None or pp.saved_data is None or not support.restore_unsaved:
+            return pp
+        saved_text = decode_text(pp.saved_data)
+        text = decode_text(pp.target_data) if pp.target_data is not None else None
+        if saved_text is None or text is None:
+            return pp
+        staged = PathPlan(pp.path, pp.current, pp.current_data)
+        staged.set_target(pp.saved, pp.saved_data)
+        uri = self.uri(pp.path)
+        edit = minimal_edit(saved_text, text, support.encoding)
+        parts = [text_document_edit(uri, None, edit)] if edit is not None else []
+        unsaved.append(
+            {"path": pp.path, "uri": uri, "edit": _workspace_edit(parts, support.document_changes)}
+        )
+        return staged
 
     def edit_reached(self, pending: PendingRestore, docs: dict[str, OpenDoc]) -> list[str]:
         """Paths of the text part that do not (yet) hold their planned content."""
         by_path = open_docs_by_path(self.root, docs)
-        plans = {p.path: p for p in pending.items}
+        plans = {p.path: p for p in pending.staged}
         missing = []
         for path, text in pending.by_edit.items():
             doc = by_path.get(path)
@@ -439,7 +534,7 @@ class Service:
         status, failed, written = finish_editor_restore(
             self.store,
             pending.point,
-            pending.items,
+            pending.staged,
             list(pending.by_edit),
             pending.by_server,
             pending.disk_expected,
@@ -459,10 +554,20 @@ class Service:
         code that cannot be prepared drops it."""
         turn = self.turn(job.turn_id) if job.turn_id else None
         flow = RestoreFlow(self.store, job.mode, turn, job.scope, job.force, job.skip_conflicts)
+        flow.merge = job.merge
         job.flow = flow
         plan = None
         if flow.code:
-            plan = self.plan(job.mode, job.turn_id, docs, job.paths, job.scope, job.hunks)
+            plan = self.plan(
+                job.mode,
+                job.turn_id,
+                docs,
+                job.paths,
+                job.scope,
+                job.hunks,
+                job.support.restore_unsaved,
+                merge=job.merge,
+            )
             job.result["files"] = self.preview(plan)
         flow.fork_first(plan)
         if plan is None:
@@ -479,6 +584,7 @@ class Service:
             return
         job.result["restorePointId"] = job.pending.point
         job.result["edit"] = job.pending.edit
+        job.result["unsaved"] = job.pending.unsaved
 
     def code_failed(self, job: EditorRestore, exc: BaseException) -> BaseException:
         """The code part raised after the edit went out: the fork is dropped (both or neither)."""
@@ -494,6 +600,12 @@ class Service:
                 writtenByServer=outcome["written"],
             )
             job.messages.append(str(outcome["message"]))
+            back = [u["path"] for u in result["unsaved"] if u["path"] not in outcome["failed"]]
+            if outcome["status"] != "failed" and back:
+                job.messages.append(
+                    f"your unsaved edits in {', '.join(back)} are back, not saved (the disk holds "
+                    "what was saved before)"
+                )
             if outcome["status"] == "failed" and job.flow is not None and job.flow.code_refused():
                 job.messages.append("conversation not forked either (--scope both)")
         fork = job.flow.fork if job.flow is not None else None

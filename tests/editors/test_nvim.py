@@ -498,11 +498,12 @@ def test_log_code_lens_runs_a_rewind(workspace: tuple[Path, Path], editor: Any) 
     lens_lines = sorted({lens["line"] for lens in lenses})
     target = max(li for li in lens_lines if li <= turn1)
     ed.nv.lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", target + 1)
-    # A lens click previews and asks, even with no conflict (config.confirm is off): "No" writes nothing.
-    last = ed.run("lua vim.lsp.codelens.run()", answers=["Rewind to here", "No"])
+    # A lens click previews and asks, even with no conflict (config.confirm is off): Cancel writes
+    # nothing; the preview's first entry restores.
+    last = ed.run("lua vim.lsp.codelens.run()", answers=["Rewind to here", "Cancel"])
     assert last["op"] == "rewind" and last["status"] == "cancelled", last
     assert read(ws, "a.txt") == b"a2\n"
-    last = ed.run("lua vim.lsp.codelens.run()", answers=["Rewind to here", "Yes"])
+    last = ed.run("lua vim.lsp.codelens.run()", answers=["Rewind to here", "Rewind 3 files"])
     assert last["op"] == "rewind" and last["status"] == "applied", last
     assert read(ws, "a.txt") == b"a0\n" and read(ws, "c.txt") is None
 

@@ -48,6 +48,8 @@ B1 = "beta v1\n"
 NOTES = "my notes\n"
 TYPED = "unsaved line\n"
 MESSAGE = ".notifications-toasts .notification-list-item-message"
+# The preview's first row (rewind.confirmRestore): the restore itself.
+PREVIEW_GO = "nothing is written before this"
 ROW = ".pane-body .monaco-list-row"
 
 
@@ -137,6 +139,8 @@ def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
         {"do": "command", "title": "Rewind: Rewind to Turn..."},
         {"do": "pick", "row": "#1", "filter": "first prompt", "screenshot": "vscode-picker.png"},
         {"do": "pick", "row": "Code only"},
+        # The preview (rewind.confirmRestore, on by default): nothing is written before "Rewind".
+        {"do": "pick", "row": PREVIEW_GO, "filter": "", "screenshot": "vscode-preview.png"},
         {"do": "dismiss-conflicts", "ms": 1500},
         {"do": "wait-disk", "file": "a.txt", "content": A0},
         {"do": "wait-editor", "file": "a.txt", "text": A0},
@@ -144,6 +148,7 @@ def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
         {"do": "observe", "label": "after-rewind", "files": ["a.txt", "b.txt", "notes.txt"]},
         {"do": "screenshot", "name": "vscode-after-rewind.png"},
         {"do": "command", "title": "Rewind: Undo Last Rewind"},
+        {"do": "pick", "row": PREVIEW_GO, "filter": ""},
         {"do": "wait-disk", "file": "a.txt", "content": A2},
         {"do": "wait-editor", "file": "a.txt", "text": A2},
         {"do": "wait-clean", "file": "a.txt"},
@@ -182,6 +187,7 @@ def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
         {"do": "row-action", "row": "first prompt", "action": "Rewind to Before This Turn..."},
         {"do": "pick", "row": "Cancel"},
         {"do": "row-action", "row": "b.txt", "action": "Rewind This File to Before the Turn"},
+        {"do": "pick", "row": PREVIEW_GO, "filter": ""},
         {"do": "wait-disk", "file": "b.txt", "content": None},
         {"do": "command", "title": "restore a checkpoint"},
         {"do": "pick", "row": "Your saves"},
@@ -189,6 +195,9 @@ def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
     ]
     result = _run_vscode(tmp_path, ws, agent, steps)
 
+    preview = _obs(result, f"picker:{PREVIEW_GO}")["rows"]
+    assert any("a.txt" in r and "modify +1 -1" in r for r in preview), preview
+    assert any("b.txt" in r and "delete" in r for r in preview), preview
     picker = _obs(result, "picker:#1")["rows"]
     assert any(r.startswith("#2") and "second prompt" in r for r in picker), picker
     assert any(r.startswith("#1") and "first prompt" in r for r in picker), picker
@@ -411,6 +420,7 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
         {"do": "click", "selector": '.activitybar .action-label[aria-label^="Rewind"]'},
         {"do": "wait-for", "selector": ROW, "text": "third prompt"},
         {"do": "row-action", "row": "third prompt", "action": "Revert This Turn"},
+        {"do": "pick", "row": PREVIEW_GO, "filter": ""},
         {"do": "wait-disk", "file": "c.txt", "content": None},
         {"do": "wait-for", "selector": MESSAGE, "text": "c.txt (deleted)"},
         {"do": "observe-texts", "label": "reverts", "selector": MESSAGE, "visible": True},
@@ -438,7 +448,13 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
 
     conversation = _obs(result, "conversation")
     assert "claude --resume" in conversation["text"], f"{conversation}\n{ctx}"
-    assert {"Copy", "Open in Terminal"} <= {b.strip() for b in conversation["buttons"]}
+    assert {"Copy", "Copy Prompt", "Open in Terminal"} <= {
+        b.strip() for b in conversation["buttons"]
+    }
+    # The result names the turn and its prompt; the clipboard is left alone unless asked.
+    assert "turn #2" in conversation["text"], conversation
+    assert "second prompt: bump alpha again" in conversation["text"], conversation
+    assert "on the clipboard" not in conversation["text"].split("Copy Prompt")[0], conversation
     # Typed at the prompt, not run: the resume command (`cd <ws> && claude --resume <id>`, which
     # the terminal may wrap over several rows) ends the terminal's text, and nothing ran it.
     sid = re.search(
@@ -447,6 +463,7 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
     assert sid, conversation
     rows = "".join(t.strip() for t in _obs(result, "terminal")["texts"] if t.strip())
     assert rows.endswith(sid.group(1)), rows
+    assert rows.count(sid.group(1)) == 1, f"the command is typed once: {rows}"
     assert "not found" not in rows, rows
     summarized = _obs(result, "summarized")
     assert "summarized up to turn #2" in summarized["text"], f"{summarized}\n{ctx}"

@@ -30,6 +30,10 @@ import {
 } from './protocol';
 import { rewindUri, TIMELINE_URI, timelineChanged } from './contentProvider';
 import type { RewindServer } from './server';
+import { restoreUnsavedTexts } from './unsaved';
+import { mergePrompt } from './mergePrompt';
+import { confirmRestore, previewEnabled, revertDiff, rewindDiff } from './previewPick';
+import { openResumeTerminal } from './resumeTerminal';
 
 type VsItem = vscode.QuickPickItem & { turn?: TurnInfo; more?: { sessionId: string; cursor: string } };
 
@@ -194,6 +198,21 @@ export class Commands {
   }
 
   async undoLastRewind(options: RestoreOptions = {}): Promise<void> {
+    let what = 'Undo of the last rewind';
+    if (!options.force && !options.skipConflicts && previewEnabled()) {
+      let preview: PreviewResult;
+      try {
+        preview = await this.server.request<PreviewResult>(Methods.preview, { mode: 'undo' });
+      } catch (e) {
+        void this.say('warning', `Rewind: ${errorText(e)}`);
+        return;
+      }
+      what = `Undo of ${preview.turn.prompt}`;
+      if (preview.conflicts === 0) {
+        const title = `Undo: ${preview.turn.prompt}`;
+        if (!(await confirmRestore(title, 'Undo', preview.files, rewindDiff(preview.turn.id)))) return;
+      }
+    }
     const done = await this.withSaving(
       'Undoing the last rewind…',
       () => this.server.request<RestoreResult>(Methods.undo, { ...options }),
@@ -205,7 +224,7 @@ export class Commands {
       if (!choice) return;
       return this.undoLastRewind(choice);
     }
-    this.report(done, 'Undo of the last rewind', options);
+    this.report(done, what, options);
   }
 
   async compareTurn(turnId?: string, fileUri?: string): Promise<void> {
@@ -288,11 +307,29 @@ export class Commands {
         scope = 'code';
         base.scope = scope;
       }
-      if (preview.conflicts > 0) {
+      const merge = mode === 'revert' ? mergePrompt(preview.files, turn.number) : undefined;
+      if (merge) {
+        const choice = await vscode.window.showWarningMessage(
+          merge.message,
+          { modal: true, detail: merge.detail },
+          merge.markers,
+          merge.rewind,
+        );
+        if (choice === merge.rewind) return this.restore(turn, 'code', 'rewind', {}, merge.paths);
+        if (choice !== merge.markers) return;
+        options = { merge: true };
+      } else if (preview.conflicts > 0) {
         const what = mode === 'revert' ? `Reverting turn #${turn.number}` : `Rewinding to turn #${turn.number}`;
         const choice = await this.askConflicts(preview.files, what);
         if (!choice) return;
         options = choice;
+      } else if (scope !== 'conversation' && previewEnabled()) {
+        const one = paths?.length === 1 ? ` (${preview.files[0]?.path ?? 'one file'})` : '';
+        const title =
+          mode === 'revert' ? `Revert turn #${turn.number}${one}` : `Rewind to before turn #${turn.number}${one}`;
+        const verb = mode === 'revert' ? 'Revert' : 'Rewind';
+        const diff = mode === 'revert' ? revertDiff(turn.id, turn.number) : rewindDiff(turn.id);
+        if (!(await confirmRestore(title, verb, preview.files, diff))) return;
       }
     }
     const title = mode === 'revert' ? `Reverting turn #${turn.number}…` : `Rewinding to turn #${turn.number}…`;
@@ -309,6 +346,22 @@ export class Commands {
     }
     const what = mode === 'revert' ? `Revert of turn #${turn.number}` : `Rewind to turn #${turn.number}`;
     this.report(done, what, options);
+    if (options.merge) await this.openMarked(done.result);
+  }
+
+  /** After a revert with conflict markers: open the marked files (VS Code's conflict lenses show there). */
+  private async openMarked(result: RestoreResult): Promise<void> {
+    const marked = (result.files ?? []).filter((f) => f.markers > 0 && !(result.failed ?? []).includes(f.path));
+    for (const f of marked) {
+      await vscode.window.showTextDocument(vscode.Uri.parse(f.uri), { preview: false });
+    }
+    if (marked.length > 0) {
+      void this.say(
+        'info',
+        `Rewind: conflict markers in ${marked.map((f) => f.path).join(', ')}: choose Accept Current (now) or ` +
+          `Accept Incoming (before the turn) on each block, then save. Rewind: Undo Last Rewind takes the revert back.`,
+      );
+    }
   }
 
   /** Modal: skip the conflicting files, overwrite them, or cancel (undefined). */
@@ -344,15 +397,17 @@ export class Commands {
     const dirtyNow = new Set([...docs.values()].filter((d) => d.isDirty).map((d) => d.uri.fsPath));
     const restored = result.status === 'conflict' ? [] : restoredEntries(result.files ?? [], result.failed, !!options.skipConflicts);
     const unsavedKept: string[] = [];
+    const unsavedBack = new Set((result.unsaved ?? []).map((u) => uriToPath(u.uri)));
     for (const p of pathsToSave(restored, uriToPath, dirtyNow)) {
       const doc = docs.get(p);
       try {
         if (doc && !(await doc.save())) this.server.output.appendLine(`could not save ${p}`);
-        else if (dirtyBefore.has(p)) unsavedKept.push(vscode.workspace.asRelativePath(p));
+        else if (dirtyBefore.has(p) && !unsavedBack.has(p)) unsavedKept.push(vscode.workspace.asRelativePath(p));
       } catch (e) {
         this.server.output.appendLine(`could not save ${p}: ${errorText(e)}`);
       }
     }
+    if (result.status !== 'conflict') await restoreUnsavedTexts(this.server, result);
     this.server.fireTurnsChanged(undefined);
     return { result, unsavedKept };
   }
@@ -376,10 +431,14 @@ export class Commands {
   ): void {
     const { result, unsavedKept } = done;
     const report = resultReport(result, what, !!options.skipConflicts);
+    // What matters most comes first (a toast cuts the end): where the person's unsaved edits went.
     const text =
-      report.text +
       (unsavedKept.length > 0
-        ? ` Your unsaved edits in ${unsavedKept.join(', ')} are one Undo (Ctrl+Z) away in the editor.`
+        ? `Rewind: your unsaved edits in ${unsavedKept.join(', ')} are one Undo (Ctrl+Z) away in the editor. `
+        : '') +
+      (unsavedKept.length > 0 ? report.text.replace(/^Rewind: /, '') : report.text) +
+      (result.unsaved?.length && result.status !== 'conflict'
+        ? ` Your unsaved edits in ${result.unsaved.map((u) => u.path).join(', ')} are back, not saved (the disk holds what was saved before).`
         : '');
     if (report.severity === 'error') {
       void this.say('error', text, 'Show Output').then((c) => c && this.server.output.show());
@@ -388,7 +447,13 @@ export class Commands {
     } else if (!result.conversation) {
       void this.say('info', text);
     }
-    if (result.conversation) void this.showConversation(result, result.status === 'applied' && result.files.length ? text : undefined);
+    if (result.conversation) {
+      // The fork names the turn and its prompt: "Rewind to turn #2: conversation forked before "…"".
+      const prompt = (result.prompt ?? result.conversation.prompt ?? '').replace(/\s+/g, ' ').trim();
+      const short = prompt.length > 60 ? `${prompt.slice(0, 59)}…` : prompt;
+      const message = `Rewind: ${what}: conversation forked before its prompt${short ? ` "${short}"` : ''}.`;
+      void this.showConversation(result, result.status === 'applied' && result.files.length ? text : undefined, message);
+    }
   }
 
   /**
@@ -404,32 +469,23 @@ export class Commands {
     if (!fork) return;
     // A summary up to a turn keeps the turn's prompt: null says there is none to resend.
     const prompt = result.prompt === null ? undefined : (result.prompt ?? fork.prompt);
-    let copied = false;
-    if (prompt) {
-      try {
-        await vscode.env.clipboard.writeText(prompt);
-        copied = true;
-      } catch (e) {
-        this.server.output.appendLine(`could not put the prompt on the clipboard: ${errorText(e)}`);
-      }
-    }
+    // The clipboard is the person's: written only when they press Copy or Copy Prompt.
     const detail = [
       `Resume it with: ${fork.resumeCommand}`,
-      copied ? 'The prompt is on the clipboard, to edit and send again.' : '',
+      prompt ? 'Copy Prompt puts the prompt on the clipboard, to edit and send again.' : '',
       filesText ?? '',
     ]
       .filter((l) => l)
       .join('\n\n');
     this.server.output.appendLine(`[info] ${message} ${detail}`);
-    const choice = await vscode.window.showInformationMessage(message, { modal: true, detail }, 'Copy', 'Open in Terminal');
+    const buttons = prompt ? ['Copy', 'Copy Prompt', 'Open in Terminal'] : ['Copy', 'Open in Terminal'];
+    const choice = await vscode.window.showInformationMessage(message, { modal: true, detail }, ...buttons);
     if (choice === 'Copy') {
       await vscode.env.clipboard.writeText(fork.resumeCommand);
+    } else if (choice === 'Copy Prompt' && prompt) {
+      await vscode.env.clipboard.writeText(prompt);
     } else if (choice === 'Open in Terminal') {
-      const folder = vscode.workspace.workspaceFolders?.[0];
-      const term = vscode.window.createTerminal({ name: 'Rewind: resume', cwd: folder?.uri });
-      term.show();
-      // Typed, not run: the person presses Enter when ready (and can edit it first).
-      term.sendText(fork.resumeCommand, false);
+      await openResumeTerminal(fork.resumeCommand);
     }
   }
 

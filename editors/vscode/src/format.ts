@@ -199,9 +199,11 @@ export interface ConflictPrompt {
 export function conflictPrompt(files: FilePreview[], what = 'This rewind'): ConflictPrompt {
   const conflicting = files.filter((f) => f.conflict);
   const n = conflicting.length;
-  const message = `${what} would overwrite ${n} ${n === 1 ? 'file' : 'files'} changed since rewind-ls last saw ${
-    n === 1 ? 'it' : 'them'
-  }.`;
+  // The headline says what the conflicts are: "changed since rewind-ls last saw" only when that is true.
+  const unseen = conflicting.every((f) => f.conflict?.kind === 'modified-outside');
+  const message = unseen
+    ? `${what} would overwrite ${n} ${n === 1 ? 'file' : 'files'} changed since rewind-ls last saw ${n === 1 ? 'it' : 'them'}.`
+    : `${what} would overwrite later changes in ${n} ${n === 1 ? 'file' : 'files'}.`;
   const lines = conflicting.slice(0, 15).map((f) => {
     const why = f.conflict?.message || f.conflict?.kind || 'conflict';
     // The server's message often names the path already.
@@ -269,6 +271,8 @@ export function resultReport(
   switch (result.status) {
     case 'applied':
     case 'planned':
+      // The action's name and the files first: a toast cuts long texts at the end.
+      if (what && files) return { severity: 'info', text: `Rewind: ${what}: restored ${files}.` };
       return { severity: 'info', text: `Rewind: ${msg}${files ? `: ${files}` : ''}.` };
     case 'nothing-to-do':
       return { severity: 'info', text: `Rewind: ${what ? `${what}: ` : ''}${result.message || 'nothing to restore'}.` };

@@ -241,7 +241,7 @@ export class RewindServer implements vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }, TIMELINE_SELECTOR],
       // didChangeTurns: the server sends rewind/didChangeTurns only to clients that ask for it.
-      initializationOptions: { closedFiles: 'server', didChangeTurns: true },
+      initializationOptions: { closedFiles: 'server', didChangeTurns: true, restoreUnsaved: true },
       outputChannel: this.output,
       middleware: this.middleware,
       // Without a handler the client shows the raw error ("Pending response rejected since connection got
@@ -356,6 +356,12 @@ export class RewindServer implements vscode.Disposable {
       throw new Error('the rewind-ls language server is not running (see Output › Rewind)');
     }
     return this.client.sendRequest<R>(method, params);
+  }
+
+  /** An LSP WorkspaceEdit (JSON) as VS Code's, with the running client's converter. */
+  async asWorkspaceEdit(edit: object): Promise<vscode.WorkspaceEdit | undefined> {
+    if (!this.client) return undefined;
+    return this.client.protocol2CodeConverter.asWorkspaceEdit(edit as never);
   }
 
   dispose(): void {

@@ -49,4 +49,7 @@ end
 
 require('rewind').setup({
   cmd = vim.json.decode(assert(vim.env.REWIND_TEST_SERVER_CMD)),
+  -- The preview (on by default) has its own tests (test_nvim_preview.py), which turn it back on;
+  -- here a restore runs on its command, as the older tests expect.
+  confirm = vim.env.REWIND_TEST_CONFIRM == '1',
 })

@@ -60,6 +60,9 @@ function M.select(items, opts)
     vim.ui.select(items, opts, function(choice, idx)
       -- Some pickers call back inside a textlock; resume on the main loop.
       vim.schedule(function()
+        -- The built-in select (inputlist) leaves its list on screen: a message now would ask to
+        -- "Press ENTER". A redraw first clears it.
+        vim.cmd('redraw')
         cb(choice, idx)
       end)
     end)

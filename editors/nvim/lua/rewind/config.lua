@@ -6,9 +6,9 @@ local M = {}
 ---@field cmd_env? table<string,string>                  Extra environment for the server process.
 ---@field root_dir? fun(bufnr: integer): string?         Workspace root of a buffer (nil: do not attach).
 ---@field autostart? boolean                              Attach to file buffers automatically (true).
----@field init_options? table                             initializationOptions ({ closedFiles = "server", didChangeTurns = true }).
+---@field init_options? table                             initializationOptions ({ closedFiles = "server", didChangeTurns = true, restoreUnsaved = true }).
 ---@field default_scope? '"code"'|'"conversation"'|'"both"'
----@field confirm? boolean                                Ask before every restore, even without conflicts.
+---@field confirm? boolean                                Preview and ask before every restore (true).
 ---@field write_unmodified? boolean                       Write buffers that were unmodified before a restore.
 ---@field registers? { resume: string|false, prompt: string|false, clipboard: boolean }  Opt-in (all off).
 ---@field signs? boolean                                  Signs on lines the agent changed in the latest turn.
@@ -23,9 +23,11 @@ M.defaults = {
   cmd_env = nil,
   root_dir = nil,
   autostart = true,
-  init_options = { closedFiles = 'server', didChangeTurns = true },
+  init_options = { closedFiles = 'server', didChangeTurns = true, restoreUnsaved = true },
   default_scope = 'code',
-  confirm = false,
+  -- The preview before every restore (files, +/- lines, a diff per file); false: restores without
+  -- conflicts are written at once.
+  confirm = true,
   write_unmodified = true,
   -- Off by default: a register is the person's; a conversation rewind writes one only when asked to.
   registers = { resume = false, prompt = false, clipboard = false },

@@ -26,6 +26,7 @@ function M.setup(opts)
     require('rewind.ui').default_mappings()
   end
   require('rewind.ui').enable_signs()
+  require('rewind.ui').follow_attach()
 end
 
 --- For 'statusline' (or lualine): "⟲ 3 turns" of the current agent session; "" when not attached.
@@ -95,8 +96,8 @@ local function pick_turn(client, prompt)
     message.notify('rewind: ' .. msg, levels.ERROR)
     return nil, { status = 'error', message = msg }
   end
-  -- Newest first, a page at a time: the last item loads the next older page and asks again.
-  local older = { older = true }
+  -- Newest first, a page at a time: the picker's last entry loads the next older page and asks again.
+  local numbered = require('rewind.numbered')
   local turn
   repeat
     local items = {}
@@ -110,20 +111,12 @@ local function pick_turn(client, prompt)
       return nil, { status = 'empty', message = msg }
     end
     local session = turns.current_session(list)
+    local older_label = nil
     if turns.has_older(session) then
-      items[#items + 1] = older
+      older_label = string.format('Older turns… (%d more)', session.turnCount - #session.turns)
     end
-    turn = async.select(items, {
-      prompt = prompt,
-      kind = 'rewind.turn',
-      format_item = function(item)
-        if item == older then
-          return string.format('Older turns… (%d more)', session.turnCount - #session.turns)
-        end
-        return turns.label(item)
-      end,
-    })
-    if turn == older then
+    turn = numbered.select_turn(items, prompt, older_label)
+    if turn == numbered.OLDER then
       local ferr = turns.fetch_older(client, list, session)
       if ferr then
         local msg = require('rewind.restore').err_message(ferr)
@@ -131,7 +124,7 @@ local function pick_turn(client, prompt)
         return nil, { status = 'error', message = msg }
       end
     end
-  until turn ~= older
+  until turn ~= numbered.OLDER
   if not turn then
     return nil, { status = 'cancelled', message = 'cancelled' }
   end

@@ -67,6 +67,99 @@ local function paths_with_conflicts(files)
   return out
 end
 
+--- The prompt's headline: what the conflicts are ("changed since rewind-ls last saw" only when true).
+local function conflict_headline(title, files, count)
+  local unseen = true
+  for _, f in ipairs(files or {}) do
+    if type(f.conflict) == 'table' and f.conflict.kind ~= 'modified-outside' then
+      unseen = false
+    end
+  end
+  local lines = conflict_lines(files)
+  local head = unseen
+      and string.format(
+        '%s: %d file%s changed since rewind-ls last saw %s',
+        title,
+        count,
+        count == 1 and '' or 's',
+        count == 1 and 'it' or 'them'
+      )
+    or string.format('%s would overwrite later changes in %d file%s', title, count, count == 1 and '' or 's')
+  -- The names and reasons belong in the question itself, not after the answer.
+  return head .. ':\n  ' .. table.concat(lines, '\n  ') .. '\n'
+end
+
+--- A revert whose changes overlap later edits: conflict markers, or rewind those files; never an
+--- overwrite (the server refuses it). Returns { merge = true }, { rewind_paths = {...} } or nil.
+local function ask_merge(title, files, number)
+  local uris, names = {}, {}
+  for _, f in ipairs(files or {}) do
+    if type(f.conflict) == 'table' and f.conflict.kind == 'merge' then
+      uris[#uris + 1] = f.uri
+      names[#names + 1] = f.path
+    end
+  end
+  if #uris == 0 then
+    return nil, false
+  end
+  local which = #names == 1 and names[1] or 'those files'
+  local choices = {
+    {
+      label = string.format('Write the revert with conflict markers (<<<<<<< now / >>>>>>> before turn #%d), resolve, :w', number),
+      opts = { merge = true },
+    },
+    { label = string.format('Rewind %s to before turn #%d instead (drops the later edits in it)', which, number), rewind = uris },
+    { label = 'Cancel' },
+  }
+  local choice = async.select(choices, {
+    prompt = string.format(
+      "%s: later edits overlap turn #%d's changes:\n  %s\n",
+      title,
+      number,
+      table.concat(conflict_lines(files), '\n  ')
+    ),
+    kind = 'rewind.conflicts',
+    format_item = function(c)
+      return c.label
+    end,
+  })
+  return choice, true
+end
+M.ask_merge = ask_merge
+
+--- After a revert with conflict markers: every `<<<<<<<` line of the marked files in the quickfix list
+--- (opened), and a message saying what to do next.
+function M.list_markers(result)
+  if type(result) ~= 'table' then
+    return
+  end
+  local items, names = {}, {}
+  for _, f in ipairs(result.files or {}) do
+    if (f.markers or 0) > 0 then
+      names[#names + 1] = f.path
+      local fname = vim.uri_to_fname(f.uri)
+      local b = vim.fn.bufnr(fname)
+      local lines = (b > 0 and vim.api.nvim_buf_is_loaded(b)) and vim.api.nvim_buf_get_lines(b, 0, -1, false)
+        or vim.fn.readfile(fname)
+      for i, line in ipairs(lines) do
+        if vim.startswith(line, '<<<<<<< ') then
+          items[#items + 1] = { filename = fname, lnum = i, col = 1, text = 'conflict: ' .. line }
+        end
+      end
+    end
+  end
+  if #items == 0 then
+    return
+  end
+  vim.fn.setqflist({}, ' ', { title = 'rewind: conflict markers', items = items })
+  vim.cmd('botright copen')
+  notify(string.format('%s: resolve the conflict markers, then :w', table.concat(names, ', ')), levels.WARN, {
+    'Conflict markers in ' .. table.concat(names, ', ') .. ' (listed in the quickfix window):',
+    '  keep "now" or "before the turn" (or both) in each <<<<<<< ... >>>>>>> block, delete the markers, :w.',
+    ':Rewind undo takes the revert back.',
+  })
+end
+
 --- Shows the conflicts and asks what to do. Returns the options to send, or nil (cancelled).
 local function ask_conflicts(title, files, count)
   notify(
@@ -80,13 +173,7 @@ local function ask_conflicts(title, files, count)
     { label = 'Cancel', opts = nil },
   }
   local choice = async.select(choices, {
-    prompt = string.format(
-      '%s: %d file%s changed since rewind-ls last saw %s',
-      title,
-      count,
-      count == 1 and '' or 's',
-      count == 1 and 'it' or 'them'
-    ),
+    prompt = conflict_headline(title, files, count),
     kind = 'rewind.conflicts',
     format_item = function(c)
       return c.label
@@ -156,17 +243,32 @@ local function settle_buffers(result, before, skipped_conflicts)
   return written, kept, write_errors
 end
 
+--- An undo's unsaved texts put back (rewind.unsaved); `kept` minus those (their edits are back unsaved,
+--- not one `u` away).
+local function restore_unsaved(client, result, kept, write_errors)
+  local unsaved = require('rewind.unsaved')
+  local _, errors = unsaved.restore(client, result)
+  vim.list_extend(write_errors, errors)
+  local back = unsaved.paths(result)
+  return vim.tbl_filter(function(p)
+    return not back[p]
+  end, kept)
+end
+
 local ACTION_WORD = { create = 'recreated', delete = 'deleted' }
 
 --- "a.txt (u: your edits), c.txt (deleted)": `kept` lists the files that had unsaved edits.
-local function files_text(files, kept)
+local function files_text(files, kept, back)
   local had_edits = {}
   for _, p in ipairs(kept or {}) do
     had_edits[p] = true
   end
+  back = back or {}
   local names = {}
   for _, f in ipairs(files) do
-    local note = ACTION_WORD[f.action] or (had_edits[f.path] and 'u: your edits')
+    local note = ACTION_WORD[f.action]
+      or (back[f.path] and 'unsaved, as before')
+      or (had_edits[f.path] and 'u: your edits')
     names[#names + 1] = note and string.format('%s (%s)', f.path, note) or f.path
   end
   return table.concat(names, ', ')
@@ -181,15 +283,22 @@ local function show_result(title, result, kept, write_errors, scope, skipped_con
     level = levels.WARN
   end
   local restored = restored_files(result, skipped_conflicts)
+  local unsaved_back = require('rewind.unsaved').paths(result)
   local summary = { string.format('%s: %s', title, result.message or status) }
   local details = {}
   if scope ~= 'conversation' and status ~= 'conflict' then
     if #restored > 0 then
-      summary = { string.format('%s: restored %s', title, files_text(restored, kept)) }
+      summary = { string.format('%s: restored %s', title, files_text(restored, kept, unsaved_back)) }
       details[#details + 1] = 'Restored: ' .. files_text(restored)
     elseif status == 'nothing-to-do' or status == 'applied' then
       summary = { string.format('%s: nothing to restore, every file already matches', title) }
     end
+  end
+  local back = vim.tbl_keys(unsaved_back)
+  if status ~= 'conflict' and #back > 0 then
+    table.sort(back)
+    details[#details + 1] = 'Unsaved edits brought back, not written (the disk holds what was saved before): '
+      .. table.concat(back, ', ')
   end
   if result.failed and #result.failed > 0 then
     summary[#summary + 1] = 'NOT restored: ' .. table.concat(result.failed, ', ')
@@ -267,6 +376,7 @@ local function send(client, method, params, title, scope)
       params = vim.tbl_extend('force', params, opts)
     else
       local written, kept, write_errors = settle_buffers(result, before, params.skipConflicts)
+      kept = restore_unsaved(client, result, kept, write_errors)
       show_result(title, result, kept, write_errors, scope, params.skipConflicts)
       require('rewind.turns').invalidate(client.id)
       require('rewind.log').refresh_all(client.id)
@@ -300,24 +410,33 @@ function M.run(client, turn, scope, mode, confirm)
     return { status = 'error', message = err_message(err), error = err }
   end
   local opts = {}
-  if (preview.conflicts or 0) > 0 then
+  local merge_choice, has_merge = nil, false
+  if mode == 'revert' then
+    merge_choice, has_merge = ask_merge(title, preview.files, turn.number)
+  end
+  if has_merge then
+    if not merge_choice or (not merge_choice.opts and not merge_choice.rewind) then
+      notify(title .. ': cancelled, nothing was changed.')
+      return { status = 'cancelled', message = 'cancelled', preview = preview }
+    end
+    if merge_choice.rewind then
+      local rewind_params = { turnId = turn.id, scope = 'code', mode = 'rewind', paths = merge_choice.rewind }
+      return send(client, 'rewind/restore', rewind_params, string.format('Rewind to #%d (code)', turn.number), 'code')
+    end
+    local outcome = send(client, 'rewind/restore', vim.tbl_extend('force', params, merge_choice.opts), title, scope)
+    M.list_markers(outcome.result)
+    return outcome
+  elseif (preview.conflicts or 0) > 0 then
     opts = ask_conflicts(title, preview.files, preview.conflicts)
     if not opts then
       notify(title .. ': cancelled, nothing was changed.')
       return { status = 'cancelled', message = 'cancelled', preview = preview }
     end
   elseif confirm or config.options.confirm then
-    local changing = {}
-    for _, f in ipairs(preview.files or {}) do
-      if f.action ~= 'unchanged' then
-        changing[#changing + 1] = string.format('%s %s (+%d -%d)', f.action, f.path, f.added or 0, f.removed or 0)
-      end
-    end
-    local yes = async.select({ 'Yes', 'No' }, {
-      prompt = string.format('%s: %s?', title, #changing > 0 and table.concat(changing, ', ') or 'no file changes'),
-      kind = 'rewind.confirm',
-    })
-    if yes ~= 'Yes' then
+    local verb = mode == 'revert' and 'Revert' or 'Rewind'
+    -- A revert's diff is the turn's own change (what it takes out); a rewind's, the content it writes.
+    local yes = require('rewind.preview').confirm(client, title, verb, preview.files, turn.id, 'before')
+    if not yes then
       notify(title .. ': cancelled, nothing was changed.')
       return { status = 'cancelled', message = 'cancelled', preview = preview }
     end
@@ -354,6 +473,20 @@ end
 
 --- Undo the latest rewind (in a coroutine).
 function M.undo(client)
+  if config.options.confirm then
+    local err, preview = rpc.request(client, 'rewind/preview', { mode = 'undo' })
+    if err then
+      notify('Undo rewind: ' .. err_message(err), levels.ERROR)
+      return { status = 'error', message = err_message(err), error = err }
+    end
+    if (preview.conflicts or 0) == 0 then
+      local title = 'Undo: ' .. (preview.turn.prompt or 'the last restore')
+      if not require('rewind.preview').confirm(client, title, 'Undo', preview.files, preview.turn.id, 'before') then
+        notify('Undo rewind: cancelled, nothing was changed.')
+        return { status = 'cancelled', message = 'cancelled', preview = preview }
+      end
+    end
+  end
   return send(client, 'rewind/undo', vim.empty_dict(), 'Undo rewind', 'code')
 end
 

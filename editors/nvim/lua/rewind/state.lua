@@ -6,11 +6,19 @@ local M = {
   last = nil, ---@type table? { op, status, message, result?, error? }
 }
 
+--- The statuslines show "⟲ op…" while an operation runs and the turn count after: redrawn at once.
+local function redraw_status()
+  vim.schedule(function()
+    pcall(vim.cmd, 'redrawstatus!')
+  end)
+end
+
 function M.begin(op)
   if M.busy then
     return false
   end
   M.busy = op
+  redraw_status()
   return true
 end
 
@@ -22,6 +30,7 @@ function M.finish(op, info)
   info.op = op
   info.seq = M.seq
   M.last = info
+  redraw_status()
   vim.api.nvim_exec_autocmds('User', {
     pattern = 'RewindDone',
     modeline = false,

@@ -202,6 +202,34 @@ local function signs_for(bufnr)
   end
 end
 
+--- The statusline is current as soon as the server answers: when rewind-ls attaches, the turn list is
+--- fetched (again while the server is still setting its workspace up) and the statuslines redrawn.
+function M.follow_attach()
+  local group = vim.api.nvim_create_augroup('rewind.statusline', { clear = true })
+  vim.api.nvim_create_autocmd('LspAttach', {
+    group = group,
+    callback = function(ev)
+      local client = vim.lsp.get_client_by_id(ev.data and ev.data.client_id or -1)
+      if not client or client.name ~= rpc.name or turns.cache[client.id] then
+        return
+      end
+      async.run(function()
+        for _ = 1, 50 do
+          local err = turns.fetch(client)
+          if not err then
+            break
+          end
+          async.sleep(200)
+        end
+      end, function()
+        vim.schedule(function()
+          vim.cmd('redrawstatus!')
+        end)
+      end)
+    end,
+  })
+end
+
 --- With setup({ signs = true }): signs follow turns, saves and entering a buffer.
 function M.enable_signs()
   local group = vim.api.nvim_create_augroup('rewind.signs', { clear = true })

@@ -164,7 +164,7 @@ describe('turnLabel and scopeItems', () => {
 
 describe('conflictPrompt', () => {
   const f = (path: string, conflict: FilePreview['conflict'], action: FilePreview['action'] = 'modify'): FilePreview => ({
-    path, uri: `file:///w/${path}`, action, added: 1, removed: 1, binary: false, conflict,
+    path, uri: `file:///w/${path}`, action, added: 1, removed: 1, binary: false, conflict, markers: 0,
   });
   it('names every conflicting path with the server message and explains the choices', () => {
     const p = conflictPrompt([
@@ -186,7 +186,9 @@ describe('conflictPrompt', () => {
   it('shortens long lists', () => {
     const many = Array.from({ length: 20 }, (_, i) => f(`f${i}`, { kind: 'merge', message: 'does not merge', hunks: [] }));
     const p = conflictPrompt(many);
-    assert.match(p.message, /20 files changed since rewind-ls last saw them/);
+    // Merge conflicts are not changes rewind-ls missed: the headline says what they are.
+    assert.match(p.message, /would overwrite later changes in 20 files/);
+    assert.doesNotMatch(p.message, /last saw/);
     assert.match(p.detail, /… and 5 more/);
   });
 });
@@ -194,7 +196,7 @@ describe('conflictPrompt', () => {
 describe('pathsToSave and restoredEntries', () => {
   const toPath = (uri: string): string => uri.replace('file://', '');
   const f = (path: string, action: FilePreview['action'], conflict: FilePreview['conflict'] = null): FilePreview => ({
-    path, uri: `file:///w/${path}`, action, added: 0, removed: 0, binary: false, conflict,
+    path, uri: `file:///w/${path}`, action, added: 0, removed: 0, binary: false, conflict, markers: 0,
   });
   it('saves every restored file that is dirty now, also one that had unsaved edits', () => {
     const files = [f('clean.txt', 'modify'), f('dirty.txt', 'modify'), f('closed.txt', 'create'), f('same.txt', 'unchanged')];
@@ -213,12 +215,14 @@ describe('pathsToSave and restoredEntries', () => {
 
 describe('resultReport and errorText', () => {
   const r = (status: RestoreResult['status'], extra: Partial<RestoreResult> = {}): RestoreResult => ({
-    status, message: 'm', edit: null, restorePointId: null, files: [], writtenByServer: [], failed: [], conversation: null, prompt: null, ...extra,
+    status, message: 'm', edit: null, restorePointId: null, files: [], writtenByServer: [], failed: [], conversation: null, prompt: null, unsaved: [], ...extra,
   });
   it('maps statuses to severities and lists failed paths', () => {
     assert.equal(resultReport(r('applied')).severity, 'info');
-    const applied = r('applied', { message: 'restored 1 file(s)', files: [{ path: 'a.txt', uri: 'file:///w/a.txt', action: 'modify', added: 1, removed: 1, binary: false, conflict: null }] });
+    const applied = r('applied', { message: 'restored 1 file(s)', files: [{ path: 'a.txt', uri: 'file:///w/a.txt', action: 'modify', added: 1, removed: 1, binary: false, conflict: null, markers: 0 }] });
     assert.equal(resultReport(applied).text, 'Rewind: restored 1 file(s): a.txt.');
+    // Named for the action, the files right after (a toast cuts the end).
+    assert.equal(resultReport(applied, 'Undo of rewind to turn 2 (code)').text, 'Rewind: Undo of rewind to turn 2 (code): restored a.txt.');
     const nothing = r('nothing-to-do', { message: 'nothing to restore: every path already matches' });
     assert.equal(resultReport(nothing, 'Undo of the last rewind').text, 'Rewind: Undo of the last rewind: nothing to restore: every path already matches.');
     assert.equal(resultReport(r('nothing-to-do')).severity, 'info');

@@ -1,0 +1,366 @@
+;;; rewind-ls.el --- Rewind what AI coding agents did, from Emacs  -*- lexical-binding: t -*-
+
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1"))
+;; Keywords: tools, vc
+;; URL: https://github.com/rewind-ls/rewind-ls
+
+;;; Commentary:
+
+;; Commands over the rewind-ls language server (`rewind-ls serve'), through lsp-mode or eglot,
+;; whichever you use: each command starts the connection itself when it is not running.
+;;
+;;   M-x rewind-ls            pick a turn of the agent's session, then what to do with it
+;;   M-x rewind-ls-rewind     put the files back to the start of a turn
+;;   M-x rewind-ls-revert     undo only a turn's own changes (later work stays)
+;;   M-x rewind-ls-undo       undo the last rewind, revert or undo
+;;   M-x rewind-ls-diff       what a turn changed, in a diff-mode buffer
+;;   M-x rewind-ls-timeline   every turn of every session, as text
+;;
+;; Every restore is previewed first in `*rewind-preview*' (diff-mode: the files, each one's action
+;; and +/- lines, conflicts with their reason, and the turn's diff) and asked with
+;; `read-multiple-choice' (set `rewind-ls-preview' to nil to skip the preview when nothing
+;; conflicts).  Buffers the restore changed are saved when the disk was written, so buffer and file
+;; agree; the message names the command that undoes it.
+;;
+;; Install: (use-package rewind-ls :load-path "/path/to/rewind-ls/editors/emacs") (what
+;; tests/editors/test_emacs_package.py does: the folder on the load path, then `require').
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'subr-x)
+(require 'diff-mode)
+
+(defgroup rewind-ls nil
+  "Rewind what AI coding agents did."
+  :group 'tools)
+
+(defcustom rewind-ls-server-command '("rewind-ls" "serve")
+  "The command that starts the rewind-ls language server."
+  :type '(repeat string))
+
+(defcustom rewind-ls-client 'auto
+  "The LSP client that talks to rewind-ls: lsp-mode, eglot, or auto (lsp-mode when loaded, else eglot)."
+  :type '(choice (const auto) (const lsp-mode) (const eglot)))
+
+(defcustom rewind-ls-preview t
+  "Preview every restore in `*rewind-preview*' and ask first; nil: only when something conflicts."
+  :type 'boolean)
+
+(defcustom rewind-ls-eglot-modes '(text-mode prog-mode conf-mode)
+  "Major modes eglot runs rewind-ls for (eglot runs one server per mode and project)."
+  :type '(repeat symbol))
+
+;;; The connection
+
+(defun rewind-ls--backend ()
+  (pcase rewind-ls-client
+    ('lsp-mode 'lsp)
+    ('eglot 'eglot)
+    (_ (if (or (featurep 'lsp-mode) (not (locate-library "eglot"))) 'lsp 'eglot))))
+
+(defvar rewind-ls--registered nil)
+
+(defun rewind-ls--register ()
+  "Tell the client how to start rewind-ls (once)."
+  (unless rewind-ls--registered
+    (pcase (rewind-ls--backend)
+      ('lsp
+       (require 'lsp-mode)
+       (lsp-register-client
+        (make-lsp-client
+         :new-connection (lsp-stdio-connection (lambda () rewind-ls-server-command))
+         :activation-fn (lambda (_file _mode) t)
+         :add-on? t
+         :server-id 'rewind-ls)))
+      ('eglot
+       (require 'eglot)
+       (add-to-list 'eglot-server-programs
+                    (cons rewind-ls-eglot-modes rewind-ls-server-command))))
+    (setq rewind-ls--registered t)))
+
+(defun rewind-ls--wait (what pred seconds)
+  (let ((deadline (+ (float-time) seconds)))
+    (while (and (not (funcall pred)) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (unless (funcall pred) (user-error "rewind-ls: timed out waiting for %s" what))))
+
+(defun rewind-ls--lsp-workspace ()
+  (cl-find-if (lambda (w) (and (eq (lsp--client-server-id (lsp--workspace-client w)) 'rewind-ls)
+                               (eq (lsp--workspace-status w) 'initialized)))
+              (lsp-workspaces)))
+
+(defun rewind-ls--ensure ()
+  "Start the connection for the current buffer's project when it is not running."
+  (rewind-ls--register)
+  (pcase (rewind-ls--backend)
+    ('lsp
+     (unless (bound-and-true-p lsp-mode) (lsp))
+     (rewind-ls--wait "lsp-mode to start rewind-ls" #'rewind-ls--lsp-workspace 30))
+    ('eglot
+     (unless (eglot-current-server)
+       (unless (apply #'derived-mode-p rewind-ls-eglot-modes) (text-mode))
+       (apply #'eglot (eglot--guess-contact)))
+     (rewind-ls--wait "eglot to start rewind-ls" #'eglot-current-server 30))))
+
+(defun rewind-ls--flush ()
+  "Send eglot's pending buffer changes now: it sends them when Emacs is idle, and a restore
+planned before that would compare against text the person already changed."
+  (when (eq (rewind-ls--backend) 'eglot)
+    (dolist (buffer (buffer-list))
+      (with-current-buffer buffer
+        (when (and (bound-and-true-p eglot--managed-mode) eglot--recent-changes)
+          (eglot--signal-textDocument/didChange))))))
+
+(defvar rewind-ls--file-buffer nil
+  "The last file buffer a command ran from: the connection's home when the current buffer
+visits no file (a preview, a diff, the timeline).")
+
+(defun rewind-ls--connection-buffer ()
+  (cond ((buffer-file-name) (setq rewind-ls--file-buffer (current-buffer)))
+        ((buffer-live-p rewind-ls--file-buffer) rewind-ls--file-buffer)
+        (t (user-error "rewind-ls: run this from a file of the project"))))
+
+(defun rewind-ls--request (method &optional params)
+  "Send METHOD (\"rewind/...\") with PARAMS (a plist); the answer as a plist-like object."
+  (with-current-buffer (rewind-ls--connection-buffer)
+    (rewind-ls--ensure)
+    (rewind-ls--flush)
+    (let ((params (or params (make-hash-table))))
+      (pcase (rewind-ls--backend)
+        ('lsp (lsp-request method params))
+        ('eglot (rewind-ls--eglot-request method params))))))
+
+(defun rewind-ls--eglot-request (method params)
+  "METHOD through eglot, waiting while sending eglot's buffer changes: a restore's edit arrives
+during the request, and the server waits for the buffers to show it (eglot would send the
+change only once Emacs is idle, after the request)."
+  (let ((eglot-confirm-server-initiated-edits nil)
+        (done nil) (answer nil) (failure nil))
+    (jsonrpc-async-request (eglot-current-server) (intern (concat ":" method)) params
+                           :success-fn (lambda (result) (setq answer result done t))
+                           :error-fn (lambda (err) (setq failure err done t))
+                           :timeout 600)
+    (while (not done)
+      (accept-process-output nil 0.05)
+      (rewind-ls--flush))
+    (when failure
+      (user-error "rewind-ls: %s" (or (plist-get failure :message) failure)))
+    answer))
+
+(defun rewind-ls--get (obj key)
+  "KEY (a keyword) of a server answer OBJ (a hash table with lsp-mode, a plist with eglot)."
+  (if (hash-table-p obj) (gethash (substring (symbol-name key) 1) obj) (plist-get obj key)))
+
+(defun rewind-ls--list (obj key) (append (rewind-ls--get obj key) nil))
+
+;;; Turns
+
+(defun rewind-ls--turns ()
+  "The turns of the current agent session, newest first."
+  (let* ((listing (rewind-ls--request "rewind/listTurns"))
+         (current (rewind-ls--get listing :currentSessionId))
+         (session (cl-find-if (lambda (s) (equal (rewind-ls--get s :id) current))
+                              (rewind-ls--list listing :sessions))))
+    (reverse (and session (rewind-ls--list session :turns)))))
+
+(defun rewind-ls--label (turn)
+  (format "#%s  %s" (rewind-ls--get turn :number)
+          (replace-regexp-in-string "[\n\t ]+" " " (or (rewind-ls--get turn :prompt) ""))))
+
+(defun rewind-ls--read-turn (prompt)
+  "A turn of the current session, read by its own number (completion shows them all)."
+  (let* ((turns (or (rewind-ls--turns) (user-error "rewind-ls: no agent turns recorded here yet")))
+         (labels (mapcar (lambda (turn) (cons (rewind-ls--label turn) turn)) turns))
+         (completion-extra-properties nil)
+         (answer (completing-read prompt (mapcar #'car labels) nil nil "#")))
+    (or (cdr (assoc answer labels))
+        (let ((n (and (string-match "#?\\([0-9]+\\)" answer) (match-string 1 answer))))
+          (cl-find-if (lambda (turn) (equal (format "%s" (rewind-ls--get turn :number)) n)) turns))
+        (user-error "rewind-ls: no turn %s" answer))))
+
+;;; The preview
+
+(defun rewind-ls--preview-buffer (title files diff)
+  "Fill `*rewind-preview*' (diff-mode) with TITLE, FILES (the preview's) and DIFF; show it."
+  (with-current-buffer (get-buffer-create "*rewind-preview*")
+    (let ((inhibit-read-only t))
+      (erase-buffer)
+      (insert title "\n\n")
+      (dolist (f files)
+        (let ((conflict (rewind-ls--get f :conflict)))
+          (insert (format "  %-8s %s  %s\n" (rewind-ls--get f :action) (rewind-ls--get f :path)
+                          (if (eq (rewind-ls--get f :binary) t) "binary"
+                            (format "+%s -%s" (rewind-ls--get f :added) (rewind-ls--get f :removed)))))
+          (when (and conflict (not (eq conflict :null)))
+            (insert (format "      conflict: %s\n" (rewind-ls--get conflict :message))))))
+      (insert "\nNothing is written until you answer. The change:\n\n" (or diff ""))
+      (diff-mode)
+      (setq buffer-read-only t)
+      (goto-char (point-min)))
+    (display-buffer (current-buffer))
+    (current-buffer)))
+
+(defun rewind-ls--conflicts (files)
+  (cl-remove-if (lambda (f) (memq (rewind-ls--get f :conflict) '(nil :null))) files))
+
+(defun rewind-ls--turn-diff (turn)
+  (condition-case nil
+      (let ((answer (rewind-ls--request "workspace/executeCommand"
+                                        (list :command "rewind.diff"
+                                              :arguments (vector (rewind-ls--get turn :id))))))
+        (rewind-ls--get answer :text))
+    (error nil)))
+
+(defun rewind-ls--ask (title files mode)
+  "Preview FILES and ask; the restore options (a plist) or nil when cancelled."
+  (let* ((conflicts (rewind-ls--conflicts files))
+         (merge (cl-some (lambda (f) (equal (rewind-ls--get (rewind-ls--get f :conflict) :kind) "merge"))
+                         conflicts))
+         (choices
+          (cond
+           ((and merge (eq mode 'revert))
+            '((?m "markers" "write the revert with conflict markers to resolve")
+              (?f "rewind file instead" "put those files back as before the turn")
+              (?q "cancel" "write nothing")))
+           (conflicts
+            '((?s "skip conflicts" "restore the other files")
+              (?o "overwrite" "restore every file (undoable)")
+              (?q "cancel" "write nothing")))
+           (t '((?y "yes" "restore") (?q "cancel" "write nothing"))))))
+    (if (and (not conflicts) (not rewind-ls-preview))
+        '(:go t)
+      (save-window-excursion
+        (pop-to-buffer "*rewind-preview*")
+        (pcase (car (read-multiple-choice (concat title "? ") choices))
+          (?y '(:go t))
+          (?s '(:skipConflicts t))
+          (?o '(:force t))
+          (?m '(:merge t))
+          (?f (list :rewindPaths (vconcat (mapcar (lambda (f) (rewind-ls--get f :uri)) conflicts))))
+          (_ nil))))))
+
+;;; Restores
+
+(defun rewind-ls--save-restored (result)
+  "Save the buffers RESULT restored, so buffer and disk agree (the restore is on disk too)."
+  (dolist (f (rewind-ls--list result :files))
+    (let* ((file (ignore-errors (url-unhex-string
+                                 (string-remove-prefix "file://" (rewind-ls--get f :uri)))))
+           (buffer (and file (get-file-buffer file))))
+      (when (and buffer (buffer-modified-p buffer)
+                 (not (equal (rewind-ls--get f :action) "delete")))
+        (with-current-buffer buffer (save-buffer))))))
+
+(defun rewind-ls--restore (mode turn &optional paths)
+  "Preview, ask, restore (MODE rewind or revert of TURN, or undo when TURN is nil), report."
+  (let* ((number (and turn (rewind-ls--get turn :number)))
+         (title (pcase mode
+                  ('revert (format "Revert turn #%s" number))
+                  ('undo "Undo the last restore")
+                  (_ (format "Rewind to before turn #%s" number))))
+         (preview (rewind-ls--request
+                   "rewind/preview"
+                   (append (list :mode (symbol-name mode))
+                           (and turn (list :turnId (rewind-ls--get turn :id)))
+                           (and paths (list :paths (vconcat paths))))))
+         (files (rewind-ls--list preview :files))
+         (point-turn (rewind-ls--get preview :turn)))
+    (when (null (cl-remove-if (lambda (f) (equal (rewind-ls--get f :action) "unchanged")) files))
+      (user-error "rewind-ls: %s: nothing to restore, every file already matches" title))
+    (rewind-ls--preview-buffer (format "%s (%s)" title (rewind-ls--get point-turn :prompt)) files
+                               (rewind-ls--turn-diff point-turn))
+    (let ((options (rewind-ls--ask title files mode)))
+      (cond
+       ((null options) (message "rewind-ls: %s: cancelled, nothing was written" title))
+       ((plist-get options :rewindPaths)
+        (rewind-ls--restore 'rewind turn (append (plist-get options :rewindPaths) nil)))
+       (t
+        (let* ((options (if (plist-get options :go) nil options))
+               (result (if (eq mode 'undo)
+                           (rewind-ls--request "rewind/undo" (or options (make-hash-table)))
+                         (rewind-ls--request
+                          "rewind/restore"
+                          (append (list :turnId (rewind-ls--get turn :id) :mode (symbol-name mode))
+                                  (and paths (list :paths (vconcat paths)))
+                                  options)))))
+          (rewind-ls--save-restored result)
+          (rewind-ls--report title result)))))))
+
+(defun rewind-ls--report (title result)
+  (let* ((changed (cl-remove-if (lambda (f) (equal (rewind-ls--get f :action) "unchanged"))
+                                (rewind-ls--list result :files)))
+         (names (mapconcat (lambda (f) (rewind-ls--get f :path)) changed ", "))
+         (marked (cl-remove-if-not (lambda (f) (> (or (rewind-ls--get f :markers) 0) 0)) changed)))
+    (message "rewind-ls: %s: %s%s; M-x rewind-ls-undo brings back what was there"
+             title
+             (if changed (concat "restored " names) (rewind-ls--get result :message))
+             (if marked
+                 (format " (conflict markers in %s: resolve them, then save)"
+                         (mapconcat (lambda (f) (rewind-ls--get f :path)) marked ", "))
+               ""))))
+
+;;;###autoload
+(defun rewind-ls-rewind (turn)
+  "Put the files back to the start of TURN (asked for: #N of the agent's current session)."
+  (interactive (list (rewind-ls--read-turn "Rewind to the start of turn: ")))
+  (rewind-ls--restore 'rewind turn))
+
+;;;###autoload
+(defun rewind-ls-revert (turn)
+  "Undo only TURN's own changes; later work stays."
+  (interactive (list (rewind-ls--read-turn "Revert turn: ")))
+  (rewind-ls--restore 'revert turn))
+
+;;;###autoload
+(defun rewind-ls-undo ()
+  "Undo the last rewind, revert or undo."
+  (interactive)
+  (rewind-ls--restore 'undo nil))
+
+;;;###autoload
+(defun rewind-ls-diff (turn)
+  "Show what TURN changed, in a diff-mode buffer."
+  (interactive (list (rewind-ls--read-turn "Diff of turn: ")))
+  (let ((text (or (rewind-ls--turn-diff turn) "")))
+   (with-current-buffer (get-buffer-create (format "*rewind-diff #%s*" (rewind-ls--get turn :number)))
+    (let ((inhibit-read-only t))
+      (erase-buffer)
+      (insert text))
+    (diff-mode)
+    (setq buffer-read-only t)
+    (goto-char (point-min))
+    (pop-to-buffer (current-buffer)))))
+
+;;;###autoload
+(defun rewind-ls-timeline ()
+  "Show every turn of every session in `*rewind-timeline*'."
+  (interactive)
+  (let ((text (rewind-ls--get (rewind-ls--request "rewind/timeline") :text)))
+    (with-current-buffer (get-buffer-create "*rewind-timeline*")
+      (let ((inhibit-read-only t)) (erase-buffer) (insert text))
+      (special-mode)
+      (goto-char (point-min))
+      (pop-to-buffer (current-buffer)))))
+
+;;;###autoload
+(defun rewind-ls ()
+  "Pick a turn of the agent's current session, then rewind, revert or diff it (or undo)."
+  (interactive)
+  (let ((turn (rewind-ls--read-turn "Turn: ")))
+    (pcase (car (read-multiple-choice
+                 (format "%s: " (rewind-ls--label turn))
+                 '((?r "rewind" "files back to the start of this turn")
+                   (?v "revert" "undo only this turn's changes")
+                   (?d "diff" "what this turn changed")
+                   (?u "undo" "undo the last restore")
+                   (?q "quit" "nothing"))))
+      (?r (rewind-ls-rewind turn))
+      (?v (rewind-ls-revert turn))
+      (?d (rewind-ls-diff turn))
+      (?u (rewind-ls-undo))
+      (_ nil))))
+
+(provide 'rewind-ls)
+;;; rewind-ls.el ends here

@@ -1,0 +1,83 @@
+--- The preview before every restore (`confirm = true`, the default): one vim.ui.select whose entries name
+--- the files (action, +/- lines, a conflict's reason); picking a file shows its diff in a new tab (now |
+--- after the restore) and asks again; nothing is written until the first entry is picked.
+local async = require('rewind.async')
+local rpc = require('rewind.client')
+
+local M = {}
+
+--- "modify a.txt (+1 -1)", "delete b.txt", "a.txt: <conflict reason>".
+function M.entry_label(f)
+  if type(f.conflict) == 'table' then
+    local why = f.conflict.message or f.conflict.kind or 'conflict'
+    return vim.startswith(why, f.path) and ('conflict ' .. why) or string.format('conflict %s: %s', f.path, why)
+  end
+  local stat = f.binary and 'binary' or string.format('+%d -%d', f.added or 0, f.removed or 0)
+  return string.format('%s %s (%s)', f.action, f.path, stat)
+end
+
+--- The text a restore writes to `f`, from the server (`rewind/fileAt` of `turn_id`, `side`).
+local function fetch(client, turn_id, f, side)
+  if f.action == 'delete' and side == 'before' then
+    return {}
+  end
+  local err, res = rpc.request(client, 'rewind/fileAt', { turnId = turn_id, uri = f.uri, side = side })
+  if err or not res or not res.exists or res.text == nil or res.text == vim.NIL then
+    return {}
+  end
+  local lines = vim.split(res.text, '\n', { plain = true })
+  if lines[#lines] == '' then
+    table.remove(lines)
+  end
+  return lines
+end
+
+--- A new tab: the file now (left) and what the restore writes (right, a scratch buffer), in diff mode.
+function M.show_diff(client, turn_id, f, side, label)
+  local lines = fetch(client, turn_id, f, side)
+  vim.cmd('tabnew ' .. vim.fn.fnameescape(vim.uri_to_fname(f.uri)))
+  vim.cmd('diffthis')
+  vim.cmd('rightbelow vnew')
+  local b = vim.api.nvim_get_current_buf()
+  vim.bo[b].buftype = 'nofile'
+  vim.bo[b].bufhidden = 'wipe'
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  vim.bo[b].modifiable = false
+  pcall(vim.api.nvim_buf_set_name, b, string.format('rewind://%s (%s)', f.path, label))
+  vim.cmd('diffthis')
+end
+
+--- Asks before a restore. `verb` names the first entry ("Rewind", "Revert", "Undo"); `turn_id`/`side`
+--- say where the diff's right side comes from. Returns true to restore.
+function M.confirm(client, title, verb, files, turn_id, side)
+  local shown = {}
+  for _, f in ipairs(files or {}) do
+    if f.action ~= 'unchanged' or type(f.conflict) == 'table' then
+      shown[#shown + 1] = f
+    end
+  end
+  while true do
+    local go = { go = true, label = string.format('%s %d file%s (nothing is written before this)', verb, #shown, #shown == 1 and '' or 's') }
+    local items = { go }
+    for _, f in ipairs(shown) do
+      items[#items + 1] = { file = f, label = M.entry_label(f) }
+    end
+    items[#items + 1] = { label = 'Cancel' }
+    local choice = async.select(items, {
+      prompt = title .. ' (pick a file to see its diff)',
+      kind = 'rewind.preview',
+      format_item = function(c)
+        return c.label
+      end,
+    })
+    if not choice or (not choice.go and not choice.file) then
+      return false
+    end
+    if choice.go then
+      return true
+    end
+    M.show_diff(client, turn_id, choice.file, side, side == 'after' and 'the turn' or 'after the restore')
+  end
+end
+
+return M

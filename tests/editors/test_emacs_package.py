@@ -1,0 +1,111 @@
+"""editors/emacs/rewind-ls.el in a real Emacs 28 (batch), with lsp-mode and with eglot: loaded as its
+header says (load path + require), with no client setup of the person's; every command starts the
+connection itself. The rewind is previewed in *rewind-preview* (diff-mode) and asked with
+read-multiple-choice; the restored buffer is saved (disk and buffer agree); the message names the
+Emacs command that undoes it; M-x rewind-ls picks a turn by its own number."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from tests.support.agent import FakeClaude  # noqa: E402
+
+pytestmark = pytest.mark.editor
+
+
+def _run(client: str, ws: Path, home: Path, out: Path) -> dict[str, Any]:
+    emacs = shutil.which("emacs")
+    if emacs is None:
+        pytest.fail("emacs is not installed: run scripts/install-emacs-env.sh")
+    bindir = str(Path(sys.executable).parent)
+    env = {
+        **os.environ,
+        "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
+        "PYTHONPATH": str(REPO),
+        "REWIND_LS_HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / "claude"),
+        "HOME": str(home / "emacs-home"),
+        "RT_ROOT": str(ws),
+        "RT_OUT": str(out),
+    }
+    (home / "emacs-home").mkdir(parents=True, exist_ok=True)
+    setup = "(setq rewind-ls-client '%s)" % ("lsp-mode" if client == "lsp" else "eglot")
+    if client == "lsp":
+        # What a person's lsp-mode setup has (else lsp-mode asks where the project is).
+        setup += (
+            " (require 'lsp-mode) (require 'lsp-modeline nil t) (require 'lsp-headerline nil t)"
+            " (setq lsp-auto-guess-root t lsp-enable-file-watchers nil"
+            " lsp-headerline-breadcrumb-enable nil lsp-modeline-code-actions-enable nil"
+            " lsp-modeline-diagnostics-enable nil"
+            f" lsp-session-file {json.dumps(str(home / 'lsp-session'))})"
+        )
+    proc = subprocess.run(
+        [
+            *(emacs, "--batch", "-L", str(REPO / "editors" / "emacs")),
+            *("--eval", f"(progn {setup})"),
+            *("-l", str(HERE / "emacs" / "package-driver.el")),
+        ],
+        cwd=ws,
+        env=env,
+        stdin=subprocess.DEVNULL,  # a question the driver does not script fails instead of waiting
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    if not out.exists():
+        raise AssertionError(f"emacs wrote no result ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    result: dict[str, Any] = json.loads(out.read_text())
+    assert result["failure"] is None, (
+        f"{result['failure']}\n{result['questions']}\n{proc.stderr[-4000:]}"
+    )
+    return result
+
+
+@pytest.mark.parametrize("client", ["lsp", "eglot"])
+def test_emacs_package(client: str, tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text("a0\n")
+    agent = FakeClaude(ws, home)
+    agent.turn("first: edit a", {"a.txt": "a1\n"})
+    agent.turn("second: a and a new b", {"a.txt": "a2\n", "b.txt": "b2\n"})
+
+    result = _run(client, ws, home, tmp_path / "result.json")
+    steps = {s["step"]: s for s in result["steps"]}
+    questions = result["questions"]
+    # The turn asked by its own number; the preview in diff-mode before anything is written.
+    assert questions[0]["answer"] == "#1" and "#2  second: a and a new b" in questions[0]["choices"]
+    assert questions[1]["choices"] == ["yes", "cancel"], questions[1]
+    cancelled = steps["cancelled"]
+    assert cancelled["disk_a"] == "a2\n" and cancelled["disk_b"] == "b2\n"
+    assert cancelled["preview_mode"] == "diff-mode", cancelled
+    assert "modify" in cancelled["preview"] and "a.txt  +1 -1" in cancelled["preview"]
+    assert "delete" in cancelled["preview"] and "b.txt" in cancelled["preview"]
+    # Rewound: disk written, the open buffer saved (not left modified).
+    rewound = steps["rewound"]
+    assert rewound["disk_a"] == "a0\n" and rewound["disk_b"] is None, rewound
+    assert rewound["buffer_a"] == "a0\n" and not rewound["modified_a"], rewound
+    assert any("M-x rewind-ls-undo" in m and "restored" in m for m in result["messages"])
+    assert not any("rewind.undo" in m for m in result["messages"]), result["messages"]
+    # Undone.
+    undone = steps["undone"]
+    assert undone["disk_a"] == "a2\n" and undone["disk_b"] == "b2\n", undone
+    assert undone["buffer_a"] == "a2\n" and not undone["modified_a"], undone
+    # M-x rewind-ls -> #2 -> diff: a diff-mode buffer with the turn's change.
+    diff = steps["diff"]
+    assert diff["mode"] == "diff-mode" and "+b2" in diff["text"], diff
+    assert (ws / "a.txt").read_bytes() == b"a2\n"

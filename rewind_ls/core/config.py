@@ -4,6 +4,8 @@
 `REWIND_LS_MAX_FILE_BYTES`  files larger than this are recorded as "too large" (default 16 MiB)
 `REWIND_LS_RETENTION_DAYS`  checkpoints older than this are pruned by gc (default 30)
 `REWIND_LS_MAX_STORE_BYTES` total store size cap, oldest turns dropped first (default 5 GiB)
+`REWIND_LS_MAX_LINE_BYTES`  transcript lines longer than this are recorded cut (default 64 MiB)
+`REWIND_LS_MAX_HOOK_BYTES`  hook payloads larger than this are refused (default 64 MiB)
 `CLAUDE_CONFIG_DIR`         Claude Code's folder (default ~/.claude); transcripts live in its projects/
 
 The workspace scan has its own (`REWIND_LS_IGNORE`, `REWIND_LS_BASELINE_SECONDS`, `REWIND_LS_SCAN`,
@@ -59,6 +61,19 @@ def retention_days() -> int:
 
 def max_store_bytes() -> int:
     return env_positive("REWIND_LS_MAX_STORE_BYTES", 5 * GiB)
+
+
+def max_line_bytes() -> int:
+    """The longest transcript line recording parses whole. A Write of the largest file recorded
+    (`max_file_bytes`) carries it up to three times (the call's input, the result's content and
+    `originalFile`), so the default leaves room for that; a longer line is parsed with its long
+    strings cut (forks still copy every line whole)."""
+    return env_positive("REWIND_LS_MAX_LINE_BYTES", 64 * MiB)
+
+
+def max_hook_bytes() -> int:
+    """The largest hook payload read from stdin; a larger one is refused, nothing recorded."""
+    return env_positive("REWIND_LS_MAX_HOOK_BYTES", 64 * MiB)
 
 
 def claude_dir() -> str:

@@ -848,3 +848,30 @@ def test_an_oversized_hook_payload_is_refused_whole_the_agent_not_blocked(
     assert "no checkpoints recorded" in cli("turns", "--all", ok=False).stderr
     agent.turn("small", {"a.txt": "1\n"})
     assert _prompts(cli) == ["small"]
+
+
+# --- bad limits in the environment: reported, not silently replaced ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "default"),
+    [
+        ("REWIND_LS_RETENTION_DAYS", "-1", "30"),
+        ("REWIND_LS_MAX_STORE_BYTES", "0", str(5 << 30)),
+        ("REWIND_LS_MAX_FILE_BYTES", "lots", str(16 << 20)),
+        ("REWIND_LS_MAX_LINE_BYTES", "-5", str(64 << 20)),
+    ],
+)
+def test_a_bad_limit_in_the_environment_is_reported(
+    ws: Path, agent: FakeClaude, cli: Cli, name: str, value: str, default: str
+) -> None:
+    agent.turn("one", {"a.txt": "1\n"})
+    assert "warning" not in cli("turns", "--all").stderr
+    cli.env[name] = value
+    line = f"rewind-ls: warning: {name}={value!r} is not a positive number; the default {default} is used\n"
+    proc = cli("turns", "--all")
+    assert proc.stderr == line, proc.stderr
+    assert "1 " in proc.stdout  # the command still runs, with the default
+    doctor = cli("doctor", ok=False)
+    assert doctor.returncode == 2
+    assert f"FAIL environment: {line.split('warning: ', 1)[1]}" in doctor.stdout, doctor.stdout

@@ -25,17 +25,39 @@ GiB = 1024 * MiB
 Number = TypeVar("Number", int, float)
 
 
-def env_positive(name: str, default: Number) -> Number:
-    """A positive number (of `default`'s type) from the environment variable `name`; `default`
-    when it is unset, not a number or not positive."""
+# Every limit read through `env_positive`, with its default (`limit_problems` reports them).
+LIMITS: dict[str, float] = {}
+
+
+def env_problem(name: str, default: Number) -> str | None:
+    """Why the environment variable `name` cannot be used as a positive number (so `default` is),
+    or None when it is unset or good."""
     raw = os.environ.get(name)
     if not raw:
-        return default
+        return None
     try:
-        value = type(default)(raw)
+        if type(default)(raw) > 0:
+            return None
     except ValueError:
+        pass
+    return f"{name}={raw!r} is not a positive number; the default {default} is used"
+
+
+def env_positive(name: str, default: Number) -> Number:
+    """A positive number (of `default`'s type) from the environment variable `name`; `default`
+    when it is unset, not a number or not positive (`limit_problems` says so)."""
+    LIMITS[name] = default
+    if env_problem(name, default) is not None:
         return default
-    return value if value > 0 else default
+    raw = os.environ.get(name)
+    return type(default)(raw) if raw else default
+
+
+def limit_problems() -> list[str]:
+    """One line per limit variable set to something unusable (replaced by its default)."""
+    for read in (max_file_bytes, retention_days, max_store_bytes, max_line_bytes, max_hook_bytes):
+        read()  # registers it
+    return [p for name, d in LIMITS.items() if (p := env_problem(name, d)) is not None]
 
 
 def home_dir() -> str:

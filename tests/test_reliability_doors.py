@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -379,6 +379,65 @@ def test_a_store_home_another_user_can_change_is_refused(
     assert "FAIL store home" in doctor.stdout, doctor.stdout
     rewind = Cli(ws, home)("turns", ok=False)
     assert rewind.returncode == 2 and "refused" in rewind.stderr, rewind.stderr
+
+
+@pytest.fixture
+def made_group() -> Iterator[Callable[..., int]]:
+    """Makes groups for a test (groupadd, as root) and deletes them after."""
+    import grp
+
+    made: list[str] = []
+
+    def make(*members: str) -> int:
+        name = f"rwls{os.getpid()}x{len(made)}"
+        args = ["groupadd", name] + (["-U", ",".join(members)] if members else [])
+        if os.geteuid() != 0 or shutil.which("groupadd") is None:
+            pytest.skip("making a group needs root and groupadd")
+        subprocess.run(args, check=True, capture_output=True)
+        made.append(name)
+        return grp.getgrnam(name).gr_gid
+
+    yield make
+    for name in made:
+        subprocess.run(["groupdel", name], capture_output=True)
+
+
+@pytest.mark.parametrize("group", ["ours-alone", "with-another-member", "not-our-primary"])
+def test_a_group_writable_folder_above_the_home_is_fine_only_when_the_group_is_ours_alone(
+    ws: Path, tmp_path: Path, made_group: Callable[..., int], group: str
+) -> None:
+    """User private groups (/home/alice is alice:alice 0775 on Debian, Ubuntu, Fedora): a
+    folder only our own primary group can write is accepted; a group another user is in, or a
+    group that is not ours, is refused as before."""
+    import grp
+    import pwd
+
+    TALLY("attacks")
+    me = pwd.getpwuid(os.geteuid())
+    if group == "ours-alone":
+        if grp.getgrgid(me.pw_gid).gr_mem not in ([], [me.pw_name]):
+            pytest.skip("this user's primary group has other members")
+        gid = me.pw_gid
+    else:
+        gid = made_group("nobody") if group == "with-another-member" else made_group()
+    parent = tmp_path / "alice"
+    parent.mkdir()
+    os.chown(parent, -1, gid)
+    parent.chmod(0o775)
+    home = parent / "rewind-home"
+    agent = FakeClaude(ws, home)
+    agent.turn("one", {"a.txt": "1\n"})
+    doctor = Cli(ws, home)("doctor", ok=False)
+    _no_traceback(doctor)
+    if group == "ours-alone":
+        assert doctor.returncode == 0, doctor.stdout
+        assert _prompts(Cli(ws, home)) == ["one"]
+    else:
+        assert doctor.returncode == 2
+        assert f"FAIL store home: {home}: {parent} (above it) is writable by other users" in (
+            doctor.stdout
+        ), doctor.stdout
+        assert not (home / "workspaces").exists()
 
 
 def test_the_log_is_not_opened_through_a_link(ws: Path, home: Path, tmp_path: Path) -> None:

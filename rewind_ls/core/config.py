@@ -112,10 +112,29 @@ def log_path() -> str:
 _SAFE_HOMES: set[str] = set()
 
 
+def _private_group(gid: int, uid: int) -> bool:
+    """Whether group `gid` is `uid`'s own primary group with no other member listed (the user
+    private groups of Debian, Ubuntu and Fedora: /home/alice is alice:alice 0775), so a folder
+    only that group can write is as safe as 0755. Only the group's member list is checked, not
+    every passwd entry for another user whose primary group it is (reading the whole passwd
+    database, maybe from LDAP, on every check would cost too much): a distribution gives each
+    user a group of their own."""
+    import grp
+    import pwd
+
+    try:
+        user = pwd.getpwuid(uid)
+        members = grp.getgrgid(gid).gr_mem if user.pw_gid == gid else None
+    except KeyError:
+        return False
+    return members is not None and all(m == user.pw_name for m in members)
+
+
 def home_problem(home: str | None = None) -> str | None:
     """Why the store home cannot be trusted, or None. The home and every folder in it must be
     ours; every folder above it must be ours or root's, and writable by nobody else unless it is
-    sticky (as /tmp is) and root's or ours. Otherwise another user could plant a link as the log
+    sticky (as /tmp is) and root's or ours (a group that is ours alone is no one else:
+    `_private_group`). Otherwise another user could plant a link as the log
     (so our hooks append to our own files), move the store aside, or edit a restore journal."""
     home = os.path.abspath(home or home_dir())
     me = os.geteuid()
@@ -137,7 +156,7 @@ def home_problem(home: str | None = None) -> str | None:
             except OSError as exc:
                 return f"{probe}: {exc.strerror}"
             if st is not None and not stat.S_ISLNK(st.st_mode):
-                loose = st.st_mode & 0o022
+                loose = st.st_mode & (0o002 if _private_group(st.st_gid, me) else 0o022)
                 sticky = st.st_mode & stat.S_ISVTX
                 if inside and st.st_uid != me:
                     return f"{probe} is owned by user {st.st_uid}, not by you (user {me})"

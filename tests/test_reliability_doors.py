@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -381,6 +381,65 @@ def test_a_store_home_another_user_can_change_is_refused(
     assert rewind.returncode == 2 and "refused" in rewind.stderr, rewind.stderr
 
 
+@pytest.fixture
+def made_group() -> Iterator[Callable[..., int]]:
+    """Makes groups for a test (groupadd, as root) and deletes them after."""
+    import grp
+
+    made: list[str] = []
+
+    def make(*members: str) -> int:
+        name = f"rwls{os.getpid()}x{len(made)}"
+        args = ["groupadd", name] + (["-U", ",".join(members)] if members else [])
+        if os.geteuid() != 0 or shutil.which("groupadd") is None:
+            pytest.skip("making a group needs root and groupadd")
+        subprocess.run(args, check=True, capture_output=True)
+        made.append(name)
+        return grp.getgrnam(name).gr_gid
+
+    yield make
+    for name in made:
+        subprocess.run(["groupdel", name], capture_output=True)
+
+
+@pytest.mark.parametrize("group", ["ours-alone", "with-another-member", "not-our-primary"])
+def test_a_group_writable_folder_above_the_home_is_fine_only_when_the_group_is_ours_alone(
+    ws: Path, tmp_path: Path, made_group: Callable[..., int], group: str
+) -> None:
+    """User private groups (/home/alice is alice:alice 0775 on Debian, Ubuntu, Fedora): a
+    folder only our own primary group can write is accepted; a group another user is in, or a
+    group that is not ours, is refused as before."""
+    import grp
+    import pwd
+
+    TALLY("attacks")
+    me = pwd.getpwuid(os.geteuid())
+    if group == "ours-alone":
+        if grp.getgrgid(me.pw_gid).gr_mem not in ([], [me.pw_name]):
+            pytest.skip("this user's primary group has other members")
+        gid = me.pw_gid
+    else:
+        gid = made_group("nobody") if group == "with-another-member" else made_group()
+    parent = tmp_path / "alice"
+    parent.mkdir()
+    os.chown(parent, -1, gid)
+    parent.chmod(0o775)
+    home = parent / "rewind-home"
+    agent = FakeClaude(ws, home)
+    agent.turn("one", {"a.txt": "1\n"})
+    doctor = Cli(ws, home)("doctor", ok=False)
+    _no_traceback(doctor)
+    if group == "ours-alone":
+        assert doctor.returncode == 0, doctor.stdout
+        assert _prompts(Cli(ws, home)) == ["one"]
+    else:
+        assert doctor.returncode == 2
+        assert f"FAIL store home: {home}: {parent} (above it) is writable by other users" in (
+            doctor.stdout
+        ), doctor.stdout
+        assert not (home / "workspaces").exists()
+
+
 def test_the_log_is_not_opened_through_a_link(ws: Path, home: Path, tmp_path: Path) -> None:
     TALLY("attacks")
     victim = tmp_path / "victim.txt"
@@ -684,3 +743,194 @@ def test_recovery_acts_only_on_journal_paths_of_the_workspace(
     doctor = Cli(ws, home)("doctor", ok=False)
     _no_traceback(doctor)
     assert victim.read_text() == "the victim's file\n"
+
+
+# --- 6. transcript lines over the cap (recording only) --------------------------------------------
+
+
+def _claude_session(home: Path, ws: Path, prompt: str, write: str) -> Path:
+    """A Claude Code transcript (the real binary's line shapes): a prompt (its `promptId` after
+    the message, as the binary writes it), a Write of a.txt and its result, the turn's end."""
+    import json
+    import uuid
+
+    sid = str(uuid.uuid4())
+    folder = home / "claude" / "projects" / "ws"
+    folder.mkdir(parents=True, exist_ok=True)
+    path, at = str(ws / "a.txt"), "2026-11-22T12:00:00.000Z"
+    base = {"sessionId": sid, "cwd": str(ws), "timestamp": at}
+    lines = [
+        {
+            **base,
+            "type": "user",
+            "uuid": "u1",
+            "message": {"role": "user", "content": prompt},
+            "promptId": "p1",
+        },
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "u2",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Write",
+                        "input": {"file_path": path, "content": write},
+                    }
+                ],
+            },
+        },
+        {
+            **base,
+            "type": "user",
+            "uuid": "u3",
+            "promptId": "p1",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": "File created successfully",
+                    }
+                ],
+            },
+            "toolUseResult": {
+                "type": "create",
+                "filePath": path,
+                "content": write,
+                "originalFile": None,
+            },
+        },
+        {"type": "last-prompt", "sessionId": sid, "lastPrompt": "x"},
+    ]
+    (ws / "a.txt").write_text(write)
+    transcript = folder / f"{sid}.jsonl"
+    with transcript.open("w") as f:
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
+    return transcript
+
+
+_PEAK = """
+import runpy, sys
+sys.argv = ["rewind-ls", *sys.argv[2:]]
+try:
+    runpy.run_module("rewind_ls", run_name="__main__")
+finally:
+    with open("/proc/self/status") as f, open(sys.argv_peak, "w") as out:
+        out.write(next(ln for ln in f if ln.startswith("VmHWM")).split()[1])
+"""
+
+
+def _import_rss(cli: Cli, transcript: Path, **env: str) -> tuple[int, str]:
+    """Peak memory (bytes) of a real `import claude-code` (VmHWM of the process itself: a
+    child's rusage would also count the test's own peak, which it borrowed until exec), and its
+    output."""
+    peak = cli.ws.parent / f"peak-{cli.ws.name}"
+    code = _PEAK.replace("sys.argv_peak", repr(str(peak)))
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "-", "import", "claude-code", str(transcript)],
+        cwd=cli.ws,
+        env={**cli.env, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return int(peak.read_text()) * 1024, proc.stdout
+
+
+def test_a_huge_transcript_line_is_recorded_cut_never_parsed_whole(
+    ws: Path, home: Path, cli: Cli, tmp_path: Path
+) -> None:
+    """The issue's 200 MB prompt line, at 100 MB: the import holds the line's bytes, never the
+    parsed text too (measured against a small import in the same run); the prompt is stored cut
+    and says so, the turn's edit is recorded whole."""
+    TALLY("attacks")
+    size = 100 << 20
+    small_ws = tmp_path / "small"
+    small_ws.mkdir()
+    small_cli = Cli(small_ws, tmp_path / "small-home")
+    baseline, _ = _import_rss(
+        small_cli, _claude_session(small_cli.home, small_ws, "hello", "one\n")
+    )
+    rss, out = _import_rss(cli, _claude_session(home, ws, "p" * size, "small\n"))
+    assert "1 turn(s), 1 change(s)" in out, out
+    # Parsed whole, the line cost four times its size (bytes, the split copy, the text, the
+    # parser's); cut, it is read once (and once more while the file's reader joins it).
+    assert rss - baseline < 3 * size, (rss - baseline) / size
+    (prompt,) = _prompts(cli)
+    assert prompt.startswith("ppp") and len(prompt) < 70_000
+    assert f"[rewind-ls: {size - 32 * 1024} more bytes cut]" in prompt
+    (turn,) = [t for s in cli.json("turns", "--all")["sessions"] for t in s["turns"]]
+    assert cli("diff", str(turn["id"])).stdout.count("+small") == 1
+
+
+def test_a_cut_edit_line_is_never_recorded_as_the_files_content(
+    ws: Path, home: Path, cli: Cli
+) -> None:
+    """A Write whose lines are over the cap: their texts are cut, so neither is taken as the
+    file's content (a rewind would write it); the import says why it left the edit out."""
+    TALLY("attacks")
+    body = "".join(f"line {i}\n" for i in range(40_000))  # about 430 KB
+    transcript = _claude_session(home, ws, "write it", body)
+    _, out = _import_rss(cli, transcript, REWIND_LS_MAX_LINE_BYTES=str(200_000))
+    assert "not imported: Write a.txt: its transcript line is over the cap" in out, out
+    (turn,) = [t for s in cli.json("turns", "--all")["sessions"] for t in s["turns"]]
+    assert turn["files"] == [], turn
+    assert (ws / "a.txt").read_text() == body
+    # Forks read the same file whole, every line byte for byte (the cap is recording's only).
+    from rewind_ls.core.transcript import read_lines
+
+    lines = read_lines(str(transcript))
+    assert lines[2]["toolUseResult"]["content"] == body and "rewindLsCut" not in lines[2]
+
+
+def test_an_oversized_hook_payload_is_refused_whole_the_agent_not_blocked(
+    ws: Path, home: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    """A payload over REWIND_LS_MAX_HOOK_BYTES: one line on stderr and in the log, exit 0, and
+    nothing of it recorded (not a bounded prompt either); the next hook is recorded as usual."""
+    TALLY("attacks")
+    env = {**agent.env, "REWIND_LS_MAX_HOOK_BYTES": str(1 << 20)}
+    payload = {**agent._base("UserPromptSubmit"), "prompt": "h" * (3 << 20)}
+    proc = run_hook(payload, env)
+    assert proc.returncode == 0
+    err = proc.stderr.decode()
+    assert err.count("\n") == 1 and "over the cap of 1048576" in err, err
+    assert "REWIND_LS_MAX_HOOK_BYTES" in err and "nothing recorded" in err
+    assert "over the cap of 1048576" in (home / "rewind-ls.log").read_text()
+    assert "no checkpoints recorded" in cli("turns", "--all", ok=False).stderr
+    agent.turn("small", {"a.txt": "1\n"})
+    assert _prompts(cli) == ["small"]
+
+
+# --- bad limits in the environment: reported, not silently replaced ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "default"),
+    [
+        ("REWIND_LS_RETENTION_DAYS", "-1", "30"),
+        ("REWIND_LS_MAX_STORE_BYTES", "0", str(5 << 30)),
+        ("REWIND_LS_MAX_FILE_BYTES", "lots", str(16 << 20)),
+        ("REWIND_LS_MAX_LINE_BYTES", "-5", str(64 << 20)),
+    ],
+)
+def test_a_bad_limit_in_the_environment_is_reported(
+    ws: Path, agent: FakeClaude, cli: Cli, name: str, value: str, default: str
+) -> None:
+    agent.turn("one", {"a.txt": "1\n"})
+    assert "warning" not in cli("turns", "--all").stderr
+    cli.env[name] = value
+    line = f"rewind-ls: warning: {name}={value!r} is not a positive number; the default {default} is used\n"
+    proc = cli("turns", "--all")
+    assert proc.stderr == line, proc.stderr
+    assert "1 " in proc.stdout  # the command still runs, with the default
+    doctor = cli("doctor", ok=False)
+    assert doctor.returncode == 2
+    assert f"FAIL environment: {line.split('warning: ', 1)[1]}" in doctor.stdout, doctor.stdout

@@ -101,4 +101,17 @@ def _adder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Add:
 
 def run_cli(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    _warn_about_limits()
     return error_handler.run(args.func, args)
+
+
+def _warn_about_limits() -> None:
+    """A limit set in the environment to something unusable is replaced by its default: say so
+    (one line each), rather than silently."""
+    import sys
+
+    from rewind_ls.cli.style import safe
+    from rewind_ls.core.config import limit_problems
+
+    for problem in limit_problems():
+        sys.stderr.write(f"rewind-ls: warning: {safe(problem)}\n")

@@ -83,6 +83,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
             "checks": [_check("store home", False, detail)],
         }
     checks = [_check("store home", True, config.home_dir())]
+    checks += [_check("environment", False, problem) for problem in config.limit_problems()]
     if moved_from is not None:
         checks.append(reattach_check(root, moved_from))
     directory = store_dir_for(root)

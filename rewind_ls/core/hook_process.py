@@ -31,6 +31,24 @@ def log(message: str) -> None:
         pass  # no log in a home that cannot be trusted (the hook says why on stderr)
 
 
+def read_payload(stream: Any) -> bytes:
+    """The whole payload, at most `config.max_hook_bytes()`: a larger one is refused (BadInput)
+    before it is parsed, so nothing of it is recorded; the rest is drained in bounded pieces so
+    the agent's write of it still completes."""
+    cap = config.max_hook_bytes()
+    raw: bytes = stream.read(cap + 1)
+    if len(raw) <= cap:
+        return raw
+    total = len(raw)
+    del raw
+    while chunk := stream.read(1 << 20):
+        total += len(chunk)
+    raise BadInput(
+        f"hook payload: {total} bytes, over the cap of {cap} (REWIND_LS_MAX_HOOK_BYTES); "
+        "refused, nothing recorded"
+    )
+
+
 def parse(raw: bytes) -> dict[str, Any]:
     if not raw.strip():
         raise BadInput("hook payload: stdin was empty (expected one JSON object from the agent)")
@@ -76,7 +94,7 @@ def run(agent: str, stdin: Any = None) -> int:
         return 0
     raw = b""
     try:
-        raw = (stdin or sys.stdin.buffer).read()
+        raw = read_payload(stdin or sys.stdin.buffer)
         payload = parse(raw)
         outcome = AGENTS[agent].handler()(payload)
         if outcome.message:

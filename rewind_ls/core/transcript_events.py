@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from rewind_ls.core import config
 from rewind_ls.core.claude_hook import EDIT_TOOLS
 from rewind_ls.core.interrupts import is_interrupt
 from rewind_ls.core.transcript import content_blocks, json_objects, prompt_text, timestamp
@@ -56,6 +58,7 @@ class Edit:
     at: float
     agent_type: str | None
     agent_id: Any
+    cut: int = 0  # the length of its line when that line was over the cap (its texts cut)
 
 
 class End:
@@ -180,7 +183,8 @@ class TranscriptParser:
     def __init__(self, path: str, agent_type: str | None = None) -> None:
         self.path = path
         self.agent_type = agent_type
-        self.pending: dict[str, tuple[str, dict[str, Any]]] = {}
+        # tool_use_id -> (tool, input, whether its line was cut)
+        self.pending: dict[str, tuple[str, dict[str, Any], bool]] = {}
         self.prompts_seen: set[str] = set()
         self.session_id: str | None = None
         self.cwd: str | None = None
@@ -232,7 +236,7 @@ class TranscriptParser:
                 and isinstance(block.get("id"), str)
                 and isinstance(block.get("input"), dict)
             ):
-                self.pending[block["id"]] = (block["name"], block["input"])
+                self.pending[block["id"]] = (block["name"], block["input"], CUT_KEY in line)
 
     def _prompt(self, line: dict[str, Any], sid: str, prompt_id: str, at: float) -> Prompt | None:
         """The main agent's prompt line, the first time its prompt id is seen."""
@@ -260,11 +264,11 @@ class TranscriptParser:
         self,
         line: dict[str, Any],
         block: dict[str, Any],
-        call: tuple[str, dict[str, Any]],
+        call: tuple[str, dict[str, Any], bool],
         prompt_id: str,
         at: float,
     ) -> Edit | None:
-        tool, tool_input = call
+        tool, tool_input, call_cut = call
         result = line.get("toolUseResult")
         result = result if isinstance(result, dict) else {}
         if tool == "NotebookEdit":
@@ -273,6 +277,12 @@ class TranscriptParser:
             path, before, after = _file_sides(tool, tool_input, result, block)
         if not isinstance(path, str) or not path:
             return None
+        cut = int(line.get(CUT_KEY, 0)) or (1 if call_cut else 0)
+        if cut:
+            # A cut line's texts are not the file's: such a side is not told (the follower then
+            # takes the disk, as for a subagent's edit), never a cut text as the content.
+            before = MISSING if isinstance(before, str) else before
+            after = MISSING
         assert self.session_id is not None
         return Edit(
             session_id=self.session_id,
@@ -286,11 +296,81 @@ class TranscriptParser:
             at=at,
             agent_type=self.agent_type,
             agent_id=line.get("agentId") if self.agent_type else None,
+            cut=cut,
         )
 
 
-def parse_lines(data: bytes) -> list[dict[str, Any]]:
-    return json_objects(data.split(b"\n"))
+# Set on a line recording read with its long strings cut (Claude Code writes no such key).
+CUT_KEY = "rewindLsCut"
+KEEP_BYTES = 32 * 1024  # of each string of a line over the cap (under the stored prompt cap)
+
+
+def _whole_escapes(body: bytes) -> bytes:
+    """`body` without a trailing escape sequence cut in half (so the JSON stays valid)."""
+    k = body.rfind(b"\\", max(0, len(body) - 6))
+    if k >= 0:
+        run = 0
+        while k - run >= 0 and body[k - run] == 0x5C:
+            run += 1
+        if run % 2 == 1 and len(body) - k < (6 if body[k + 1 : k + 2] == b"u" else 2):
+            return body[:k]
+    return body
+
+
+def cut_line(raw: bytes, keep: int = KEEP_BYTES) -> dict[str, Any] | None:
+    """A line over the cap as an object whose strings longer than `keep` bytes are cut, each
+    saying how much was left out, and marked with `CUT_KEY` (its length): its structure (type,
+    ids, times) is kept, the huge string is never decoded whole. None when it is not JSON."""
+    out: list[bytes] = []
+    pos = 0
+    while True:
+        start = raw.find(b'"', pos)
+        if start < 0:
+            out.append(raw[pos:].rstrip(b"\n"))
+            break
+        end = start + 1
+        while True:  # the closing quote: one after an even run of backslashes
+            end = raw.find(b'"', end)
+            if end < 0:
+                return None
+            b = end - 1
+            while raw[b] == 0x5C:
+                b -= 1
+            if (end - 1 - b) % 2 == 0:
+                break
+            end += 1
+        if end - start - 1 <= keep:
+            out.append(raw[pos : end + 1])
+        else:
+            out.append(raw[pos : start + 1])
+            out.append(_whole_escapes(raw[start + 1 : start + 1 + keep]))
+            out.append(b' [rewind-ls: %d more bytes cut]"' % (end - start - 1 - keep))
+        pos = end + 1
+    try:
+        obj = json.loads(b"".join(out).decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    obj[CUT_KEY] = len(raw)
+    return obj
+
+
+def parse_lines(data: bytes | Iterable[bytes], cap: int | None = None) -> list[dict[str, Any]]:
+    """The JSON objects of a transcript's lines (`data` whole, or its lines one by one, as a file
+    gives them), for recording. A line over `cap` bytes
+    (`config.max_line_bytes`) is read with its long strings cut (`cut_line`), never parsed whole.
+    Recording only: forks copy every line whole (`transcript.read_lines`)."""
+    limit = config.max_line_bytes() if cap is None else cap
+    out: list[dict[str, Any]] = []
+    for raw in data.split(b"\n") if isinstance(data, bytes) else data:
+        if len(raw) - raw.endswith(b"\n") > limit:  # no rstrip: it would copy a huge line
+            obj = cut_line(raw)
+            if obj is not None:
+                out.append(obj)
+        else:
+            out.extend(json_objects((raw,)))
+    return out
 
 
 def subagent_files(transcript: str) -> list[tuple[str, str | None]]:
@@ -319,11 +399,10 @@ def subagent_files(transcript: str) -> list[tuple[str, str | None]]:
 def read_file_events(path: str, agent_type: str | None = None) -> tuple[list[Event], str | None]:
     """Every event of one transcript file, and its session id."""
     parser = TranscriptParser(path, agent_type)
-    with open(path, "rb") as f:
-        data = f.read()
     events: list[Event] = []
-    for line in parse_lines(data):
-        events.extend(parser.feed(line))
+    with open(path, "rb") as f:  # line by line: one huge line is held once, never split again
+        for line in parse_lines(f):
+            events.extend(parser.feed(line))
     return events, parser.session_id
 
 

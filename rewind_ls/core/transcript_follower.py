@@ -7,7 +7,6 @@ held before the follower started is recorded as past, without a scan, like `impo
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -64,11 +63,9 @@ def _belongs(transcript: str, root: str) -> bool | None:
     real_root = os.path.realpath(root)
     try:
         with open(transcript, "rb") as f:
-            for raw in f:
-                try:
-                    cwd = json.loads(raw).get("cwd")
-                except (ValueError, AttributeError, UnicodeDecodeError, RecursionError):
-                    continue
+            for line in f:
+                objs = parse_lines((line,))
+                cwd = objs[0].get("cwd") if objs else None
                 if isinstance(cwd, str):
                     return is_within(os.path.realpath(cwd), real_root)
     except OSError:

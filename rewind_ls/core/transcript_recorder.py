@@ -244,7 +244,12 @@ class TranscriptRecorder:
         if before is None:
             before = Version(UNKNOWN)
         if after is None:
-            self.skipped.append(f"{ev.tool} {rel}: what it wrote is not in the transcript")
+            why = (
+                "its transcript line is over the cap (REWIND_LS_MAX_LINE_BYTES), read cut"
+                if ev.cut
+                else "what it wrote is not in the transcript"
+            )
+            self.skipped.append(f"{ev.tool} {rel}: {why}")
             return
         self.rec.record_known_change(turn, rel, before, after, SOURCE)
         self.changes += 1

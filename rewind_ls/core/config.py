@@ -156,7 +156,11 @@ def home_problem(home: str | None = None) -> str | None:
             except OSError as exc:
                 return f"{probe}: {exc.strerror}"
             if st is not None and not stat.S_ISLNK(st.st_mode):
-                loose = st.st_mode & (0o002 if _private_group(st.st_gid, me) else 0o022)
+                # Group-writable is loose unless the group is ours alone (asked only then: the
+                # group database is not read on the hook path's every call).
+                loose = st.st_mode & 0o002 or (
+                    st.st_mode & 0o020 and not _private_group(st.st_gid, me)
+                )
                 sticky = st.st_mode & stat.S_ISVTX
                 if inside and st.st_uid != me:
                     return f"{probe} is owned by user {st.st_uid}, not by you (user {me})"

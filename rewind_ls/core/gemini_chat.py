@@ -19,8 +19,9 @@ import uuid
 from typing import Any
 
 from rewind_ls.core.errors import BadInput, RewindError
+from rewind_ls.core.interrupts import line_time
 from rewind_ls.core.model import Turn
-from rewind_ls.core.transcript import Fork, read_lines, timestamp, write_session
+from rewind_ls.core.transcript import Fork, read_lines, write_session
 
 
 def check_chat_path(path: str) -> str:
@@ -71,7 +72,7 @@ def prompt_index(lines: list[dict[str, Any]], prompt: str, started_at: float) ->
     ]
     if not found:
         raise RewindError(f"conversation: the prompt {prompt[:60]!r} is not in the chat file")
-    return min(found, key=lambda i: abs((timestamp(lines[i]) or 0.0) - started_at))
+    return min(found, key=lambda i: abs((line_time(lines[i]) or 0.0) - started_at))
 
 
 def fork(path: str, prompt: str, started_at: float) -> Fork:

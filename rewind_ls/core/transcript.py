@@ -21,6 +21,7 @@ from typing import Any
 
 from rewind_ls.core import config
 from rewind_ls.core.errors import BadInput, RewindError
+from rewind_ls.core.interrupts import line_time
 from rewind_ls.core.model import Turn
 
 
@@ -113,19 +114,6 @@ def prompt_text(line: dict[str, Any]) -> str | None:
     return None
 
 
-def timestamp(line: dict[str, Any]) -> float | None:
-    """A transcript line's `timestamp` (ISO 8601) as epoch seconds, or None."""
-    stamp = line.get("timestamp")
-    if not isinstance(stamp, str):
-        return None
-    try:
-        from datetime import datetime
-
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def find_prompt(
     lines: list[dict[str, Any]], prompt: str, started_at: float, prompt_id: str | None = None
 ) -> dict[str, Any]:
@@ -144,7 +132,7 @@ def find_prompt(
         raise RewindError(f"the turn's prompt {prompt[:60]!r} is not in the transcript")
 
     def distance(line: dict[str, Any]) -> float:
-        ts = timestamp(line)
+        ts = line_time(line)
         return abs(ts - started_at) if ts is not None else float("inf")
 
     return min(candidates, key=distance)

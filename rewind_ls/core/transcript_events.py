@@ -20,8 +20,8 @@ from typing import Any
 
 from rewind_ls.core import config
 from rewind_ls.core.claude_hook import EDIT_TOOLS
-from rewind_ls.core.interrupts import is_interrupt
-from rewind_ls.core.transcript import content_blocks, json_objects, prompt_text, timestamp
+from rewind_ls.core.interrupts import is_interrupt, line_time
+from rewind_ls.core.transcript import content_blocks, json_objects, prompt_text
 
 # Lines that close the agent's turn (written when the agent stops and waits for the person).
 END_TYPES = {"last-prompt"}
@@ -223,7 +223,7 @@ class TranscriptParser:
             return None
         # `last-prompt` lines carry no timestamp: they take the time of the line before them, so a
         # turn's end sorts after its own prompt and edits when one poll reads them together.
-        stamped = timestamp(line)
+        stamped = line_time(line)
         if stamped is not None:
             self.last_at = stamped
         return self.session_id

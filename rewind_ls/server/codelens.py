@@ -11,9 +11,10 @@ import os
 from typing import Any
 
 from rewind_ls.core.capture import REWIND_SESSION
+from rewind_ls.core.interrupts import line_time
 from rewind_ls.core.model import Turn
 from rewind_ls.core.timeline import TIMELINE_TITLE, TURN_ID_AT_END
-from rewind_ls.core.transcript import prompt_text, timestamp
+from rewind_ls.core.transcript import prompt_text
 from rewind_ls.server.service import Service
 
 Lens = tuple[int, str, str, list[Any]]
@@ -77,7 +78,7 @@ def _transcript_lenses(service: Service, uri: str, text: str) -> list[Lens]:
         candidates = by_prompt.get(prompt.strip())
         if not candidates:
             continue
-        when = timestamp(obj)
+        when = line_time(obj)
         best = min(
             candidates,
             key=lambda t: abs(t.started_at - when) if when is not None else t.seq,

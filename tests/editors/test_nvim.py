@@ -804,3 +804,26 @@ def test_turn_list_is_read_a_page_at_a_time(workspace: tuple[Path, Path], editor
     assert [len(x) for x in labels] == [3, 5, 5], labels  # 2 turns + older, 4 + older, all 5
     assert labels[0][-1] == "Older turns… (3 more)", labels
     assert read(ws, "a.txt") == b"a0\n" and read(ws, "c.txt") is None
+
+
+def test_picker_names_the_fork_it_lists(workspace: tuple[Path, Path], editor: Any) -> None:
+    """#27: a forked conversation's turns (copies of the source's) are picked under a prompt that
+    says "fork of <session> before #N", not as an unlabelled session repeating the original."""
+    ws, home = workspace
+    agent = two_turns(ws, home)
+    from rewind_ls.core.store import Store
+
+    store = Store.open(str(ws), home=str(home))
+    source = next(s.id for s in store.sessions() if s.kind == "agent")
+    fork = "f0f0f0f0-fork-of-the-conversation"
+    store.inherit_turns(source, fork, 2, str(ws.parent / "fork.jsonl"))
+    store.ensure_session(fork, "agent", agent="claude-code")  # its first hook: now the current one
+    store.close()
+    del agent
+    ed = editor()
+    ed.open("a.txt")
+    last = ed.run("Rewind", answers=[])
+    assert last["status"] == "cancelled", last
+    prompt = ed.selects()[0]["prompt"]
+    assert prompt.endswith(f"(fork of {source[:8]} before #2)"), prompt
+    assert [x[:2] for x in ed.selects()[0]["labels"]] == ["#1"], ed.selects()

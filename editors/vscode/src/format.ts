@@ -111,6 +111,11 @@ export function turnItem(turn: TurnInfo, now?: Date): TurnItem {
   return { kind: 'turn', label: turnLabel(turn, now), detail: filesSummary(turn.files), turn };
 }
 
+/** " · fork of 1a2b3c4d before #3" for a forked conversation (its earlier turns are the source's), else "". */
+export function forkLabel(s: Pick<SessionInfo, 'forkOf'>): string {
+  return s.forkOf ? ` · fork of ${s.forkOf.sessionId.slice(0, 8)} before #${s.forkOf.beforeNumber}` : '';
+}
+
 export function sessionTitle(s: SessionInfo, now?: Date): string {
   const when = formatTime(s.lastActivityAt, now);
   switch (s.kind) {
@@ -121,7 +126,7 @@ export function sessionTitle(s: SessionInfo, now?: Date): string {
     case 'rewind':
       return `restore points · ${when}`;
     default:
-      return `${s.agent ?? 'agent'} session ${s.id.slice(0, 8)} · ${when}`;
+      return `${s.agent ?? 'agent'} session ${s.id.slice(0, 8)}${forkLabel(s)} · ${when}`;
   }
 }
 
@@ -138,7 +143,7 @@ export function pickerEntries(list: ListTurnsResult, now?: Date, includeRestoreP
     .sort((a, b) => b.lastActivityAt.localeCompare(a.lastActivityAt));
   const newestFirst = (s: SessionInfo): TurnInfo[] => [...s.turns].sort((a, b) => b.number - a.number);
   if (current) {
-    if (others.length > 0) entries.push({ kind: 'separator', label: 'current session' });
+    if (others.length > 0) entries.push({ kind: 'separator', label: `current session${forkLabel(current)}` });
     for (const t of newestFirst(current)) entries.push(turnItem(t, now));
     entries.push(...moreItem(current));
   }

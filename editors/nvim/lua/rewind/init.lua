@@ -115,7 +115,7 @@ local function pick_turn(client, prompt)
     if turns.has_older(session) then
       older_label = string.format('Older turns… (%d more)', session.turnCount - #session.turns)
     end
-    turn = numbered.select_turn(items, prompt, older_label)
+    turn = numbered.select_turn(items, prompt .. turns.fork_label(session), older_label)
     if turn == numbered.OLDER then
       local ferr = turns.fetch_older(client, list, session)
       if ferr then

@@ -234,6 +234,15 @@ function M.name(turn)
   return '#' .. tostring(turn.number)
 end
 
+--- " (fork of 1a2b3c4d before #3)" for a forked conversation (its earlier turns are the source's), else "".
+function M.fork_label(session)
+  local f = session and session.forkOf
+  if f == nil or f == vim.NIL then
+    return ''
+  end
+  return string.format(' (fork of %s before #%d)', f.sessionId:sub(1, 8), f.beforeNumber)
+end
+
 --- "#3  today 14:03  add a parser  (M src/a.py, A README.md)"
 function M.label(turn)
   local prompt = ''

@@ -827,3 +827,34 @@ def test_picker_names_the_fork_it_lists(workspace: tuple[Path, Path], editor: An
     prompt = ed.selects()[0]["prompt"]
     assert prompt.endswith(f"(fork of {source[:8]} before #2)"), prompt
     assert [x[:2] for x in ed.selects()[0]["labels"]] == ["#1"], ed.selects()
+
+
+def test_picker_lists_restore_points_you_are_here_and_undoes_an_older_restore(
+    workspace: tuple[Path, Path], editor: Any
+) -> None:
+    """#27 "where am I": after two rewinds, `:Rewind`'s picker lists both restore points after the
+    turns, marks the current state "you are here", and picking the *older* restore undoes it (not
+    only the last restore, which is all `:Rewind undo` reaches)."""
+    ws, home = workspace
+    two_turns(ws, home)
+    ed = editor()
+    ed.open("a.txt")
+    assert ed.run("Rewind 1 code")["status"] == "applied"
+    assert read(ws, "a.txt") == b"a0\n" and read(ws, "c.txt") is None
+    assert ed.run("Rewind 2 code")["status"] == "applied"
+    assert read(ws, "a.txt") == b"a1\n"
+    ed.clear_records()
+    last = ed.run("Rewind", answers=["before rewind to turn 1"])
+    assert last["status"] == "applied", last
+    labels = ed.selects()[0]["labels"]
+    assert [x.split("  ")[0] for x in labels] == ["#2", "#1", "restore point", "restore point"]
+    assert "before rewind to turn 2 (code)" in labels[2] and labels[2].endswith("← you are here")
+    assert "before rewind to turn 1 (code)" in labels[3] and "you are here" not in labels[3]
+    assert not any("you are here" in x for x in labels[:2]), labels
+    # Undone: the files are what they were before the first rewind.
+    assert (
+        read(ws, "a.txt") == b"a2\n"
+        and read(ws, "b.txt") == b"b2\n"
+        and read(ws, "c.txt") == b"c1\n"
+    )
+    assert ed.buffers()["a.txt"] == {"text": "a2\n", "modified": False}

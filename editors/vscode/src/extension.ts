@@ -122,6 +122,12 @@ export function activate(context: vscode.ExtensionContext): void {
       }),
     ),
     vscode.commands.registerCommand(
+      'rewind.view.undoRestore',
+      onNode(async (n) => {
+        if (n.kind === 'turn' && n.turn.sessionKind === 'rewind') await cmds.undoRestore(n.turn);
+      }),
+    ),
+    vscode.commands.registerCommand(
       'rewind.view.rewindFile',
       onNode(async (n) => {
         if (n.kind === 'file') await cmds.rewindFile(n.turn, n.file);

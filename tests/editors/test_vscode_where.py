@@ -68,3 +68,31 @@ def test_restore_points_in_view_and_picker_undone_from_their_row(tmp_path: Path)
     assert "you are here" in next(t for t in rows if "turn 2" in t), view
     assert "you are here" not in next(t for t in rows if "turn 1" in t), view
     assert (ws / "a.txt").read_text() == A2 and (ws / "b.txt").exists()
+
+
+def test_a_fork_is_labelled_in_the_view(tmp_path: Path) -> None:
+    """A forked conversation's session says where it came from ("fork of <session> before #N")
+    instead of an unlabelled session repeating the original's turns."""
+    from rewind_ls.core.store import Store
+
+    ws, home, agent = _two_turns(tmp_path)
+    store = Store.open(str(ws), home=str(home))
+    source = next(s.id for s in store.sessions() if s.kind == "agent")
+    fork = "f0f0f0f0-fork-of-the-conversation"
+    store.inherit_turns(source, fork, 2, str(tmp_path / "fork.jsonl"))
+    store.ensure_session(fork, "agent", agent="claude-code")  # its first hook: now the current one
+    store.close()
+    steps = [
+        {"do": "open-workbench"},
+        {"do": "click", "selector": '.activitybar .action-label[aria-label^="Rewind"]'},
+        {"do": "wait-for", "selector": ROW, "text": "fork of"},
+        {"do": "observe-texts", "label": "view", "selector": ROW, "settleMs": 500},
+    ]
+    result = _run_vscode(tmp_path, ws, agent, steps)
+    view = _obs(result, "view")["texts"]
+    titles = [t for t in view if "session" in t]
+    assert any(
+        t.startswith("current session · claude-code session f0f0f0f0")
+        and f"fork of {source[:8]} before #2" in t
+        for t in titles
+    ), view

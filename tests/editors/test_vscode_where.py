@@ -96,3 +96,33 @@ def test_a_fork_is_labelled_in_the_view(tmp_path: Path) -> None:
         and f"fork of {source[:8]} before #2" in t
         for t in titles
     ), view
+
+
+def test_what_a_turn_changed_is_before_and_after_it_not_now(tmp_path: Path) -> None:
+    """Show What a Turn Changed, the multi-file diff editor of before <-> after the turn (like a
+    commit in Source Control), whatever later turns did: turn 1 shows alpha v0 -> v1 (turn 2's v2,
+    what the file holds now, is not in it) and the file it created."""
+    ws, _, agent = _two_turns(tmp_path)
+    steps = [
+        {"do": "open-workbench"},
+        {"do": "wait-status", "text": "2 turns"},
+        {"do": "command", "title": "Rewind: Show What a Turn Changed..."},
+        {"do": "pick", "row": "#1", "filter": "first prompt"},
+        {"do": "wait-for", "selector": ".tabs-container .tab", "text": "Turn #1 changed"},
+        {"do": "wait-for", "selector": ".multiDiffEditor .view-line", "text": "alpha v1"},
+        {"do": "observe-texts", "label": "headers", "selector": ".multiDiffEditor .header"},
+        {
+            "do": "observe-texts",
+            "label": "lines",
+            "selector": ".multiDiffEditor .view-line",
+            "settleMs": 800,
+        },
+        {"do": "screenshot", "name": "vscode-turn-changes.png"},
+    ]
+    result = _run_vscode(tmp_path, ws, agent, steps)
+    headers = " ".join(_obs(result, "headers")["texts"])
+    assert "a.txt" in headers and "b.txt" in headers, headers
+    lines = [t.replace("\xa0", " ").strip() for t in _obs(result, "lines")["texts"]]
+    assert A0.strip() in lines and A1.strip() in lines, lines
+    assert A2.strip() not in lines, lines  # now (turn 2's), not what turn 1 wrote
+    assert (ws / "a.txt").read_text() == A2  # nothing written

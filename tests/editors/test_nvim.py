@@ -858,3 +858,41 @@ def test_picker_lists_restore_points_you_are_here_and_undoes_an_older_restore(
         and read(ws, "c.txt") == b"c1\n"
     )
     assert ed.buffers()["a.txt"] == {"text": "a2\n", "modified": False}
+
+
+def test_rewind_changes_opens_a_before_after_diff_tab_per_file(
+    workspace: tuple[Path, Path], editor: Any
+) -> None:
+    """#27 `:Rewind changes N`: what turn N changed, like a commit: a tab per file, before the turn
+    (left) against after it (right), whatever later turns did (turn 2 rewrote a.txt since)."""
+    ws, home = workspace
+    two_turns(ws, home)
+    ed = editor()
+    ed.open("a.txt")
+    last = ed.run("Rewind changes 1")
+    assert last["status"] == "shown", last
+    tabs = ed.nv.luajson(
+        """
+        local out = {}
+        for _, tab in ipairs(vim.api.nvim_list_tabpages()) do
+          local wins = {}
+          for _, w in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
+            local b = vim.api.nvim_win_get_buf(w)
+            wins[#wins + 1] = { name = vim.api.nvim_buf_get_name(b), diff = vim.wo[w].diff,
+              lines = vim.api.nvim_buf_get_lines(b, 0, -1, false) }
+          end
+          out[#out + 1] = wins
+        end
+        return out
+        """
+    )
+    assert len(tabs) == 3, tabs  # a.txt's own tab, then one per file turn 1 changed
+    by_path = {t[0]["name"].rsplit("/", 1)[-1]: t for t in tabs[1:]}
+    a_before, a_after = by_path["a.txt"]
+    assert a_before["name"].endswith("rewind://1/before/a.txt") and a_before["lines"] == ["a0"]
+    assert a_after["name"].endswith("rewind://1/after/a.txt") and a_after["lines"] == ["a1"]
+    assert a_before["diff"] and a_after["diff"]
+    c_before, c_after = by_path["c.txt"]
+    assert c_before["lines"] == [""] and c_after["lines"] == ["c1"]  # created by the turn
+    assert read(ws, "a.txt") == b"a2\n"  # nothing written
+    assert any("Turn #1 changed 2 file(s)" in n["msg"] for n in ed.notes()), ed.notes()

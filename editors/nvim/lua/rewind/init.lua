@@ -235,6 +235,19 @@ function M.diff(ref, path)
   end)
 end
 
+--- `:Rewind changes [n]`: what turn n changed (before | after it), a diff tab per file; no n: pick a turn.
+function M.changes(ref)
+  operation('changes', function(client)
+    local turn, outcome = turn_from(client, ref, 'Show what which turn changed?')
+    if not turn then
+      return outcome
+    end
+    local res = require('rewind.changes').run(client, turn)
+    message.notify(res.status == 'error' and ('rewind: ' .. res.message) or res.message, res.status == 'error' and levels.ERROR or levels.INFO)
+    return res
+  end)
+end
+
 --- `:Rewind quickfix [n]`: the files of turn n (default: the latest) in the quickfix list.
 function M.quickfix(ref)
   operation('quickfix', function(client)

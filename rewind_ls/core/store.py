@@ -653,6 +653,27 @@ class Store:
                 )
         return len(turns)
 
+    def fork_origins(self) -> dict[str, tuple[str, int]]:
+        """Each forked session's origin: session id -> (the session it was forked from, the turn
+        number it was forked before). A fork's inherited turns share their `seq` with the source's
+        (`inherit_turns`); the source is the latest-started other session holding the fork's last
+        inherited turn and started before the fork (so a fork of a fork names the fork)."""
+        rows = self.conn.execute(
+            "SELECT f.session_id, max(f.number), s.id, s.started_at"
+            " FROM turns f JOIN sessions fs ON fs.id = f.session_id"
+            " JOIN turns o ON o.seq = f.seq AND o.session_id != f.session_id"
+            " JOIN sessions s ON s.id = o.session_id AND s.started_at < fs.started_at"
+            " WHERE f.seq IN (SELECT seq FROM turns GROUP BY seq HAVING count(*) > 1)"
+            " GROUP BY f.session_id, s.id"
+        ).fetchall()
+        best: dict[str, tuple[str, int, float]] = {}
+        for fork, last, source, started in rows:
+            have = best.get(fork)
+            # The source holds the fork's latest inherited turn; among those, the newest session.
+            if have is None or (last, started) > (have[1], have[2]):
+                best[fork] = (source, last, started)
+        return {fork: (source, last + 1) for fork, (source, last, _) in best.items()}
+
     def turn(self, turn_id: str) -> Turn | None:
         row = self.conn.execute(f"SELECT {_TURN_COLS} FROM turns WHERE id = ?", (turn_id,))
         found = row.fetchone()

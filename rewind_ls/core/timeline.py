@@ -130,9 +130,11 @@ def list_sessions(
     for c in changes:
         by_turn.setdefault(c.turn_id, []).append(c)
     root = real_root(store.root)  # once, not per file (a realpath is a walk of the folders)
+    forks = store.fork_origins()
     out = []
     for s in sessions:
         turns, cursor = pages[s.id]
+        origin = forks.get(s.id)
         out.append(
             {
                 "id": s.id,
@@ -143,6 +145,9 @@ def list_sessions(
                 "last_activity_at": iso(s.last_activity_at),
                 "turn_count": counts.get(s.id, 0),
                 "older_cursor": cursor,
+                "fork_of": None
+                if origin is None
+                else {"session_id": origin[0], "before_number": origin[1]},
                 "turns": [turn_dict(store, t, s.kind, by_turn.get(t.id, []), root) for t in turns],
             }
         )
@@ -167,6 +172,12 @@ _SESSION_TITLES = {
     "external": "Changes made outside agent turns (found by scans)",
     "rewind": "Restore points: what the files held just before each rewind, revert or undo",
 }
+
+
+def fork_label(fork_of: dict[str, Any]) -> str:
+    """Where a forked conversation came from (its earlier turns are
+    copies of that session's, so they are listed again under the fork)."""
+    return f"fork of {fork_of['session_id'][:8]} before #{fork_of['before_number']}"
 
 
 def _when(turn: dict[str, Any]) -> str:
@@ -195,6 +206,8 @@ def timeline_text(store: Store, session_id: str | None = None, limit: int | None
         if kind == "agent":
             current = " (current)" if session["id"] == listing["current_session_id"] else ""
             title = f"{session['agent'] or 'agent'} session {session['id'][:8]}{current}"
+            if session["fork_of"] is not None:
+                title += f" · {fork_label(session['fork_of'])}"
         else:
             title = _SESSION_TITLES.get(kind, kind)
         lines.append(title)

@@ -83,6 +83,11 @@ class TurnInfo(Result):
 TIMELINE_PAGE = 200
 
 
+class ForkOrigin(Result):
+    session_id: str
+    before_number: int
+
+
 class SessionInfo(Result):
     id: str
     kind: SessionKind
@@ -97,6 +102,11 @@ class SessionInfo(Result):
         default=None,
         description="Set when the session has turns older than those listed: pass it as "
         "`before` (with this session's id) for the next page.",
+    )
+    fork_of: ForkOrigin | None = Field(
+        default=None,
+        description="Set on a forked conversation: the session it was forked from and before "
+        "which turn (its turns below that number are copies of that session's).",
     )
     turns: list[TurnInfo] = Field(description="This page's turns, oldest first.")
 

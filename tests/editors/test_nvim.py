@@ -804,3 +804,95 @@ def test_turn_list_is_read_a_page_at_a_time(workspace: tuple[Path, Path], editor
     assert [len(x) for x in labels] == [3, 5, 5], labels  # 2 turns + older, 4 + older, all 5
     assert labels[0][-1] == "Older turns… (3 more)", labels
     assert read(ws, "a.txt") == b"a0\n" and read(ws, "c.txt") is None
+
+
+def test_picker_names_the_fork_it_lists(workspace: tuple[Path, Path], editor: Any) -> None:
+    """#27: a forked conversation's turns (copies of the source's) are picked under a prompt that
+    says "fork of <session> before #N", not as an unlabelled session repeating the original."""
+    ws, home = workspace
+    agent = two_turns(ws, home)
+    from rewind_ls.core.store import Store
+
+    store = Store.open(str(ws), home=str(home))
+    source = next(s.id for s in store.sessions() if s.kind == "agent")
+    fork = "f0f0f0f0-fork-of-the-conversation"
+    store.inherit_turns(source, fork, 2, str(ws.parent / "fork.jsonl"))
+    store.ensure_session(fork, "agent", agent="claude-code")  # its first hook: now the current one
+    store.close()
+    del agent
+    ed = editor()
+    ed.open("a.txt")
+    last = ed.run("Rewind", answers=[])
+    assert last["status"] == "cancelled", last
+    prompt = ed.selects()[0]["prompt"]
+    assert prompt.endswith(f"(fork of {source[:8]} before #2)"), prompt
+    assert [x[:2] for x in ed.selects()[0]["labels"]] == ["#1"], ed.selects()
+
+
+def test_picker_lists_restore_points_you_are_here_and_undoes_an_older_restore(
+    workspace: tuple[Path, Path], editor: Any
+) -> None:
+    """#27 "where am I": after two rewinds, `:Rewind`'s picker lists both restore points after the
+    turns, marks the current state "you are here", and picking the *older* restore undoes it (not
+    only the last restore, which is all `:Rewind undo` reaches)."""
+    ws, home = workspace
+    two_turns(ws, home)
+    ed = editor()
+    ed.open("a.txt")
+    assert ed.run("Rewind 1 code")["status"] == "applied"
+    assert read(ws, "a.txt") == b"a0\n" and read(ws, "c.txt") is None
+    assert ed.run("Rewind 2 code")["status"] == "applied"
+    assert read(ws, "a.txt") == b"a1\n"
+    ed.clear_records()
+    last = ed.run("Rewind", answers=["before rewind to turn 1"])
+    assert last["status"] == "applied", last
+    labels = ed.selects()[0]["labels"]
+    assert [x.split("  ")[0] for x in labels] == ["#2", "#1", "restore point", "restore point"]
+    assert "before rewind to turn 2 (code)" in labels[2] and labels[2].endswith("← you are here")
+    assert "before rewind to turn 1 (code)" in labels[3] and "you are here" not in labels[3]
+    assert not any("you are here" in x for x in labels[:2]), labels
+    # Undone: the files are what they were before the first rewind.
+    assert (
+        read(ws, "a.txt") == b"a2\n"
+        and read(ws, "b.txt") == b"b2\n"
+        and read(ws, "c.txt") == b"c1\n"
+    )
+    assert ed.buffers()["a.txt"] == {"text": "a2\n", "modified": False}
+
+
+def test_rewind_changes_opens_a_before_after_diff_tab_per_file(
+    workspace: tuple[Path, Path], editor: Any
+) -> None:
+    """#27 `:Rewind changes N`: what turn N changed, like a commit: a tab per file, before the turn
+    (left) against after it (right), whatever later turns did (turn 2 rewrote a.txt since)."""
+    ws, home = workspace
+    two_turns(ws, home)
+    ed = editor()
+    ed.open("a.txt")
+    last = ed.run("Rewind changes 1")
+    assert last["status"] == "shown", last
+    tabs = ed.nv.luajson(
+        """
+        local out = {}
+        for _, tab in ipairs(vim.api.nvim_list_tabpages()) do
+          local wins = {}
+          for _, w in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
+            local b = vim.api.nvim_win_get_buf(w)
+            wins[#wins + 1] = { name = vim.api.nvim_buf_get_name(b), diff = vim.wo[w].diff,
+              lines = vim.api.nvim_buf_get_lines(b, 0, -1, false) }
+          end
+          out[#out + 1] = wins
+        end
+        return out
+        """
+    )
+    assert len(tabs) == 3, tabs  # a.txt's own tab, then one per file turn 1 changed
+    by_path = {t[0]["name"].rsplit("/", 1)[-1]: t for t in tabs[1:]}
+    a_before, a_after = by_path["a.txt"]
+    assert a_before["name"].endswith("rewind://1/before/a.txt") and a_before["lines"] == ["a0"]
+    assert a_after["name"].endswith("rewind://1/after/a.txt") and a_after["lines"] == ["a1"]
+    assert a_before["diff"] and a_after["diff"]
+    c_before, c_after = by_path["c.txt"]
+    assert c_before["lines"] == [""] and c_after["lines"] == ["c1"]  # created by the turn
+    assert read(ws, "a.txt") == b"a2\n"  # nothing written
+    assert any("Turn #1 changed 2 file(s)" in n["msg"] for n in ed.notes()), ed.notes()

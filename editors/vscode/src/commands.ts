@@ -48,7 +48,8 @@ export class Commands {
   }
 
   /** The turn picker; it refreshes itself while open when turns are recorded. */
-  async pickTurn(title: string): Promise<TurnInfo | undefined> {
+  /** `restorePoints`: also list the restore points (picking one undoes that restore) and mark "you are here". */
+  async pickTurn(title: string, restorePoints = false): Promise<TurnInfo | undefined> {
     const qp = vscode.window.createQuickPick<VsItem>();
     qp.title = title;
     qp.placeholder = 'Type to filter by prompt or file; newest turn first';
@@ -61,7 +62,7 @@ export class Commands {
     const older: ListTurnsResult[] = [];
     const show = (): void => {
       if (!list) return;
-      const entries = pickerEntries(older.reduce(withOlderPage, list));
+      const entries = pickerEntries(older.reduce(withOlderPage, list), undefined, restorePoints);
       const activeId = qp.activeItems[0]?.turn?.id;
       qp.items = entries.map((e): VsItem =>
         e.kind === 'separator'
@@ -138,9 +139,11 @@ export class Commands {
     if (turnId) {
       turn = await this.findTurn(turnId);
     } else {
-      turn = await this.pickTurn('Rewind to Turn');
+      turn = await this.pickTurn('Rewind to Turn (or undo a restore)', true);
     }
     if (!turn) return;
+    // Rewinding to a restore point puts back what the files held before that restore: its undo.
+    if (turn.sessionKind === 'rewind') return this.undoRestore(turn);
     if (!scope) {
       const choice = await this.pickScope(turn);
       if (choice?.summarize) return this.summarize(turn, choice.summarize);
@@ -185,6 +188,11 @@ export class Commands {
       undefined,
       `Rewind: conversation summarized ${what}.`,
     );
+  }
+
+  /** "Undo This Restore" on any restore point (not only the last): the files go back to what they held before it. */
+  async undoRestore(turn: TurnInfo): Promise<void> {
+    await this.restore(turn, 'code', 'rewind');
   }
 
   async revertTurn(turnId?: string): Promise<void> {

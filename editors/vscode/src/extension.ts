@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import type { Middleware } from 'vscode-languageclient/node';
 import { Commands } from './commands';
 import { RewindContentProvider, SCHEME } from './contentProvider';
-import { LatestTurnDecorations, reviewTurn } from './review';
+import { LatestTurnDecorations, reviewTurn, showTurnChanges } from './review';
 import { currentTurnCount, errorText, statusText } from './format';
 import { confirmLensRestore } from './lensConfirm';
 import { type RestoreOptions, type Scope, ServerCommands } from './protocol';
@@ -122,6 +122,12 @@ export function activate(context: vscode.ExtensionContext): void {
       }),
     ),
     vscode.commands.registerCommand(
+      'rewind.view.undoRestore',
+      onNode(async (n) => {
+        if (n.kind === 'turn' && n.turn.sessionKind === 'rewind') await cmds.undoRestore(n.turn);
+      }),
+    ),
+    vscode.commands.registerCommand(
       'rewind.view.rewindFile',
       onNode(async (n) => {
         if (n.kind === 'file') await cmds.rewindFile(n.turn, n.file);
@@ -153,6 +159,13 @@ export function activate(context: vscode.ExtensionContext): void {
     ),
     // Review (issue #28): src/review.ts.
     vscode.commands.registerCommand('rewind.reviewTurn', guard(() => reviewTurn(server, cmds))),
+    vscode.commands.registerCommand('rewind.showTurnChanges', guard(() => showTurnChanges(cmds))),
+    vscode.commands.registerCommand(
+      'rewind.view.showTurnChanges',
+      onNode(async (n) => {
+        if (n.kind === 'turn' || n.kind === 'file') await showTurnChanges(cmds, n.turn);
+      }),
+    ),
     new LatestTurnDecorations(server, () => cmds.listTurns()),
   );
 

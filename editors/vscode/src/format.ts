@@ -103,12 +103,36 @@ export function turnName(turn: Pick<TurnInfo, 'number' | 'sessionKind'>): string
 }
 
 export function turnLabel(turn: TurnInfo, now?: Date): string {
-  const prompt = turn.sessionKind === 'agent' || !turn.sessionKind ? `  ${promptSummary(turn.prompt)}` : '';
+  const agent = turn.sessionKind === 'agent' || !turn.sessionKind;
+  const prompt = agent ? `  ${promptSummary(turn.prompt)}` : turn.sessionKind === 'rewind' ? `  before ${promptSummary(turn.prompt)}` : '';
   return `${turnName(turn)}  ${formatTime(turn.startedAt, now)}${prompt}`;
 }
 
-export function turnItem(turn: TurnInfo, now?: Date): TurnItem {
-  return { kind: 'turn', label: turnLabel(turn, now), detail: filesSummary(turn.files), turn };
+/** The mark on the row whose end is the workspace's current state. */
+export const YOU_ARE_HERE = 'you are here';
+
+/**
+ * The row that holds the current state: the newest restore point when a restore came after the current session's
+ * newest turn (the files are what that restore wrote; undoing it goes back), else the current session's newest turn.
+ */
+export function hereTurnId(list: ListTurnsResult): string | undefined {
+  const newest = (s: SessionInfo | undefined): TurnInfo | undefined =>
+    s?.turns.reduce<TurnInfo | undefined>((a, t) => (!a || t.startedAt > a.startedAt ? t : a), undefined);
+  const turn = newest(list.sessions.find((s) => s.id === list.currentSessionId));
+  const restore = newest(list.sessions.find((s) => s.kind === 'rewind'));
+  if (restore && (!turn || restore.startedAt > turn.startedAt)) return restore.id;
+  return turn?.id;
+}
+
+export function turnItem(turn: TurnInfo, now?: Date, here?: string): TurnItem {
+  const label = turnLabel(turn, now) + (turn.id === here ? `  ← ${YOU_ARE_HERE}` : '');
+  const detail = turn.sessionKind === 'rewind' ? `Undo this restore: ${filesSummary(turn.files)}` : filesSummary(turn.files);
+  return { kind: 'turn', label, detail, turn };
+}
+
+/** " · fork of 1a2b3c4d before #3" for a forked conversation (its earlier turns are the source's), else "". */
+export function forkLabel(s: Pick<SessionInfo, 'forkOf'>): string {
+  return s.forkOf ? ` · fork of ${s.forkOf.sessionId.slice(0, 8)} before #${s.forkOf.beforeNumber}` : '';
 }
 
 export function sessionTitle(s: SessionInfo, now?: Date): string {
@@ -121,7 +145,7 @@ export function sessionTitle(s: SessionInfo, now?: Date): string {
     case 'rewind':
       return `restore points · ${when}`;
     default:
-      return `${s.agent ?? 'agent'} session ${s.id.slice(0, 8)} · ${when}`;
+      return `${s.agent ?? 'agent'} session ${s.id.slice(0, 8)}${forkLabel(s)} · ${when}`;
   }
 }
 
@@ -137,14 +161,15 @@ export function pickerEntries(list: ListTurnsResult, now?: Date, includeRestoreP
     .filter((s) => s !== current && s.turns.length > 0)
     .sort((a, b) => b.lastActivityAt.localeCompare(a.lastActivityAt));
   const newestFirst = (s: SessionInfo): TurnInfo[] => [...s.turns].sort((a, b) => b.number - a.number);
+  const here = includeRestorePoints ? hereTurnId(list) : undefined;
   if (current) {
-    if (others.length > 0) entries.push({ kind: 'separator', label: 'current session' });
-    for (const t of newestFirst(current)) entries.push(turnItem(t, now));
+    if (others.length > 0) entries.push({ kind: 'separator', label: `current session${forkLabel(current)}` });
+    for (const t of newestFirst(current)) entries.push(turnItem(t, now, here));
     entries.push(...moreItem(current));
   }
   for (const s of others) {
-    entries.push({ kind: 'separator', label: sessionTitle(s, now) });
-    for (const t of newestFirst(s)) entries.push(turnItem(t, now));
+    entries.push({ kind: 'separator', label: s.kind === 'rewind' ? `${sessionTitle(s, now)} (pick one to undo that restore)` : sessionTitle(s, now) });
+    for (const t of newestFirst(s)) entries.push(turnItem(t, now, here));
     entries.push(...moreItem(s));
   }
   return entries;

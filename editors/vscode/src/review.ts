@@ -27,6 +27,26 @@ export async function reviewTurn(server: RewindServer, cmds: Commands, turn?: Tu
   await vscode.commands.executeCommand('vscode.changes', title, resources);
 }
 
+/**
+ * What a turn changed, like a commit in Source Control: the multi-file diff editor of [before the turn <-> after it]
+ * per file, whatever happened since (reviewTurn compares with now). Both sides are read-only rewind: documents.
+ */
+export async function showTurnChanges(cmds: Commands, turn?: TurnInfo): Promise<void> {
+  const picked = turn ?? (await cmds.pickTurn('What a Turn Changed (before <-> after it)'));
+  if (!picked) return;
+  if (picked.files.length === 0) {
+    void vscode.window.showInformationMessage(`Rewind: turn #${picked.number} changed no file.`);
+    return;
+  }
+  const resources = picked.files.map((f): [vscode.Uri, vscode.Uri, vscode.Uri] => [
+    vscode.Uri.parse(f.uri),
+    rewindUri(picked.id, f.uri, f.change === 'created' ? 'absent' : 'before', f.path),
+    rewindUri(picked.id, f.uri, f.change === 'deleted' ? 'absent' : 'after', f.path),
+  ]);
+  const title = `Turn #${picked.number} changed: ${picked.prompt.replace(/\s+/g, ' ').slice(0, 60)}`;
+  await vscode.commands.executeCommand('vscode.changes', title, resources);
+}
+
 /** Marks the lines the latest turn of the current session wrote, in every visible editor. */
 export class LatestTurnDecorations implements vscode.Disposable {
   private readonly type = vscode.window.createTextEditorDecorationType({

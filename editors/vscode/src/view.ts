@@ -2,12 +2,12 @@
 // rewind one file). It reads rewind/listTurns a page at a time (the newest turns of each session, then
 // "Older turns…" on demand) and refreshes on rewind/didChangeTurns.
 import * as vscode from 'vscode';
-import { errorText, formatTime, promptSummary, sessionTitle, TURN_PAGE, turnName, withOlderPage } from './format';
+import { errorText, formatTime, hereTurnId, promptSummary, sessionTitle, TURN_PAGE, turnName, withOlderPage, YOU_ARE_HERE } from './format';
 import type { FileChange, ListTurnsParams, ListTurnsResult, SessionInfo, TurnInfo } from './protocol';
 
 export type Node =
   | { kind: 'session'; session: SessionInfo; current: boolean }
-  | { kind: 'turn'; turn: TurnInfo }
+  | { kind: 'turn'; turn: TurnInfo; here?: boolean }
   | { kind: 'file'; turn: TurnInfo; file: FileChange }
   | { kind: 'more'; session: SessionInfo };
 
@@ -17,12 +17,17 @@ export const LOAD_OLDER_COMMAND = 'rewind.view.loadOlderTurns';
 const MARK = { created: 'A', modified: 'M', deleted: 'D' } as const;
 const CHANGE_WORD = { created: 'created', modified: 'modified', deleted: 'deleted' } as const;
 
-/** Sessions as the picker orders them: the current one first, then by latest activity; no restore points. */
+/** Sessions as the picker orders them: the current one first, then by latest activity; restore points last. */
 function orderedSessions(list: ListTurnsResult): { session: SessionInfo; current: boolean }[] {
   const sessions = list.sessions.filter((s) => s.kind !== 'rewind' && s.turns.length > 0);
   const current = sessions.find((s) => s.id === list.currentSessionId);
   const others = sessions.filter((s) => s !== current).sort((a, b) => b.lastActivityAt.localeCompare(a.lastActivityAt));
-  return [...(current ? [{ session: current, current: true }] : []), ...others.map((s) => ({ session: s, current: false }))];
+  const restores = list.sessions.filter((s) => s.kind === 'rewind' && s.turns.length > 0);
+  return [
+    ...(current ? [{ session: current, current: true }] : []),
+    ...others.map((s) => ({ session: s, current: false })),
+    ...restores.map((s) => ({ session: s, current: false })),
+  ];
 }
 
 export class TurnsView implements vscode.TreeDataProvider<Node> {
@@ -32,6 +37,8 @@ export class TurnsView implements vscode.TreeDataProvider<Node> {
   // Older pages the person opened, kept across refreshes (a refresh reloads only the newest page).
   private readonly older: ListTurnsResult[] = [];
   private readonly command: vscode.Disposable;
+  // The row of the current state ("you are here"), from the last listing.
+  private here: string | undefined;
 
   constructor(
     private readonly load: (params?: ListTurnsParams) => Promise<ListTurnsResult>,
@@ -68,6 +75,7 @@ export class TurnsView implements vscode.TreeDataProvider<Node> {
         this.output.appendLine(`Rewind view: ${errorText(e)}`);
         return [];
       }
+      this.here = hereTurnId(list);
       return orderedSessions(list).map(({ session, current }) => ({ kind: 'session', session, current }));
     }
     if (node.kind === 'session') {
@@ -89,7 +97,7 @@ export class TurnsView implements vscode.TreeDataProvider<Node> {
         );
         item.id = `session:${node.session.id}`;
         item.contextValue = 'rewind.session';
-        item.iconPath = new vscode.ThemeIcon(node.session.kind === 'agent' ? 'comment-discussion' : 'edit');
+        item.iconPath = new vscode.ThemeIcon(node.session.kind === 'agent' ? 'comment-discussion' : node.session.kind === 'rewind' ? 'discard' : 'edit');
         return item;
       }
       case 'turn': {
@@ -99,11 +107,22 @@ export class TurnsView implements vscode.TreeDataProvider<Node> {
           agent ? `${turnName(t)} ${promptSummary(t.prompt, 60)}` : turnName(t),
           t.files.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
         );
+        const here = t.id === this.here ? `${YOU_ARE_HERE} · ` : '';
         item.id = `turn:${t.id}`;
-        item.description = `${formatTime(t.startedAt)} · ${t.files.length} ${t.files.length === 1 ? 'file' : 'files'}`;
+        item.description = `${here}${formatTime(t.startedAt)} · ${t.files.length} ${t.files.length === 1 ? 'file' : 'files'}`;
         item.tooltip = new vscode.MarkdownString().appendText(`${turnName(t)} · ${formatTime(t.startedAt)}\n\n${t.prompt}`);
         item.contextValue = t.files.length > 0 ? 'rewind.turn' : 'rewind.turn.empty';
         item.iconPath = new vscode.ThemeIcon(agent ? 'history' : 'save');
+        if (t.sessionKind === 'rewind') {
+          // A restore point: what the files held just before a rewind, revert or undo; its row undoes that restore.
+          item.label = `Before ${promptSummary(t.prompt, 60)}`;
+          item.tooltip = new vscode.MarkdownString().appendText(
+            `Restore point · ${formatTime(t.startedAt)}\n\nWhat the files held just before ${t.prompt}. Undo This Restore puts them back.`,
+          );
+          item.contextValue = 'rewind.restorePoint';
+          item.iconPath = new vscode.ThemeIcon('discard');
+        }
+        if (here) item.iconPath = new vscode.ThemeIcon('location');
         return item;
       }
       case 'more': {

@@ -88,8 +88,9 @@ local function resolve(client, ref)
   return turn
 end
 
---- Asks for a turn of the current session (newest first). Returns the turn, or nil and an outcome.
-local function pick_turn(client, prompt)
+--- Asks for a turn of the current session (newest first); `restores`: then the restore points (picking one
+--- undoes that restore), the current state marked "you are here". Returns the turn, or nil and an outcome.
+local function pick_turn(client, prompt, restores)
   local err, list = turns.fetch(client)
   if err then
     local msg = require('rewind.restore').err_message(err)
@@ -115,7 +116,12 @@ local function pick_turn(client, prompt)
     if turns.has_older(session) then
       older_label = string.format('Older turns… (%d more)', session.turnCount - #session.turns)
     end
-    turn = numbered.select_turn(items, prompt, older_label)
+    local here_id = nil
+    if restores then
+      vim.list_extend(items, turns.restore_points(list))
+      here_id = turns.here_id(list)
+    end
+    turn = numbered.select_turn(items, prompt .. turns.fork_label(session), older_label, here_id)
     if turn == numbered.OLDER then
       local ferr = turns.fetch_older(client, list, session)
       if ferr then
@@ -171,9 +177,13 @@ end
 --- `:Rewind`: pick a turn (newest first), then what to rewind.
 function M.pick()
   operation('pick', function(client)
-    local turn, outcome = pick_turn(client, 'Rewind to the start of which turn?')
+    local turn, outcome = pick_turn(client, 'Rewind to the start of which turn (or undo which restore)?', true)
     if not turn then
       return outcome
+    end
+    if turn.sessionKind == 'rewind' then
+      -- Going back to a restore point puts back what the files held before that restore: its undo.
+      return require('rewind.restore').run(client, turn, 'code', 'rewind')
     end
     local n = turn.number
     local scopes = {
@@ -221,6 +231,19 @@ function M.diff(ref, path)
     elseif res.status == 'shown' then
       message.notify(res.message, levels.INFO)
     end
+    return res
+  end)
+end
+
+--- `:Rewind changes [n]`: what turn n changed (before | after it), a diff tab per file; no n: pick a turn.
+function M.changes(ref)
+  operation('changes', function(client)
+    local turn, outcome = turn_from(client, ref, 'Show what which turn changed?')
+    if not turn then
+      return outcome
+    end
+    local res = require('rewind.changes').run(client, turn)
+    message.notify(res.status == 'error' and ('rewind: ' .. res.message) or res.message, res.status == 'error' and levels.ERROR or levels.INFO)
     return res
   end)
 end

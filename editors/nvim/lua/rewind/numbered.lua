@@ -17,12 +17,21 @@ end
 
 --- The turn of `items` whose number the person types (empty or unknown: nil); `older_label`: a line
 --- "o  <label>" offering the next older page (answer: M.OLDER).
-function M.ask_number(items, prompt, older_label)
+function M.ask_number(items, prompt, older_label, here_id)
   local lines = { prompt }
   local by_number = {}
+  local restores = 0
   for _, t in ipairs(items) do
-    lines[#lines + 1] = turns.label(t)
-    by_number[tostring(t.number)] = t
+    if t.sessionKind == 'rewind' then
+      -- A restore point's number is not a turn's: typed as r1 (the newest), r2, ...
+      restores = restores + 1
+      local key = 'r' .. restores
+      lines[#lines + 1] = key .. ' ' .. turns.label(t, here_id)
+      by_number[key] = t
+    else
+      lines[#lines + 1] = turns.label(t, here_id)
+      by_number[tostring(t.number)] = t
+    end
   end
   if older_label then
     lines[#lines + 1] = 'o  ' .. older_label
@@ -31,7 +40,7 @@ function M.ask_number(items, prompt, older_label)
   local answer = async.await(function(cb)
     vim.schedule(function()
       local ok, typed = pcall(vim.fn.input, {
-        prompt = table.concat(lines, '\n') .. '\nTurn number (empty cancels): ',
+        prompt = table.concat(lines, '\n') .. (restores > 0 and '\nTurn number, or r1.. to undo a restore (empty cancels): ' or '\nTurn number (empty cancels): '),
         cancelreturn = '',
       })
       vim.cmd('redraw')
@@ -44,9 +53,10 @@ end
 
 --- A turn of `items` (newest first), picked by its own number or through the picker plugin.
 --- `older_label`: also offer the next older page (the answer is then M.OLDER).
-function M.select_turn(items, prompt, older_label)
+--- `here_id`: the row marked "you are here".
+function M.select_turn(items, prompt, older_label, here_id)
   if M.builtin_select() then
-    return M.ask_number(items, prompt, older_label)
+    return M.ask_number(items, prompt, older_label, here_id)
   end
   local entries = items
   if older_label then
@@ -59,7 +69,7 @@ function M.select_turn(items, prompt, older_label)
       if item == M.OLDER then
         return older_label
       end
-      return turns.label(item)
+      return turns.label(item, here_id)
     end,
   })
 end

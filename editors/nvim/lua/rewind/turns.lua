@@ -234,8 +234,46 @@ function M.name(turn)
   return '#' .. tostring(turn.number)
 end
 
---- "#3  today 14:03  add a parser  (M src/a.py, A README.md)"
-function M.label(turn)
+--- " (fork of 1a2b3c4d before #3)" for a forked conversation (its earlier turns are the source's), else "".
+function M.fork_label(session)
+  local f = session and session.forkOf
+  if f == nil or f == vim.NIL then
+    return ''
+  end
+  return string.format(' (fork of %s before #%d)', f.sessionId:sub(1, 8), f.beforeNumber)
+end
+
+--- The mark on the row whose end is the workspace's current state.
+M.YOU_ARE_HERE = 'you are here'
+
+--- Restore points (what the files held just before each rewind, revert or undo), newest first.
+function M.restore_points(list)
+  local out = {}
+  for _, s in ipairs((list and list.sessions) or {}) do
+    if s.kind == 'rewind' then
+      for i = #s.turns, 1, -1 do
+        out[#out + 1] = s.turns[i]
+      end
+    end
+  end
+  return out
+end
+
+--- The id of the row holding the current state: the newest restore point when a restore came after the
+--- current session's newest turn (undoing it goes back), else that newest turn.
+function M.here_id(list)
+  local current = M.current_turns(list)
+  local turn = current[#current]
+  local restore = M.restore_points(list)[1]
+  if restore and (turn == nil or restore.startedAt > turn.startedAt) then
+    return restore.id
+  end
+  return turn and turn.id
+end
+
+--- "#3  today 14:03  add a parser  (M src/a.py, A README.md)"; a restore point: "restore point  14:05  before
+--- rewind to turn 2 (code)  (M a.txt)". `here_id`: the row marked "← you are here".
+function M.label(turn, here_id)
   local prompt = ''
   if turn.sessionKind == nil or turn.sessionKind == 'agent' then
     prompt = one_line(turn.prompt, 60)
@@ -243,8 +281,11 @@ function M.label(turn)
       prompt = '(no prompt)'
     end
     prompt = '  ' .. prompt
+  elseif turn.sessionKind == 'rewind' then
+    prompt = '  before ' .. one_line(turn.prompt, 60)
   end
-  return string.format('%s  %s%s  (%s)', M.name(turn), M.format_time(turn.startedAt), prompt, M.files_summary(turn))
+  local here = (here_id ~= nil and turn.id == here_id) and ('  ← ' .. M.YOU_ARE_HERE) or ''
+  return string.format('%s  %s%s  (%s)%s', M.name(turn), M.format_time(turn.startedAt), prompt, M.files_summary(turn), here)
 end
 
 return M

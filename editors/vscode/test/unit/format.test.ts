@@ -8,6 +8,7 @@ import {
   formatTime,
   pathsToSave,
   pickerEntries,
+  sessionTitle,
   restoredEntries,
   restoredFiles,
   promptSummary,
@@ -80,9 +81,9 @@ describe('pickerEntries', () => {
     workspace: '/w',
     currentSessionId: 's1',
     sessions: [
-      { id: 'old-session', kind: 'agent', agent: 'claude-code', transcriptPath: null, startedAt: local(2026, 11, 21, 8, 0), lastActivityAt: local(2026, 11, 21, 9, 0), turnCount: 1, olderCursor: null, turns: [turn(1, 'old', 'old-session')] },
-      { id: 's1', kind: 'agent', agent: null, transcriptPath: null, startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 2), turnCount: 2, olderCursor: null, turns: [turn(1, 'first'), turn(2, 'second')] },
-      { id: 'rp', kind: 'rewind', agent: null, transcriptPath: null, startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 30), turnCount: 1, olderCursor: null, turns: [turn(1, 'restore point', 'rp')] },
+      { id: 'old-session', kind: 'agent', agent: 'claude-code', transcriptPath: null, startedAt: local(2026, 11, 21, 8, 0), lastActivityAt: local(2026, 11, 21, 9, 0), turnCount: 1, olderCursor: null, forkOf: null, turns: [turn(1, 'old', 'old-session')] },
+      { id: 's1', kind: 'agent', agent: null, transcriptPath: null, startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 2), turnCount: 2, olderCursor: null, forkOf: null, turns: [turn(1, 'first'), turn(2, 'second')] },
+      { id: 'rp', kind: 'rewind', agent: null, transcriptPath: null, startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 30), turnCount: 1, olderCursor: null, forkOf: null, turns: [turn(1, 'restore point', 'rp')] },
     ],
   };
   it('lists the current session newest first, then the other sessions under separators, without restore points', () => {
@@ -106,10 +107,24 @@ describe('pickerEntries', () => {
   });
 });
 
+describe('forked sessions', () => {
+  it('labels a fork with its source session and turn in the view title and the picker', () => {
+    const fork = {
+      id: 'f0f0f0f0-fork', kind: 'agent' as const, agent: 'claude-code', transcriptPath: null,
+      startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turnCount: 1, olderCursor: null,
+      forkOf: { sessionId: 'a1b2c3d4-source', beforeNumber: 3 }, turns: [turn(1, 'one', 'f0f0f0f0-fork')],
+    };
+    assert.match(sessionTitle(fork, NOW), /^claude-code session f0f0f0f0 · fork of a1b2c3d4 before #3 · /);
+    const other = { ...fork, id: 'a1b2c3d4-source', forkOf: null, turns: [turn(1, 'one', 'a1b2c3d4-source')] };
+    const entries = pickerEntries({ workspace: '/w', currentSessionId: fork.id, sessions: [fork, other] }, NOW);
+    assert.equal(entries[0].kind === 'separator' && entries[0].label, 'current session · fork of a1b2c3d4 before #3');
+  });
+});
+
 describe('paged turn lists', () => {
   const session = (turns: TurnInfo[], turnCount: number, olderCursor: string | null) => ({
     id: 's1', kind: 'agent' as const, agent: 'claude-code', transcriptPath: null,
-    startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turnCount, olderCursor, turns,
+    startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turnCount, olderCursor, forkOf: null, turns,
   });
   const page: ListTurnsResult = { workspace: '/w', currentSessionId: 's1', sessions: [session([turn(9, 'nine'), turn(10, 'ten')], 10, '9')] };
   it('offers the older turns after a page, and counts the whole session in the status bar', () => {
@@ -139,8 +154,8 @@ describe('turnLabel and scopeItems', () => {
       workspace: '/w',
       currentSessionId: 's1',
       sessions: [
-        { id: 's1', kind: 'agent', agent: 'claude-code', transcriptPath: null, startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turnCount: 1, olderCursor: null, turns: [turn(1, 'agent prompt')] },
-        { id: 'editor', kind: 'editor', agent: 'editor', transcriptPath: null, startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turnCount: 1, olderCursor: null, turns: [saves] },
+        { id: 's1', kind: 'agent', agent: 'claude-code', transcriptPath: null, startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turnCount: 1, olderCursor: null, forkOf: null, turns: [turn(1, 'agent prompt')] },
+        { id: 'editor', kind: 'editor', agent: 'editor', transcriptPath: null, startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turnCount: 1, olderCursor: null, forkOf: null, turns: [saves] },
       ],
     };
     const labels = pickerEntries(list, NOW).map((e) => e.label);

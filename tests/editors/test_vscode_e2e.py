@@ -493,7 +493,7 @@ def test_start_error_discovery_live_turns_and_conversation_in_vscode(tmp_path: P
     assert "turn #4 changed no file" in reverts, reverts
     assert "c.txt (deleted)" in reverts, reverts
     walkthrough = " ".join(_obs(result, "walkthrough")["texts"])
-    for step in ("Install the language server", "Record the agent's turns", "Find your turns"):
+    for step in ("The language server", "Record the agent's turns", "Find your turns"):
         assert step in walkthrough, walkthrough
     # The conversation-only rewind left the files alone; the revert of turn 3 removed c.txt only.
     assert (ws / "a.txt").read_text() == A2

@@ -85,6 +85,9 @@ export class LatestTurnDecorations implements vscode.Disposable {
   }
 
   async refresh(turnsChanged = false): Promise<void> {
+    // Marks never start the server (nor race its restart with a request): its start fires
+    // onDidChangeTurns, which refreshes them.
+    if (!this.server.running) return;
     try {
       if (turnsChanged || this.latest === undefined) {
         const list = await this.listTurns();
@@ -94,7 +97,8 @@ export class LatestTurnDecorations implements vscode.Disposable {
         this.latest = latest;
       }
       for (const editor of vscode.window.visibleTextEditors) {
-        if (editor.document.uri.scheme !== 'file') continue;
+        // Only the workspace's files have authors (settings.json, say, has none).
+        if (editor.document.uri.scheme !== 'file' || !vscode.workspace.getWorkspaceFolder(editor.document.uri)) continue;
         await this.decorate(editor);
       }
     } catch {

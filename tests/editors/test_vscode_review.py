@@ -17,7 +17,7 @@ for p in (HERE, HERE.parent):
         sys.path.insert(0, str(p))
 
 from support.agent import FakeClaude  # noqa: E402
-from test_vscode_e2e import _obs, _run_vscode  # noqa: E402
+from test_vscode_e2e import PREVIEW_GO, _obs, _run_vscode  # noqa: E402
 
 pytestmark = pytest.mark.editor
 
@@ -67,6 +67,7 @@ def test_code_action_reverts_one_hunk_then_undo_in_vscode(tmp_path: Path) -> Non
         {"do": "wait-disk", "file": "f.txt", "content": want},
         {"do": "wait-clean", "file": "f.txt"},
         {"do": "command", "title": "Rewind: Undo Last Rewind"},
+        {"do": "pick", "row": PREVIEW_GO, "filter": ""},  # the undo's preview (issue #27)
         {"do": "wait-editor", "file": "f.txt", "text": TURN2},
         {"do": "wait-disk", "file": "f.txt", "content": TURN2},
         {"do": "observe", "label": "undone", "files": ["f.txt"]},

@@ -182,8 +182,9 @@ change only once Emacs is idle, after the request)."
 
 ;;; The preview
 
-(defun rewind-ls--preview-buffer (title files diff)
-  "Fill `*rewind-preview*' (diff-mode) with TITLE, FILES (the preview's) and DIFF; show it."
+(defun rewind-ls--preview-buffer (title files diff &optional about)
+  "Fill `*rewind-preview*' (diff-mode) with TITLE, FILES (the preview's) and DIFF; show it.
+ABOUT says what DIFF is: the turn's own change, not the restore's."
   (with-current-buffer (get-buffer-create "*rewind-preview*")
     (let ((inhibit-read-only t))
       (erase-buffer)
@@ -195,7 +196,7 @@ change only once Emacs is idle, after the request)."
                             (format "+%s -%s" (rewind-ls--get f :added) (rewind-ls--get f :removed)))))
           (when (and conflict (not (eq conflict :null)))
             (insert (format "      conflict: %s\n" (rewind-ls--get conflict :message))))))
-      (insert "\nNothing is written until you answer. The change:\n\n" (or diff ""))
+      (insert "\nNothing is written until you answer. " (or about "The change:") "\n\n" (or diff ""))
       (diff-mode)
       (setq buffer-read-only t)
       (goto-char (point-min)))
@@ -270,7 +271,11 @@ change only once Emacs is idle, after the request)."
     (when (null (cl-remove-if (lambda (f) (equal (rewind-ls--get f :action) "unchanged")) files))
       (user-error "rewind-ls: %s: nothing to restore, every file already matches" title))
     (rewind-ls--preview-buffer (format "%s (%s)" title (rewind-ls--get point-turn :prompt)) files
-                               (rewind-ls--turn-diff point-turn))
+                               (rewind-ls--turn-diff point-turn)
+                               (pcase mode
+                                 ('revert "What the turn changed (the revert takes out only this;\nlater edits stay):")
+                                 ('undo "What that restore changed (the undo takes it back):")
+                                 (_ "What the turn itself changed (the rewind takes it back, and\nevery later change to these files):")))
     (let ((options (rewind-ls--ask title files mode)))
       (cond
        ((null options) (message "rewind-ls: %s: cancelled, nothing was written" title))

@@ -214,6 +214,43 @@ ABOUT says what DIFF is: the turn's own change, not the restore's."
         (rewind-ls--get answer :text))
     (error nil)))
 
+(defun rewind-ls--unified (path old new)
+  "A unified diff (diff -u) of OLD and NEW (strings; nil: no file) labelled PATH."
+  (let ((a (make-temp-file "rewind-now")) (b (make-temp-file "rewind-then")))
+    (unwind-protect
+        (progn
+          (with-temp-file a (when old (insert old)))
+          (with-temp-file b (when new (insert new)))
+          (with-temp-buffer
+            (call-process "diff" nil t nil "-u" "--label" (concat "a/" path)
+                          "--label" (concat "b/" path) a b)
+            (buffer-string)))
+      (delete-file a)
+      (delete-file b))))
+
+(defun rewind-ls--restore-diff (point-turn files)
+  "What a rewind (or undo) to the start of POINT-TURN writes: each file of FILES that changes,
+as it is now (its buffer, else the disk) against its content then (`rewind/fileAt')."
+  (mapconcat
+   (lambda (f)
+     (let* ((uri (rewind-ls--get f :uri))
+            (path (rewind-ls--get f :path))
+            (then (rewind-ls--request "rewind/fileAt"
+                                      (list :turnId (rewind-ls--get point-turn :id)
+                                            :uri uri :side "before")))
+            (file (url-unhex-string (string-remove-prefix "file://" uri)))
+            (buffer (get-file-buffer file))
+            (now (cond (buffer (with-current-buffer buffer
+                                 (buffer-substring-no-properties (point-min) (point-max))))
+                       ((file-regular-p file)
+                        (with-temp-buffer (insert-file-contents file) (buffer-string))))))
+       (if (or (eq (rewind-ls--get then :binary) t) (eq (rewind-ls--get then :tooLarge) t))
+           (format "%s: binary or too large, not shown\n" path)
+         (rewind-ls--unified path now (and (eq (rewind-ls--get then :exists) t)
+                                           (rewind-ls--get then :text))))))
+   (cl-remove-if (lambda (f) (equal (rewind-ls--get f :action) "unchanged")) files)
+   ""))
+
 (defun rewind-ls--ask (title files mode)
   "Preview FILES and ask; the restore options (a plist) or nil when cancelled."
   (let* ((conflicts (rewind-ls--conflicts files))
@@ -271,11 +308,12 @@ ABOUT says what DIFF is: the turn's own change, not the restore's."
     (when (null (cl-remove-if (lambda (f) (equal (rewind-ls--get f :action) "unchanged")) files))
       (user-error "rewind-ls: %s: nothing to restore, every file already matches" title))
     (rewind-ls--preview-buffer (format "%s (%s)" title (rewind-ls--get point-turn :prompt)) files
-                               (rewind-ls--turn-diff point-turn)
-                               (pcase mode
-                                 ('revert "What the turn changed (the revert takes out only this;\nlater edits stay):")
-                                 ('undo "What that restore changed (the undo takes it back):")
-                                 (_ "What the turn itself changed (the rewind takes it back, and\nevery later change to these files):")))
+                               (if (eq mode 'revert)
+                                   (rewind-ls--turn-diff point-turn)
+                                 (rewind-ls--restore-diff point-turn files))
+                               (if (eq mode 'revert)
+                                   "What the turn changed (the revert takes out only this;\nlater edits stay):"
+                                 "What it writes (each file now, then as it will be):"))
     (let ((options (rewind-ls--ask title files mode)))
       (cond
        ((null options) (message "rewind-ls: %s: cancelled, nothing was written" title))

@@ -95,6 +95,8 @@ def test_emacs_package(client: str, tmp_path: Path) -> None:
     assert cancelled["preview_mode"] == "diff-mode", cancelled
     assert "modify" in cancelled["preview"] and "a.txt  +1 -1" in cancelled["preview"]
     assert "delete" in cancelled["preview"] and "b.txt" in cancelled["preview"]
+    # Its diff is what the rewind writes (now -> before turn 1), not what turn 1 changed.
+    assert "-a2\n+a0" in cancelled["preview"] and "-b2" in cancelled["preview"], cancelled
     # Rewound: disk written, the open buffer saved (not left modified).
     rewound = steps["rewound"]
     assert rewound["disk_a"] == "a0\n" and rewound["disk_b"] is None, rewound

@@ -15,7 +15,7 @@
 ;;   M-x rewind-ls-revert     undo only a turn's own changes (later work stays)
 ;;   M-x rewind-ls-undo       undo the last rewind, revert or undo
 ;;   M-x rewind-ls-diff       what a turn changed, in a diff-mode buffer
-;;   M-x rewind-ls-timeline   every turn of every session, as text
+;;   M-x rewind-ls-timeline   every turn of every session (RET on a turn: rewind, revert, diff)
 ;;
 ;; Every restore is previewed first in `*rewind-preview*' (diff-mode: the files, each one's action
 ;; and +/- lines, conflicts with their reason, and the turn's diff) and asked with
@@ -174,7 +174,9 @@ change only once Emacs is idle, after the request)."
   (let* ((turns (or (rewind-ls--turns) (user-error "rewind-ls: no agent turns recorded here yet")))
          (labels (mapcar (lambda (turn) (cons (rewind-ls--label turn) turn)) turns))
          (completion-extra-properties nil)
-         (answer (completing-read prompt (mapcar #'car labels) nil nil "#")))
+         ;; The turns listed at once, not behind TAB.
+         (answer (minibuffer-with-setup-hook #'minibuffer-completion-help
+                   (completing-read prompt (mapcar #'car labels) nil nil "#"))))
     (or (cdr (assoc answer labels))
         (let ((n (and (string-match "#?\\([0-9]+\\)" answer) (match-string 1 answer))))
           (cl-find-if (lambda (turn) (equal (format "%s" (rewind-ls--get turn :number)) n)) turns))
@@ -376,34 +378,65 @@ as it is now (its buffer, else the disk) against its content then (`rewind/fileA
     (goto-char (point-min))
     (pop-to-buffer (current-buffer)))))
 
+(defvar rewind-ls-timeline-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "RET") #'rewind-ls-timeline-act)
+    map)
+  "Keys of `*rewind-timeline*': RET acts on the turn of the line.")
+
+(define-derived-mode rewind-ls-timeline-mode special-mode "Rewind-Timeline"
+  "The timeline of every session.
+RET on a turn's line offers what other clients show as code lenses
+on it (rewind, revert, diff), from the keyboard, in a terminal too.")
+
 ;;;###autoload
 (defun rewind-ls-timeline ()
-  "Show every turn of every session in `*rewind-timeline*'."
+  "Show every turn of every session in `*rewind-timeline*'.
+RET on a turn's line acts on it."
   (interactive)
   (let ((text (rewind-ls--get (rewind-ls--request "rewind/timeline") :text)))
     (with-current-buffer (get-buffer-create "*rewind-timeline*")
       (let ((inhibit-read-only t)) (erase-buffer) (insert text))
-      (special-mode)
+      (rewind-ls-timeline-mode)
       (goto-char (point-min))
       (pop-to-buffer (current-buffer)))))
+
+(defun rewind-ls--turn-by-id (id)
+  "The turn ID as `rewind/listTurns' gives it."
+  (let* ((listing (rewind-ls--request "rewind/listTurns" (list :turnId id)))
+         (session (car (rewind-ls--list listing :sessions))))
+    (or (car (and session (rewind-ls--list session :turns)))
+        (user-error "rewind-ls: no turn %s" id))))
+
+(defun rewind-ls-timeline-act ()
+  "Rewind, revert or diff the turn of this line of the timeline.
+Each turn's line ends with its id in brackets."
+  (interactive)
+  (let ((line (buffer-substring-no-properties (line-beginning-position) (line-end-position))))
+    (if (string-match "\\[\\([^]\n]+\\)\\][[:space:]]*\\'" line)
+        (rewind-ls--act-on (rewind-ls--turn-by-id (match-string 1 line)))
+      (user-error "rewind-ls: no turn on this line (RET on a line ending with a turn's [id])"))))
+
+(defun rewind-ls--act-on (turn)
+  "Ask what to do with TURN: rewind, revert, diff (or undo the last restore)."
+  (pcase (car (read-multiple-choice
+               (format "%s: " (rewind-ls--label turn))
+               '((?r "rewind" "files back to the start of this turn")
+                 (?v "revert" "undo only this turn's changes")
+                 (?d "diff" "what this turn changed")
+                 (?u "undo" "undo the last restore")
+                 (?q "quit" "nothing"))))
+    (?r (rewind-ls-rewind turn))
+    (?v (rewind-ls-revert turn))
+    (?d (rewind-ls-diff turn))
+    (?u (rewind-ls-undo))
+    (_ nil)))
 
 ;;;###autoload
 (defun rewind-ls ()
   "Pick a turn of the agent's current session, then rewind, revert or diff it (or undo)."
   (interactive)
-  (let ((turn (rewind-ls--read-turn "Turn: ")))
-    (pcase (car (read-multiple-choice
-                 (format "%s: " (rewind-ls--label turn))
-                 '((?r "rewind" "files back to the start of this turn")
-                   (?v "revert" "undo only this turn's changes")
-                   (?d "diff" "what this turn changed")
-                   (?u "undo" "undo the last restore")
-                   (?q "quit" "nothing"))))
-      (?r (rewind-ls-rewind turn))
-      (?v (rewind-ls-revert turn))
-      (?d (rewind-ls-diff turn))
-      (?u (rewind-ls-undo))
-      (_ nil))))
+  (rewind-ls--act-on (rewind-ls--read-turn "Turn: ")))
 
 (provide 'rewind-ls)
 ;;; rewind-ls.el ends here

@@ -110,4 +110,7 @@ def test_emacs_package(client: str, tmp_path: Path) -> None:
     # M-x rewind-ls -> #2 -> diff: a diff-mode buffer with the turn's change.
     diff = steps["diff"]
     assert diff["mode"] == "diff-mode" and "+b2" in diff["text"], diff
+    # The timeline: RET on turn 2's line, then diff (what lenses offer elsewhere).
+    timeline = steps["timeline-diff"]
+    assert "+b2" in timeline["text"], timeline
     assert (ws / "a.txt").read_bytes() == b"a2\n"

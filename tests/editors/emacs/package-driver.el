@@ -84,5 +84,16 @@
                   (cons 'text (with-current-buffer "*rewind-diff #2*" (buffer-string)))
                   (cons 'mode (with-current-buffer "*rewind-diff #2*" (symbol-name major-mode))))
             pd-steps)
+      ;; M-x rewind-ls-timeline, RET on turn 2's line: the lenses' choices from the keyboard.
+      (rewind-ls-timeline)
+      (with-current-buffer "*rewind-timeline*"
+        (goto-char (point-min))
+        (search-forward "second: a and a new b")
+        (kill-buffer "*rewind-diff #2*")
+        (setq pd-answers (list ?d))
+        (call-interactively #'rewind-ls-timeline-act))
+      (push (list (cons 'step "timeline-diff")
+                  (cons 'text (with-current-buffer "*rewind-diff #2*" (buffer-string))))
+            pd-steps)
       (pd-finish nil))
   (error (pd-finish (format "%S" err))))

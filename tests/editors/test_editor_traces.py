@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,31 +20,18 @@ if str(HERE.parent.parent) not in sys.path:
 
 from tests.conftest import Cli  # noqa: E402
 from tests.support.agent import FakeClaude  # noqa: E402
+from tests.support.tmux import TmuxScreen  # noqa: E402
 
 pytestmark = pytest.mark.editor
 
 
 @pytest.fixture
-def tmux(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
-    if shutil.which("tmux") is None:
-        pytest.fail("tmux is not installed (scripts/install-emacs-env.sh installs it)")
-    name = f"rewind-traces-{uuid.uuid4().hex[:8]}"
+def tmux(tmp_path: Path) -> Iterator[tuple[TmuxScreen, dict[str, str]]]:
+    screen = TmuxScreen("rewind-traces")
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path / "uh")}
     (tmp_path / "uh").mkdir()
-    yield name, env
-    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
-
-
-def _start(name: str, env: dict[str, str], ws: Path, command: str) -> None:
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "24", "-c", str(ws), command],
-        env=env,
-        check=True,
-    )
-
-
-def _keys(name: str, *keys: str) -> None:
-    subprocess.run(["tmux", "send-keys", "-t", name, *keys], check=True)
+    yield screen, env
+    screen.close()
 
 
 def _wait(pred, what: str, seconds: float = 20) -> None:  # type: ignore[no-untyped-def]
@@ -65,13 +50,13 @@ def _turn(ws: Path, home: Path) -> Cli:
 
 
 def test_emacs_lock_file_is_a_conflict(tmp_path: Path, tmux: tuple[str, dict[str, str]]) -> None:
-    name, env = tmux
+    screen, env = tmux
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
     cli = _turn(ws, home)
-    _start(name, env, ws, "emacs -nw -Q a.txt")
-    _wait(lambda: "a1" in _capture(name), "emacs to show a.txt")
-    _keys(name, "M->", "mine")
+    screen.start("emacs -nw -Q a.txt", ws, env)
+    screen.wait_for("a1")
+    screen.keys("M->", "mine")
     _wait(lambda: os.path.islink(ws / ".#a.txt"), "the Emacs lock file")
     proc = cli("rewind", "1", "--yes", ok=False)
     assert proc.returncode == 3, proc.stdout + proc.stderr
@@ -80,15 +65,15 @@ def test_emacs_lock_file_is_a_conflict(tmp_path: Path, tmux: tuple[str, dict[str
 
 
 def test_neovim_swap_file_is_a_conflict(tmp_path: Path, tmux: tuple[str, dict[str, str]]) -> None:
-    name, env = tmux
+    screen, env = tmux
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
     cli = _turn(ws, home)
     cli.env["XDG_STATE_HOME"] = env["XDG_STATE_HOME"]
     nvim = shutil.which("nvim") or str(Path(sys.executable).parent / "nvim")
-    _start(name, env, ws, f"{nvim} --clean -c 'set updatetime=100' a.txt")
-    _wait(lambda: "a1" in _capture(name), "neovim to show a.txt")
-    _keys(name, "o", "mine", "Escape")
+    screen.start(f"{nvim} --clean -c 'set updatetime=100' a.txt", ws, env)
+    screen.wait_for("a1")
+    screen.keys("o", "mine", "Escape")
     swap = (
         Path(env["XDG_STATE_HOME"])
         / "nvim"
@@ -105,13 +90,7 @@ def test_neovim_swap_file_is_a_conflict(tmp_path: Path, tmux: tuple[str, dict[st
     assert "unsaved Vim/Neovim buffer" in proc.stderr, proc.stderr
     assert (ws / "a.txt").read_text() == "a1\n"
     # Saved in Neovim: the swap is no longer marked, the rewind goes through.
-    _keys(name, ":w", "Enter")
+    screen.keys(":w", "Enter")
     _wait(lambda: (ws / "a.txt").read_text() == "a1\nmine\n" and not dirty(), "the save")
     proc = cli("rewind", "1", "--yes", "--force", ok=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-
-
-def _capture(name: str) -> str:
-    return subprocess.run(
-        ["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True
-    ).stdout

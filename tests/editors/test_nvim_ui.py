@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,32 +21,13 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from tests.support.agent import FakeClaude  # noqa: E402
+from tests.support.tmux import TmuxScreen  # noqa: E402
 
 pytestmark = pytest.mark.editor
 ARTIFACTS = REPO / "test-artifacts"
 
 
-class Screen:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def text(self) -> str:
-        return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True
-        ).stdout
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
-
-    def wait_for(self, needle: str, seconds: float = 30) -> str:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            text = self.text()
-            if needle in text:
-                return text
-            time.sleep(0.1)
-        raise AssertionError(f"{needle!r} never appeared on screen:\n{self.text()}")
-
+class Screen(TmuxScreen):
     def settle(self, seconds: float = 1.0) -> str:
         time.sleep(seconds)
         return self.text()
@@ -60,8 +39,6 @@ class Screen:
 
 @pytest.fixture
 def nvim_ui(tmp_path: Path) -> Iterator[tuple[Screen, Path]]:
-    if shutil.which("tmux") is None:
-        pytest.fail("tmux is not installed (scripts/install-emacs-env.sh installs it)")
     nvim = shutil.which("nvim") or str(Path(sys.executable).parent / "nvim")
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
@@ -84,29 +61,12 @@ def nvim_ui(tmp_path: Path) -> Iterator[tuple[Screen, Path]]:
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "PYTHONPATH": str(REPO),
     }
-    name = f"rewind-nvim-{uuid.uuid4().hex[:8]}"
-    subprocess.run(
-        [
-            "tmux",
-            "new-session",
-            "-d",
-            "-s",
-            name,
-            "-x",
-            "100",
-            "-y",
-            "24",
-            "-c",
-            str(ws),
-            f"{nvim} -u {init} a.txt",
-        ],
-        env=env,
-        check=True,
-    )
+    screen = Screen("rewind-nvim")
+    screen.start(f"{nvim} -u {init} a.txt", ws, env)
     try:
-        yield Screen(name), ws
+        yield screen, ws
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        screen.close()
 
 
 def test_statusline_picker_numbers_no_press_enter_and_preview(

@@ -5,16 +5,7 @@ local rpc = require('rewind.client')
 
 local M = {}
 
-local function to_lines(text)
-  local lines = vim.split(text or '', '\n', { plain = true })
-  if #lines > 0 and lines[#lines] == '' then
-    table.remove(lines)
-  end
-  for i, l in ipairs(lines) do
-    lines[i] = l:gsub('\r$', '')
-  end
-  return lines
-end
+local to_lines = require('rewind.diff').to_lines
 
 --- A read-only scratch buffer named `name` holding `lines`, in the current window, in diff mode.
 local function scratch(name, lines, ft)

@@ -6,7 +6,8 @@ local rpc = require('rewind.client')
 
 local M = {}
 
-local function to_lines(text)
+--- `text` (nil: empty) as buffer lines: no final empty line, no CR of a CRLF.
+function M.to_lines(text)
   local lines = vim.split(text or '', '\n', { plain = true })
   if #lines > 0 and lines[#lines] == '' then
     table.remove(lines)
@@ -16,6 +17,7 @@ local function to_lines(text)
   end
   return lines
 end
+local to_lines = M.to_lines
 
 --- Absolute file name of `path` (absolute, or relative to the client's root).
 local function resolve_path(client, path)

@@ -108,7 +108,7 @@ def _watch_dir(agent: Agent) -> str:
 
 
 def _watcher_ready(agent: Agent) -> bool:
-    from rewind_ls.core import watch_journal
+    from rewind_ls.core.capture import watch_journal
 
     wdir = _watch_dir(agent)
     try:
@@ -120,7 +120,7 @@ def _watcher_ready(agent: Agent) -> bool:
 
 
 def _stop_watcher(agent: Agent) -> None:
-    from rewind_ls.core import watch_journal
+    from rewind_ls.core.capture import watch_journal
 
     wdir = _watch_dir(agent)
     pid = watch_journal.watcher_pid(wdir)

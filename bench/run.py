@@ -186,7 +186,7 @@ def _hook_argv() -> list[str]:
     """The hook command `rewind-ls install` writes into the agents' settings (what they run)."""
     import shlex
 
-    from rewind_ls.core.claude_settings import default_command
+    from rewind_ls.core.agents.settings import default_command
 
     return shlex.split(default_command("claude-code"))
 
@@ -429,7 +429,7 @@ def _last_turn_changes(agent: Agent) -> int:
 def bench_storage(tmp: str, sizes: Sizes, notes: list[str]) -> Row:
     """Storage for N turns that each change one line of a big file: the store's reverse deltas
     against the shadow repository after `git gc` (delta-compressed pack)."""
-    from rewind_ls.core.capture import Recorder
+    from rewind_ls.core.capture.recorder import Recorder
     from rewind_ls.core.store import Store
 
     ws = os.path.join(tmp, "storage-ws")
@@ -537,7 +537,7 @@ def _bench_server(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[R
 
     rows = []
     # A turn that changed N files, restored with rewind/restore (the server writes closed files).
-    from rewind_ls.core.capture import Recorder
+    from rewind_ls.core.capture.recorder import Recorder
     from rewind_ls.core.store import Store
 
     ws = os.path.join(tmp, "lsp-ws")

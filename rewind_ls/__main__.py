@@ -49,7 +49,7 @@ def _check_reachable() -> None:
     problem, which doctor reads) if a module a later event imports is not on this `sys.path`."""
     from importlib.util import find_spec
 
-    for name in ("zstandard", "rewind_ls.core.scan"):
+    for name in ("zstandard", "rewind_ls.core.capture.scan"):
         if find_spec(name) is None:
             sys.stderr.write(f"rewind-ls hook: cannot import {name} from {sys.path}\n")
 
@@ -67,7 +67,7 @@ def _launch_path() -> None:
 if not __package__:  # run as a file (the hook command), not as `python -m rewind_ls`
     _launch_path()
     if len(sys.argv) == 3 and sys.argv[1] == "hook":
-        from rewind_ls.core.hook_process import run
+        from rewind_ls.core.agents.hook_process import run
 
         raise SystemExit(run(sys.argv[2]))
 

@@ -43,7 +43,7 @@ if [ "$rc" -eq 5 ]; then
 fi
 
 # The store, capture and restore tests a second time with every Linux-only call off (renameat2,
-# syncfs, /proc, inotify): the code paths macOS runs (rewind_ls/core/disk_sync.py), proven here.
+# syncfs, /proc, inotify): the code paths macOS runs (rewind_ls/core/fs/disk_sync.py), proven here.
 PORTABLE_TESTS=(tests/test_store.py tests/test_capture.py tests/test_restore_flow.py
   tests/test_restore_batch.py tests/test_cli_restore.py tests/test_reliability_recovery.py
   tests/test_reliability_crash.py tests/test_platform.py)

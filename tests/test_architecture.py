@@ -45,7 +45,7 @@ def test_hook_process_loads_only_stdlib_and_core(tmp_path: Path) -> None:
     probe = (
         "import sys, io, json\n"
         "import rewind_ls.cli\n"
-        "from rewind_ls.core.hook_process import run\n"
+        "from rewind_ls.core.agents.hook_process import run\n"
         "for event, extra in [('UserPromptSubmit', {'prompt': 'p'}),\n"
         "    ('PreToolUse', {'tool_name': 'Write', 'tool_input': {'file_path': 'a.txt'}}),\n"
         "    ('PostToolUse', {'tool_name': 'Write', 'tool_input': {'file_path': 'a.txt'}}),\n"
@@ -147,14 +147,14 @@ def _sql_uses(source: str, name: str) -> list[str]:
 def test_only_the_store_knows_sql() -> None:
     """The store is the only module that knows the schema: every other one asks it a question
     (a Store method), never the database."""
-    store = ROOT / "rewind_ls" / "core" / "store.py"
+    store = ROOT / "rewind_ls" / "core" / "store"
     bad = [
         use
         for path in sorted((ROOT / "rewind_ls").rglob("*.py"))
-        if path != store
+        if store not in path.parents
         for use in _sql_uses(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
     ]
-    assert not bad, "SQL outside core/store.py (add a Store method):\n" + "\n".join(bad)
+    assert not bad, "SQL outside core/store/ (add a Store method):\n" + "\n".join(bad)
 
 
 def test_sql_check_sees_sql_and_spares_prose() -> None:
@@ -267,20 +267,186 @@ def test_private_name_check_sees_leaks_and_spares_own_names() -> None:
 def test_only_the_store_imports_sqlite3() -> None:
     """Records out, never database rows: no module but the store imports `sqlite3` (its errors
     are re-exported by the store for the few callers that must catch them)."""
-    store = ROOT / "rewind_ls" / "core" / "store.py"
+    store = ROOT / "rewind_ls" / "core" / "store"
     bad = [
         str(path.relative_to(ROOT))
         for path in sorted((ROOT / "rewind_ls").rglob("*.py"))
-        if path != store and any(n.split(".")[0] == "sqlite3" for n in _imports(path))
+        if store not in path.parents and any(n.split(".")[0] == "sqlite3" for n in _imports(path))
     ]
-    assert not bad, f"sqlite3 imported outside core/store.py: {bad}"
+    assert not bad, f"sqlite3 imported outside core/store/: {bad}"
 
 
 def test_one_fault_hook() -> None:
-    """The crash tests' `REWIND_LS_FAULT` hook is read in one module (core/faults.py)."""
+    """The crash tests' `REWIND_LS_FAULT` hook is read in one module (core/fs/faults.py)."""
     bad = [
         str(path.relative_to(ROOT))
         for path in sorted((ROOT / "rewind_ls").rglob("*.py"))
         if path.name != "faults.py" and '"REWIND_LS_FAULT"' in path.read_text(encoding="utf-8")
     ]
-    assert not bad, f"REWIND_LS_FAULT read outside core/faults.py: {bad}"
+    assert not bad, f"REWIND_LS_FAULT read outside core/fs/faults.py: {bad}"
+
+
+# The layers, lowest first: a module imports modules of its own layer or of layers below, never
+# above (ARCHITECTURE.md, "Layers"). A module belongs to the first layer whose prefix names it.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("base", ("rewind_ls", "rewind_ls.core", "rewind_ls.core.model", "rewind_ls.core.errors")),
+    ("text", ("rewind_ls.core.text",)),
+    ("fs", ("rewind_ls.core.fs",)),
+    ("store", ("rewind_ls.core.store",)),
+    ("capture", ("rewind_ls.core.capture",)),
+    ("restore", ("rewind_ls.core.restore",)),
+    ("history", ("rewind_ls.core.history",)),
+    ("agents", ("rewind_ls.core.agents",)),
+    ("conversation", ("rewind_ls.core.conversation",)),
+    ("protocol", ("rewind_ls.protocol",)),
+    ("server", ("rewind_ls.server",)),
+    ("cli", ("rewind_ls.cli",)),
+    ("entry", ("rewind_ls.__main__",)),
+]
+MAX_FILE_LINES = 600
+MAX_CLASS_LINES = 400
+
+
+def _modules() -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for path in sorted((ROOT / "rewind_ls").rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports, anywhere in it (function-local imports count:
+    they hide a dependency from the import block, they do not remove it)."""
+    mods = _modules()
+
+    def resolve(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for mod, path in mods.items():
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package
+                    for _ in range(node.level - 1):
+                        anchor = anchor.rpartition(".")[0]
+                    base = f"{anchor}.{base}" if base else anchor
+                targets = [base] + [f"{base}.{a.name}" for a in node.names]
+            for target in targets:
+                found = resolve(target) if target.startswith("rewind_ls") else None
+                if found and found != mod:
+                    graph[mod].add(found)
+    return graph
+
+
+def _layer(module: str) -> int:
+    best = (-1, 0)
+    for rank, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best[1]:
+                best = (rank, len(prefix))
+    assert best[0] >= 0, f"{module} is in no layer: add it to LAYERS"
+    return best[0]
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycles() -> None:
+    cycles = _cycles(_import_graph())
+    assert not cycles, "import cycles (function-local imports count):\n" + "\n".join(
+        " <-> ".join(c) for c in cycles
+    )
+
+
+def test_cycle_check_finds_a_cycle() -> None:
+    """The rule above can fail: a loop through three modules is found, a chain is not."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def test_layers_import_downward_only() -> None:
+    graph = _import_graph()
+    bad = [
+        f"{mod} ({LAYERS[_layer(mod)][0]}) imports {dep} ({LAYERS[_layer(dep)][0]})"
+        for mod, deps in sorted(graph.items())
+        for dep in sorted(deps)
+        if _layer(dep) > _layer(mod)
+    ]
+    assert not bad, "imports against the layers:\n" + "\n".join(bad)
+
+
+def test_core_top_level_holds_only_the_model_and_the_errors() -> None:
+    core = ROOT / "rewind_ls" / "core"
+    loose = sorted(p.name for p in core.glob("*.py"))
+    assert loose == ["__init__.py", "errors.py", "model.py"], loose
+    undocumented = [
+        str(init.relative_to(ROOT))
+        for init in sorted(core.rglob("__init__.py"))
+        if not ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+    ]
+    assert not undocumented, f"packages without a docstring saying their job: {undocumented}"
+
+
+def test_no_file_or_class_too_long() -> None:
+    long_files = []
+    long_classes = []
+    for mod, path in _modules().items():
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") > MAX_FILE_LINES:
+            long_files.append(f"{mod}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                size = node.end_lineno - node.lineno + 1
+                if size > MAX_CLASS_LINES:
+                    long_classes.append(f"{mod}.{node.name}: {size} lines")
+    assert not long_files and not long_classes, (long_files, long_classes)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rewind_ls.core.blame import Blamer
-from rewind_ls.core.capture import REWIND_SESSION
+from rewind_ls.core.capture.recorder import REWIND_SESSION
+from rewind_ls.core.history.blame import Blamer
 from rewind_ls.core.model import ABSENT, FILE, TurnState, Version
 from rewind_ls.core.store import Store
 

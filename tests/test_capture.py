@@ -1,4 +1,4 @@
-"""Unit tests of `core.capture.Recorder` on real files: what a turn records as `before` and `after`,
+"""Unit tests of `core.capture.recorder.Recorder` on real files: what a turn records as `before` and `after`,
 whose change a change is (an outside edit or the tool's own write), and a file the shell made
 unreadable. The hook process and the agents are tested end to end elsewhere (test_scan,
 test_claude_hook_fixes, tests/agents)."""
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from rewind_ls.core.capture import EXTERNAL_SESSION, Recorder
-from rewind_ls.core.file_reader import same_signature
+from rewind_ls.core.capture.file_reader import same_signature
+from rewind_ls.core.capture.recorder import EXTERNAL_SESSION, Recorder
 from rewind_ls.core.model import Version
 from rewind_ls.core.store import ABSENT, FILE, Store, digest
 from tests.test_reliability_edges import _without_root_file_access
@@ -161,8 +161,8 @@ def test_unchanged_signature_is_not_read_again(ws: Path, store: Store) -> None:
 
 _UNREADABLE = """
 import json, os, sys
-from rewind_ls.core.capture import Recorder
-from rewind_ls.core.scan import unrecorded
+from rewind_ls.core.capture.recorder import Recorder
+from rewind_ls.core.capture.scan import unrecorded
 from rewind_ls.core.store import Store, digest
 ws = sys.argv[1]
 out = {}

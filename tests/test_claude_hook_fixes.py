@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rewind_ls.core import transcript
+from rewind_ls.core.agents.claude import transcript
 from tests.conftest import Cli
 from tests.support.agent import FakeClaude, run_hook
 

@@ -499,7 +499,7 @@ def test_picker_scrolls_and_fits_with_many_turns(
     """30 turns with long prompts (wide characters too) and many files, at 80x24: the list scrolls
     with the selection, no line is longer than the screen."""
     monkeypatch.setenv("REWIND_LS_HOME", str(home))
-    from rewind_ls.core.capture import Recorder
+    from rewind_ls.core.capture.recorder import Recorder
     from rewind_ls.core.store import Store
 
     names = ["app.py", *(f"src/package/module_{i}.py" for i in range(6))]

@@ -16,8 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from rewind_ls.core import codec, gc
-from rewind_ls.core.delta import make_delta
 from rewind_ls.core.errors import CorruptBlob
 from rewind_ls.core.store import (
     DELTA,
@@ -27,9 +25,12 @@ from rewind_ls.core.store import (
     ZLIB,
     Store,
     Version,
+    codec,
     digest,
+    gc,
     store_dir_for,
 )
+from rewind_ls.core.store.delta import make_delta
 
 
 def _source(rng: random.Random, n: int) -> bytes:
@@ -235,7 +236,7 @@ def test_sigkill_while_writing_a_pack_loses_nothing_committed(tmp_path: Path, se
 _EDIT_HOOKS = textwrap.dedent(
     """
     import io, json, sys
-    from rewind_ls.core.hook_process import run
+    from rewind_ls.core.agents.hook_process import run
     ws = sys.argv[1]
     for event, extra in [
         ("UserPromptSubmit", {"prompt": "p"}),

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from rewind_ls.core.apply_patch import patch_operations, touched_paths
+from rewind_ls.core.agents.codex.apply_patch import patch_operations, touched_paths
 from rewind_ls.core.errors import BadInput
 from tests.conftest import Cli
 from tests.support.agent import FakeClaude
@@ -209,7 +209,7 @@ def test_a_bad_patch_never_blocks_codex(ws: Path, home: Path) -> None:
 def test_a_rollout_without_the_turn_is_refused_and_nothing_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rewind_ls.core import codex_rollout
+    from rewind_ls.core.agents.codex import rollout as codex_rollout
     from rewind_ls.core.errors import RewindError
 
     home = tmp_path / "codex"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewind_ls.core.delta import apply_delta, make_delta
+from rewind_ls.core.store.delta import apply_delta, make_delta
 
 
 def big_text(lines: int = 25_000) -> bytes:

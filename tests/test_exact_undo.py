@@ -119,8 +119,7 @@ async def test_a_save_after_the_restore_is_a_conflict_not_overwritten(lsp: Sessi
 
 async def test_gc_keeps_the_saved_disk_content(lsp: Session) -> None:
     ws = await _rewound(lsp)
-    from rewind_ls.core import gc
-    from rewind_ls.core.store import Store
+    from rewind_ls.core.store import Store, gc
 
     def collect() -> None:
         store = Store.open(str(ws))

@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from rewind_ls.core.history.timeline import list_sessions, timeline_text
 from rewind_ls.core.store import Store
-from rewind_ls.core.timeline import list_sessions, timeline_text
 from rewind_ls.server.protocol import ListTurnsResult
 
 

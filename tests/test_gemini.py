@@ -101,7 +101,7 @@ def test_gemini_and_claude_in_one_workspace(ws: Path, home: Path, cli: Cli, tmp_
 
 
 def test_the_same_prompt_twice_forks_before_the_nearest_in_time() -> None:
-    from rewind_ls.core.gemini_chat import prompt_index
+    from rewind_ls.core.agents.gemini.chat import prompt_index
 
     lines = [
         {"sessionId": "s"},

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rewind_ls.core.apply_disk import apply_to_disk
-from rewind_ls.core.blame import (
+from rewind_ls.core.capture.recorder import EDITOR_SESSION, EXTERNAL_SESSION, read_current
+from rewind_ls.core.history.blame import (
     AGENT,
     ORIGINAL,
     OUTSIDE,
@@ -19,8 +19,9 @@ from rewind_ls.core.blame import (
     UNRECORDED,
     Blamer,
 )
-from rewind_ls.core.capture import EDITOR_SESSION, EXTERNAL_SESSION, read_current
-from rewind_ls.core.hunks import (
+from rewind_ls.core.model import Action, ConflictKind, Turn
+from rewind_ls.core.restore.apply_disk import apply_to_disk
+from rewind_ls.core.restore.hunks import (
     EDITED,
     EDITED_NEARBY,
     INTACT,
@@ -28,8 +29,7 @@ from rewind_ls.core.hunks import (
     plan_revert_hunks,
     turn_file,
 )
-from rewind_ls.core.model import Action, ConflictKind, Turn
-from rewind_ls.core.plan import disk_reader, plan_undo
+from rewind_ls.core.restore.plan import disk_reader, plan_undo
 from rewind_ls.core.store import Store
 
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rewind_ls.core.merge import MergeConflict, MergeResult, diffstat, is_binary, merge3
+from rewind_ls.core.text.merge import MergeConflict, MergeResult, diffstat, is_binary, merge3
 
 
 def lines(*xs: str) -> bytes:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rewind_ls.core.capture import read_current
+from rewind_ls.core.capture.recorder import read_current
 from rewind_ls.core.model import ABSENT, FILE, UNKNOWN, Action, ConflictKind, RestoreMode, Version
-from rewind_ls.core.plan import PathPlan, disk_reader, plan_revert, plan_rewind
+from rewind_ls.core.restore.plan import PathPlan, disk_reader, plan_revert, plan_rewind
 from rewind_ls.core.store import Store
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rewind_ls.core.capture import Recorder
-from rewind_ls.core.plan import disk_reader, plan_rewind
+from rewind_ls.core.capture.recorder import Recorder
+from rewind_ls.core.restore.plan import disk_reader, plan_rewind
 from rewind_ls.core.store import Store
 
 FILES = 60

@@ -1,4 +1,4 @@
-"""The platform module (core/disk_sync.py): portable mode turns every Linux-only call off, the macOS
+"""The platform module (core/fs/disk_sync.py): portable mode turns every Linux-only call off, the macOS
 equivalents are chosen by platform, and native Windows stops with one line.
 
 The store, capture and restore tests also run a second time with REWIND_LS_PORTABLE=1
@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from rewind_ls.core import disk_sync, watch_journal
+from rewind_ls.core.capture import watch_journal
+from rewind_ls.core.fs import disk_sync
 
 
 class NoLibc:

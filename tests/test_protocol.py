@@ -17,10 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from rewind_ls.core import gc
-from rewind_ls.core.history import file_log
-from rewind_ls.core.store import Store
-from rewind_ls.core.timeline import list_sessions
+from rewind_ls.core.history.timeline import list_sessions
+from rewind_ls.core.history.versions import file_log
+from rewind_ls.core.store import Store, gc
 from rewind_ls.server import protocol, protocol_ts
 from rewind_ls.server.edits import decode_text, encode_buffer, minimal_edit
 from tests.conftest import Cli

@@ -884,7 +884,7 @@ def test_a_cut_edit_line_is_never_recorded_as_the_files_content(
     assert turn["files"] == [], turn
     assert (ws / "a.txt").read_text() == body
     # Forks read the same file whole, every line byte for byte (the cap is recording's only).
-    from rewind_ls.core.transcript import read_lines
+    from rewind_ls.core.agents.claude.transcript import read_lines
 
     lines = read_lines(str(transcript))
     assert lines[2]["toolUseResult"]["content"] == body and "rewindLsCut" not in lines[2]

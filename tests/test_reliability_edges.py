@@ -301,7 +301,7 @@ def test_over_the_cap_is_never_read_in_a_hook(ws: Path, home: Path, agent: FakeC
     probe = textwrap.dedent(
         f"""
         import io, sys
-        from rewind_ls.core.hook_process import run
+        from rewind_ls.core.agents.hook_process import run
         run("claude-code", io.BytesIO({payload.encode()!r}))
         rchar = [l for l in open("/proc/self/io") if l.startswith("rchar")][0].split()[1]
         print(rchar)

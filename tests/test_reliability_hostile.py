@@ -210,7 +210,7 @@ def link_world(world: World) -> World:
 
 def test_hook_payloads_property(link_world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """The real entry point (`hook_process.run`) in process, so hypothesis can try many payloads."""
-    from rewind_ls.core import hook_process
+    from rewind_ls.core.agents import hook_process
 
     world = link_world
     for key, value in env_for(world.home).items():
@@ -503,8 +503,8 @@ transcript_line = st.one_of(
 def test_transcript_lines_property(world: World, server: Server) -> None:
     """Damaged or unknown lines in the agent's transcript: the conversation fork and the code lens
     skip them (or fail with a clear error), never crash, never edit the original."""
+    from rewind_ls.core.agents.claude.transcript import fork
     from rewind_ls.core.errors import RewindError
-    from rewind_ls.core.transcript import fork
 
     transcript = world.agent.transcript
     original = transcript.read_bytes()
@@ -659,9 +659,9 @@ def test_restore_refuses_symlinked_parent_and_file(tmp_path: Path) -> None:
 def test_symlink_swapped_in_between_plan_and_apply(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rewind_ls.core.apply_disk import apply_to_disk
     from rewind_ls.core.errors import RewindError
-    from rewind_ls.core.plan import disk_reader, plan_rewind, resolve_turn
+    from rewind_ls.core.restore.apply_disk import apply_to_disk
+    from rewind_ls.core.restore.plan import disk_reader, plan_rewind, resolve_turn
     from rewind_ls.core.store import Store
 
     w = World(tmp_path)

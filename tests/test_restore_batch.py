@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rewind_ls.core import apply_disk
-from rewind_ls.core.disk_sync import flush_files, parallel_map, portable, rename_noreplace
+from rewind_ls.core.fs.disk_sync import flush_files, parallel_map, portable, rename_noreplace
+from rewind_ls.core.restore import apply_disk
 from tests.conftest import Cli
 from tests.support.agent import FakeClaude
 

@@ -1,4 +1,4 @@
-"""`core.restore_flow` in process, on a real store: the planner and label of each mode, and the
+"""`core.restore.flow` in process, on a real store: the planner and label of each mode, and the
 all-or-nothing rule of code and conversation. The CLI and server tests run the same flow end to
 end (test_cli_restore, test_reliability_edges, test_server)."""
 
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from rewind_ls.core.capture import Recorder
+from rewind_ls.core.capture.recorder import Recorder
 from rewind_ls.core.errors import ConflictError, RewindError
-from rewind_ls.core.plan import disk_reader
-from rewind_ls.core.restore_flow import RestoreFlow, plan_restore
+from rewind_ls.core.restore.flow import RestoreFlow, plan_restore
+from rewind_ls.core.restore.plan import disk_reader
 from rewind_ls.core.store import Store
 
 

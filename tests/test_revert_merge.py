@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rewind_ls.core.merge import merge3, merge3_markers
+from rewind_ls.core.text.merge import merge3, merge3_markers
 from tests.conftest import Cli
 from tests.support.agent import FakeClaude
 

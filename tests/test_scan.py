@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from rewind_ls.core import folder_cache, shell_runs
-from rewind_ls.core import scan as scan_mod
-from rewind_ls.core.capture import Recorder
+from rewind_ls.core.capture import folder_cache, shell_runs
+from rewind_ls.core.capture import scan as scan_mod
+from rewind_ls.core.capture.recorder import Recorder
 from rewind_ls.core.store import Store
 from tests.support.agent import FakeClaude
 
@@ -417,12 +417,12 @@ def test_scan_command_takes_the_baseline_then_records_outside_changes(ws: Path, 
 
 def test_folder_cache_lists_exactly_what_the_walk_lists(ws: Path, store: Store) -> None:
     """The scan's folder cache (skips listing folders whose mtime did not change) must always agree
-    with `core.walk.walk`, through creations, deletions, renames, new and edited ignore files,
+    with `core.capture.walk.walk`, through creations, deletions, renames, new and edited ignore files,
     new nested repositories and info/exclude edits."""
     import random
 
-    from rewind_ls.core.ignore import IgnoreRules
-    from rewind_ls.core.walk import walk
+    from rewind_ls.core.capture.ignore import IgnoreRules
+    from rewind_ls.core.capture.walk import walk
 
     rng = random.Random(int(os.environ.get("REWIND_LS_TEST_SEED", "6")))
     _write(ws / ".gitignore", "*.log\nbuild/\n")

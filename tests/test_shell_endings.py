@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from rewind_ls.core import shell_runs
+from rewind_ls.core.capture import shell_runs
 from rewind_ls.core.store import Store
 from tests.conftest import Cli
 from tests.support.agent import FakeClaude
@@ -244,7 +244,7 @@ def test_the_servers_follower_ends_a_hook_turn_at_the_interrupt_line(
 ) -> None:
     """Item 1, with the language server running: its transcript follower reads the interrupt
     line and closes the hook's turn at that moment; the hand fix made later is external."""
-    from rewind_ls.core.transcript_follower import TranscriptFollower, project_slug
+    from rewind_ls.core.agents.claude.follower import TranscriptFollower, project_slug
 
     monkeypatch.setenv("REWIND_LS_HOME", str(home))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude"))

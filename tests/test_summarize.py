@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from rewind_ls.core import summarize
+from rewind_ls.core.conversation import summarize
 from rewind_ls.core.errors import RewindError
 
 

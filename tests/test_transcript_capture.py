@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from rewind_ls.core import store as store_mod
+from rewind_ls.core.agents.claude.events import TranscriptParser, apply_edit, apply_patch
+from rewind_ls.core.agents.claude.recorder import TranscriptRecorder
 from rewind_ls.core.store import RAW, SCHEMA_VERSION, Store, digest, store_dir_for
-from rewind_ls.core.transcript_events import TranscriptParser, apply_edit, apply_patch
-from rewind_ls.core.transcript_recorder import TranscriptRecorder
 
 # Schema 1: no agent_events, and no packs (blobs without their pack columns).
 V1_SCHEMA = re.sub(

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from rewind_ls.core.capture import Recorder
+from rewind_ls.core.capture.recorder import Recorder
 from rewind_ls.core.errors import BadInput
+from rewind_ls.core.history.timeline import list_sessions, timeline_text
 from rewind_ls.core.store import Store
-from rewind_ls.core.timeline import list_sessions, timeline_text
 from tests.conftest import Cli
 from tests.support.lsp_client import start
 from tests.test_server import as_dict, request

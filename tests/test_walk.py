@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rewind_ls.core.ignore import IgnoreRules, RuleSet, parse_line
-from rewind_ls.core.walk import walk
+from rewind_ls.core.capture.ignore import IgnoreRules, RuleSet, parse_line
+from rewind_ls.core.capture.walk import walk
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="git not installed")

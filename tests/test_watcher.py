@@ -23,12 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from rewind_ls.core import scan as scan_mod
-from rewind_ls.core import watch_journal
-from rewind_ls.core.folder_cache import skip_dirs
-from rewind_ls.core.ignore import IgnoreRules
+from rewind_ls.core.capture import scan as scan_mod
+from rewind_ls.core.capture import watch_journal
+from rewind_ls.core.capture.folder_cache import skip_dirs
+from rewind_ls.core.capture.ignore import IgnoreRules
+from rewind_ls.core.capture.walk import walk
 from rewind_ls.core.store import FILE, Store
-from rewind_ls.core.walk import walk
 
 pytestmark = pytest.mark.skipif(
     not os.path.isdir("/proc/sys/fs/inotify"), reason="the watcher needs Linux inotify"
@@ -347,7 +347,7 @@ def test_only_one_watcher_per_workspace(ws: Path, store: Store) -> None:
     for _ in range(3):
         watch_journal.ensure_running(store.root, store.path)
     extra = subprocess.run(
-        [sys.executable, "-m", "rewind_ls.core.watcher", store.root, store.path],
+        [sys.executable, "-m", "rewind_ls.core.capture.watcher", store.root, store.path],
         timeout=30,
         capture_output=True,
     )
@@ -377,7 +377,7 @@ def _limited_watcher(store: Store, limit: int) -> subprocess.Popen[bytes]:
     sysctl: the machine's limit is left alone)."""
     script = (
         f"echo {limit} > /proc/sys/user/max_inotify_watches && "
-        'exec "$0" -m rewind_ls.core.watcher "$1" "$2"'
+        'exec "$0" -m rewind_ls.core.capture.watcher "$1" "$2"'
     )
     cmd = ["unshare", "--user", "--map-root-user", "sh", "-c", script]
     return subprocess.Popen([*cmd, sys.executable, store.root, store.path])

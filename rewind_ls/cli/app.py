@@ -111,7 +111,7 @@ def _warn_about_limits() -> None:
     import sys
 
     from rewind_ls.cli.style import safe
-    from rewind_ls.core.config import limit_problems
+    from rewind_ls.core.fs.config import limit_problems
 
     for problem in limit_problems():
         sys.stderr.write(f"rewind-ls: warning: {safe(problem)}\n")

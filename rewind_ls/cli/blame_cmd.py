@@ -1,6 +1,6 @@
 """`rewind-ls blame PATH [--json]`: who last changed each line of a file (the turn, the agent or
 "your save" or a shell command, the time, the prompt), from the store's recorded contents
-(`core.blame`). The editor's hover says the same for one line."""
+(`core.history.blame`). The editor's hover says the same for one line."""
 
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ SHORT = {
 
 def cmd_blame(args: argparse.Namespace) -> int:
     from rewind_ls.cli.style import DIM, clip, colour_enabled, pad, page, paint, safe, width
-    from rewind_ls.core.blame import Blamer
-    from rewind_ls.core.capture import read_current
-    from rewind_ls.core.review import origin_dict, runs
-    from rewind_ls.core.timeline import iso
+    from rewind_ls.core.capture.recorder import read_current
+    from rewind_ls.core.history.blame import Blamer
+    from rewind_ls.core.history.review import origin_dict, runs
+    from rewind_ls.core.history.timeline import iso
 
     with open_store(args) as store:
         path = rel(store, args.path)
@@ -40,7 +40,7 @@ def cmd_blame(args: argparse.Namespace) -> int:
             )
         attribution = Blamer(store).blame(path, data)
     if args.json:
-        from rewind_ls.core.paths import to_uri
+        from rewind_ls.core.fs.paths import to_uri
         from rewind_ls.server.protocol import BlameOutput, wire
 
         print_json(

@@ -52,7 +52,7 @@ def workspace_parent() -> argparse.ArgumentParser:
 def workspace(args: argparse.Namespace) -> str:
     """The workspace a command works on; never the filesystem root (a store for `/` would record
     the whole machine, and every agent session anywhere would share it)."""
-    from rewind_ls.core.paths import find_workspace_root
+    from rewind_ls.core.fs.paths import find_workspace_root
 
     start = args.workspace or getattr(args, "top_workspace", None) or os.getcwd()
     if not os.path.isdir(start):
@@ -69,8 +69,8 @@ def workspace(args: argparse.Namespace) -> str:
 def open_store(args: argparse.Namespace, create: bool = False, collect: bool = True) -> Store:
     """The workspace's store, after finishing any interrupted restore; `collect`: run the
     retention pass when it is due (not for `gc` itself)."""
-    from rewind_ls.core import gc
-    from rewind_ls.core.apply_disk import recover
+    from rewind_ls.core.restore.apply_disk import recover
+    from rewind_ls.core.store import gc
 
     store = Store.open(workspace(args), create=create)
     rolled = recover(store)
@@ -88,7 +88,7 @@ def print_json(data: Any) -> None:
 def turn_arg(store: Store, args: argparse.Namespace) -> Any:
     """The TURN argument resolved; when it was left out, asked for with the picker on a terminal,
     an error naming it otherwise."""
-    from rewind_ls.core.plan import resolve_turn
+    from rewind_ls.core.restore.plan import resolve_turn
 
     if args.turn is None:
         from rewind_ls.cli.picker import ask_turn
@@ -116,13 +116,13 @@ def session_arg(store: Store, spec: str | None) -> str | None:
 
 def rel(store: Store, path: str) -> str:
     """A path given on the command line, relative to the workspace."""
-    from rewind_ls.core.paths import relative_path
+    from rewind_ls.core.fs.paths import relative_path
 
     return relative_path(store.root, path, os.getcwd())
 
 
 def unrecorded(store: Store) -> list[str]:
-    from rewind_ls.core.scan import unrecorded
+    from rewind_ls.core.capture.scan import unrecorded
 
     return unrecorded(store)
 

@@ -22,8 +22,8 @@ from rewind_ls.core.store import Store
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from rewind_ls.cli.style import colour_diff, colour_enabled, page
-    from rewind_ls.core.diff import checkpoint_diff, turn_diff
-    from rewind_ls.core.plan import disk_reader
+    from rewind_ls.core.history.diff import checkpoint_diff, turn_diff
+    from rewind_ls.core.restore.plan import disk_reader
 
     with open_store(args) as store:
         turn = turn_arg(store, args)
@@ -66,7 +66,7 @@ def _explain_empty(store: Store, turn: Any, relpath: str, path: Any, one_turn: b
 def _operands(store: Store, args: argparse.Namespace) -> tuple[Any, str | None]:
     """`diff TURN [TURN_B] [PATH]`: the second operand is a turn when it is a number or a turn id
     (write ./3 for a file named 3), a path otherwise."""
-    from rewind_ls.core.plan import resolve_turn
+    from rewind_ls.core.restore.plan import resolve_turn
 
     rest = list(args.rest or [])
     if len(rest) > 2:

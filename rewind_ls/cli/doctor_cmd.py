@@ -9,7 +9,7 @@ from rewind_ls.cli.style import safe
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from rewind_ls.core.doctor import diagnose
+    from rewind_ls.core.agents.doctor import diagnose
 
     report = diagnose(workspace(args), repair=args.repair, moved_from=args.moved_from)
     if args.json:

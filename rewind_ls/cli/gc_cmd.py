@@ -9,7 +9,7 @@ from rewind_ls.cli.common import JSON_HELP, Add, open_store, print_json
 
 
 def cmd_gc(args: argparse.Namespace) -> int:
-    from rewind_ls.core import gc
+    from rewind_ls.core.store import gc
 
     kw: dict[str, Any] = {}
     if args.retention_days is not None:

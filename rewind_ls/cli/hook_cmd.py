@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 
 from rewind_ls.cli.common import Add
-from rewind_ls.core.agents import AGENTS
+from rewind_ls.core.agents.registry import AGENTS
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
-    from rewind_ls.core.hook_process import run
+    from rewind_ls.core.agents.hook_process import run
 
     return run(args.agent)
 

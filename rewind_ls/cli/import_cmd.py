@@ -11,10 +11,10 @@ from rewind_ls.cli.common import JSON_HELP, Add, open_store, print_json, workspa
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from rewind_ls.core.agents.claude.follower import workspace_transcripts
+    from rewind_ls.core.agents.claude.recorder import import_transcripts
+    from rewind_ls.core.agents.claude.transcript import check_transcript_path
     from rewind_ls.core.errors import BadInput
-    from rewind_ls.core.transcript import check_transcript_path
-    from rewind_ls.core.transcript_follower import workspace_transcripts
-    from rewind_ls.core.transcript_recorder import import_transcripts
 
     root = workspace(args)
     if args.transcripts:

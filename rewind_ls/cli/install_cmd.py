@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 
 from rewind_ls.cli.common import Add, workspace
-from rewind_ls.core.agents import AGENTS
+from rewind_ls.core.agents.registry import AGENTS
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from rewind_ls.core.agents import agent
-    from rewind_ls.core.claude_settings import default_command, install
+    from rewind_ls.core.agents.registry import agent
+    from rewind_ls.core.agents.settings import default_command, install
 
     who = agent(args.agent)
     # --user needs no workspace (it may be run from anywhere, `/` included).

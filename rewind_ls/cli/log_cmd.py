@@ -40,7 +40,7 @@ def cmd_log(args: argparse.Namespace) -> int:
 
 
 def run_log(store: Store, rel: str, shown: str, args: argparse.Namespace) -> int:
-    from rewind_ls.core.history import file_log
+    from rewind_ls.core.history.versions import file_log
 
     versions = file_log(store, rel)
     if not versions and store.known(rel) is None:

@@ -117,7 +117,7 @@ def actions_for(entry: Entry) -> list[Action]:
 def load_entries(store: Store) -> tuple[list[Entry], str]:
     """Every turn (applied restore points included), newest first, and a line saying what state the
     workspace is in now (after which turn, or rewound by which restore)."""
-    from rewind_ls.core.timeline import list_sessions
+    from rewind_ls.core.history.timeline import list_sessions
 
     listing = list_sessions(store)
     by_id = {t["id"]: (t, s) for s in listing["sessions"] for t in s["turns"]}

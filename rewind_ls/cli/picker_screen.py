@@ -78,7 +78,7 @@ class _Picker:
 
     def diff_of(self, entry: Entry) -> str:
         if entry.turn_id not in self.diffs:
-            from rewind_ls.core.diff import turn_diff
+            from rewind_ls.core.history.diff import turn_diff
 
             turn = self.store.turn(entry.turn_id)
             parts = turn_diff(self.store, turn) if turn is not None else []

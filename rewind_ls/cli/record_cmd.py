@@ -9,7 +9,7 @@ from rewind_ls.cli.common import JSON_HELP, Add, open_store, print_json, rel, wo
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from rewind_ls.core.capture import Recorder
+    from rewind_ls.core.capture.recorder import Recorder
 
     with open_store(args, create=True) as store:
         rec = Recorder(store)

@@ -37,7 +37,7 @@ class _Unit:
 
 def _units(store: Store, turn: Turn, reader: Any, paths: list[str] | None) -> list[list[_Unit]]:
     """Per file the turn changed (or of `paths`), its questions in file order."""
-    from rewind_ls.core.hunks import EDITED, REVERTED, turn_file
+    from rewind_ls.core.restore.hunks import EDITED, REVERTED, turn_file
 
     files: list[list[_Unit]] = []
     for change in store.changes(turn.id):
@@ -132,8 +132,8 @@ def revert_patch(args: argparse.Namespace, store: Store, turn: Turn, ask: Ask = 
     recorded, all or nothing on disk)."""
     from rewind_ls.cli.common import rel
     from rewind_ls.cli.rewind_cmd import render_plan
-    from rewind_ls.core.plan import disk_reader
-    from rewind_ls.core.restore_flow import RestoreFlow, plan_hunks
+    from rewind_ls.core.restore.flow import RestoreFlow, plan_hunks
+    from rewind_ls.core.restore.plan import disk_reader
 
     if args.json or args.yes or args.dry_run:
         raise RewindError("revert -p asks about each hunk: it takes no --json, --yes or --dry-run")

@@ -1,5 +1,5 @@
 """`rewind-ls rewind | revert | undo`: the restore commands. The restore itself is the core's
-(`core.restore_flow`); here: the preview, the question on a terminal, the outcome's lines."""
+(`core.restore.flow`); here: the preview, the question on a terminal, the outcome's lines."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from rewind_ls.cli.common import (
     unrecorded,
 )
 from rewind_ls.cli.style import safe
-from rewind_ls.core.capture import REWIND_SESSION
-from rewind_ls.core.restore_flow import restore_label
+from rewind_ls.core.capture.recorder import REWIND_SESSION
+from rewind_ls.core.restore.flow import restore_label
 from rewind_ls.core.store import Store
 
 
@@ -44,8 +44,8 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 
 def restore(args: argparse.Namespace, mode: str) -> int:
-    from rewind_ls.core.plan import UNDO, disk_reader
-    from rewind_ls.core.restore_flow import RestoreFlow
+    from rewind_ls.core.restore.flow import RestoreFlow
+    from rewind_ls.core.restore.plan import UNDO, disk_reader
 
     scope = getattr(args, "scope", "code")
     with open_store(args) as store:
@@ -94,7 +94,7 @@ def _show_plan(
     store: Store, plan: Any, mode: str, turn: Any, result: dict[str, Any], as_json: bool
 ) -> None:
     """The preview of the code part: into `result`, and on stdout unless --json."""
-    from rewind_ls.core.plan import describe
+    from rewind_ls.core.restore.plan import describe
 
     result["files"] = [describe(pp) for pp in plan.shown()]
     result["notes"] = plan.notes
@@ -154,7 +154,7 @@ def _confirm(plan: Any, args: argparse.Namespace) -> tuple[bool, bool, bool]:
 
 def _outcome_lines(flow: Any, outcome: Any, result: dict[str, Any]) -> list[str]:
     """The restore's outcome into `result`, and as lines for the terminal."""
-    from rewind_ls.core.conversation import fork_fields, fork_message
+    from rewind_ls.core.conversation.fork import fork_fields, fork_message
 
     lines: list[str] = []
     if outcome is not None:

@@ -10,8 +10,8 @@ from rewind_ls.core.errors import RewindError
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from rewind_ls.core.capture import Recorder
-    from rewind_ls.core.hook_steps import progress_printer
+    from rewind_ls.core.agents.hook_steps import progress_printer
+    from rewind_ls.core.capture.recorder import Recorder
 
     with open_store(args, create=True) as store:
         rec = Recorder(store)

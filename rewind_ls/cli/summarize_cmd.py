@@ -14,11 +14,11 @@ from rewind_ls.cli.common import (
     print_json,
     turn_arg,
 )
-from rewind_ls.core.conversation import fork_fields
+from rewind_ls.core.conversation.fork import fork_fields
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
-    from rewind_ls.core.summarize import summarize_turn
+    from rewind_ls.core.conversation.summarize import summarize_turn
 
     direction = "from" if args.from_turn else "upTo"
     with open_store(args) as store:

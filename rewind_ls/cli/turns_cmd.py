@@ -17,12 +17,12 @@ from rewind_ls.cli.common import (
 
 
 def cmd_turns(args: argparse.Namespace) -> int:
-    from rewind_ls.core.timeline import list_sessions
+    from rewind_ls.core.history.timeline import list_sessions
 
     with open_store(args) as store:
         session = session_arg(store, args.session)
         if session is None and not args.all:
-            from rewind_ls.core.plan import current_session
+            from rewind_ls.core.restore.plan import current_session
 
             session = current_session(store)  # the latest agent session only: read only its page
         if session is None and not args.all:

@@ -10,11 +10,11 @@ import json
 import os
 from typing import Any
 
-from rewind_ls.core.capture import REWIND_SESSION
-from rewind_ls.core.interrupts import line_time
+from rewind_ls.core.agents.claude.transcript import prompt_text
+from rewind_ls.core.capture.interrupts import line_time
+from rewind_ls.core.capture.recorder import REWIND_SESSION
+from rewind_ls.core.history.timeline import TIMELINE_TITLE, TURN_ID_AT_END
 from rewind_ls.core.model import Turn
-from rewind_ls.core.timeline import TIMELINE_TITLE, TURN_ID_AT_END
-from rewind_ls.core.transcript import prompt_text
 from rewind_ls.server.service import Service
 
 Lens = tuple[int, str, str, list[Any]]

@@ -1,8 +1,8 @@
 """The pygls glue: receives LSP messages, validates `rewind/*` params with the protocol models, runs
 the work on the store's worker thread (`Service`), and talks back to the client.
 
-Nothing here decides what a restore means; that is the core's job (`rewind_ls.core.restore_flow`,
-`rewind_ls.core.plan`), with `service.py` for the editor's side (routing each path, the edit).
+Nothing here decides what a restore means; that is the core's job (`rewind_ls.core.restore.flow`,
+`rewind_ls.core.restore.plan`), with `service.py` for the editor's side (routing each path, the edit).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pygls.protocol import LanguageServerProtocol
 
 from rewind_ls import __version__
 from rewind_ls.core.errors import BadInput, BadPath, ConflictError, RewindError, UnknownTurn
-from rewind_ls.core.restore_flow import restore_label
+from rewind_ls.core.restore.flow import restore_label
 from rewind_ls.server import codelens, framing
 from rewind_ls.server import protocol as proto
 from rewind_ls.server.routing import ClientEditSupport
@@ -275,7 +275,7 @@ async def _open_workspace(ls: RewindServer, root: str | None) -> None:
             )
         )
         return
-    from rewind_ls.core.paths import find_workspace_root, from_uri
+    from rewind_ls.core.fs.paths import find_workspace_root, from_uri
 
     path = find_workspace_root(from_uri(root))
     # The negotiated encoding may be an enum member or the client's plain string.
@@ -989,7 +989,7 @@ async def cmd_revert_in_file(ls: RewindServer, *args: Any) -> dict[str, Any]:
 
 
 def serve(tcp: str | None = None, log_level: str = "info", log_file: str | None = None) -> int:
-    from rewind_ls.core import config
+    from rewind_ls.core.fs import config
 
     config.ensure_private_dir(config.home_dir())
     path = log_file or os.path.join(config.home_dir(), "server.log")

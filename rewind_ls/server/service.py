@@ -13,20 +13,20 @@ import logging
 import os
 from typing import Any
 
-from rewind_ls.core.apply_disk import recover, select, settle
-from rewind_ls.core.capture import EDITOR_SESSION, Recorder, read_current
-from rewind_ls.core.conversation import fork_fields, fork_message
-from rewind_ls.core.diff import turn_diff
-from rewind_ls.core.editor_traces import mark_unsaved_elsewhere
+from rewind_ls.core.capture.recorder import EDITOR_SESSION, Recorder, read_current
+from rewind_ls.core.conversation.fork import fork_fields, fork_message
 from rewind_ls.core.errors import RewindError, UnknownTurn
-from rewind_ls.core.merge import diffstat
+from rewind_ls.core.fs.paths import from_uri, looks_like_uri, relative_path, to_uri
+from rewind_ls.core.history.diff import turn_diff
+from rewind_ls.core.history.timeline import list_sessions, timeline_text, turn_dict
 from rewind_ls.core.model import Action, ConflictKind, Turn
-from rewind_ls.core.paths import from_uri, looks_like_uri, relative_path, to_uri
-from rewind_ls.core.plan import UNDO, Conflict, PathPlan, Plan, describe, resolve_turn
-from rewind_ls.core.restore_flow import RestoreFlow, finish_editor_restore, plan_restore
-from rewind_ls.core.restore_point import open_restore_point, saved_disk
+from rewind_ls.core.restore.apply_disk import recover, select, settle
+from rewind_ls.core.restore.editor_traces import mark_unsaved_elsewhere
+from rewind_ls.core.restore.flow import RestoreFlow, finish_editor_restore, plan_restore
+from rewind_ls.core.restore.plan import UNDO, Conflict, PathPlan, Plan, describe, resolve_turn
+from rewind_ls.core.restore.point import open_restore_point, saved_disk
 from rewind_ls.core.store import ABSENT, FILE, Store, Version
-from rewind_ls.core.timeline import list_sessions, timeline_text, turn_dict
+from rewind_ls.core.text.merge import diffstat
 from rewind_ls.server import routing
 from rewind_ls.server.edits import (
     UTF8_BOM,
@@ -206,13 +206,13 @@ class Service:
         self.recorder = Recorder(self.store)
         self.pre_save: dict[str, Version] = {}
         recover(self.store)
-        from rewind_ls.core import gc
+        from rewind_ls.core.store import gc
 
         gc.maybe_run(self.store)
         # Baseline now, so a turn recorded right after start-up is reported by the first poll.
         self._data_version = self.store.data_version()
         self._turn_mark = self._mark()
-        from rewind_ls.core.transcript_follower import TranscriptFollower
+        from rewind_ls.core.agents.claude.follower import TranscriptFollower
 
         # When the agent's hooks do not fire, its transcript still says what it did.
         self.follower = TranscriptFollower(self.store)
@@ -283,7 +283,7 @@ class Service:
 
     def undo_point(self) -> Turn:
         """The restore point an undo goes back to (the latest applied one)."""
-        from rewind_ls.core.plan import latest_restore_point
+        from rewind_ls.core.restore.plan import latest_restore_point
 
         return latest_restore_point(self.store)
 
@@ -418,13 +418,13 @@ class Service:
         return [{**describe(pp), "uri": self.uri(pp.path)} for pp in plan.shown()]
 
     def conversation_preview(self, turn: Turn) -> dict[str, Any]:
-        from rewind_ls.core.conversation import conversation_source
+        from rewind_ls.core.conversation.fork import conversation_source
 
         path, reason = conversation_source(self.store, turn)
         return {"available": path is not None, "reason": reason, "prompt": turn.prompt}
 
     def summarize_source(self, turn: Turn) -> Any:
-        from rewind_ls.core.summarize import Source
+        from rewind_ls.core.conversation.summarize import Source
 
         return Source(self.store, turn)
 
@@ -738,7 +738,7 @@ class Service:
     def hook_warnings(self) -> list[str]:
         """Once per session, when the transcript showed turns no hook reported: a line for the
         client's log (VS Code shows it in the output channel)."""
-        from rewind_ls.core.transcript_check import hooks_not_firing
+        from rewind_ls.core.agents.claude.check import hooks_not_firing
 
         if not self.follower.recorded:
             return []

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 
-from rewind_ls.core.capture import read_current
-from rewind_ls.core.paths import from_uri
-from rewind_ls.core.plan import Reader
+from rewind_ls.core.capture.recorder import read_current
+from rewind_ls.core.fs.paths import from_uri
+from rewind_ls.core.restore.plan import Reader
 from rewind_ls.core.store import FILE, Version, digest
 from rewind_ls.server.edits import decode_text, encode_buffer
 

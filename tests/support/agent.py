@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rewind_ls.core.claude_settings import default_command
+from rewind_ls.core.agents.settings import default_command
 
 HOOK_ARGV = shlex.split(default_command("claude-code"))
 

@@ -1,5 +1,5 @@
 """A fourth agent, written as the agent registry says one is added: this one module (hook payloads ->
-recorder through `core.hook_steps`, and its conversation fork) plus one `Agent` entry (`register`).
+recorder through `core.agents.hook_steps`, and its conversation fork) plus one `Agent` entry (`register`).
 Nothing else in rewind-ls knows it. Its made-up shapes: events Start/Ask/Done/Pre/Post, an edit tool
 `put {target}`, a shell tool `sh`, and a conversation file of JSON lines `{"id", "role", "text"}`
 whose first line is `{"session": ID}`; `toy --resume ID` continues a session.
@@ -14,11 +14,11 @@ import sys
 import uuid
 from typing import Any
 
-from rewind_ls.core import hook_steps as steps
+from rewind_ls.core.agents import hook_steps as steps
+from rewind_ls.core.agents.claude.transcript import Fork, read_lines, write_session
+from rewind_ls.core.agents.hook_steps import Outcome
 from rewind_ls.core.errors import RewindError
-from rewind_ls.core.hook_steps import Outcome
 from rewind_ls.core.model import Turn
-from rewind_ls.core.transcript import Fork, read_lines, write_session
 
 AGENT = "toy"
 EDIT_TOOLS = {"put": "target"}
@@ -27,7 +27,7 @@ EVENTS = steps.EventNames("Start", "Ask", "Done", "Bye", "Pre", "Post")
 
 
 def handle_event(payload: dict[str, Any]) -> Outcome:
-    from rewind_ls.core.paths import session_workspace_root
+    from rewind_ls.core.fs.paths import session_workspace_root
     from rewind_ls.core.store import Store
 
     hook = steps.HookEvent(payload)
@@ -82,7 +82,7 @@ def fork_turn(store: Any, turn: Turn) -> Fork:
 
 
 def register() -> None:
-    from rewind_ls.core.agents import AGENTS, Agent
+    from rewind_ls.core.agents.registry import AGENTS, Agent
 
     AGENTS[AGENT] = Agent(
         name=AGENT,

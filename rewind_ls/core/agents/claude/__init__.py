@@ -1,0 +1,1 @@
+"""Claude Code: its hook adapter, its transcript (fork, events, recorder, follower, check)."""

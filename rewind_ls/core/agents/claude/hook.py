@@ -1,0 +1,119 @@
+"""Claude Code hook payloads -> recorder calls.
+
+Runs in the hook process (`hook_process`) on every agent edit, so it imports only the core (stdlib
++ the store).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from rewind_ls.core.agents import hook_steps as steps
+from rewind_ls.core.agents.hook_steps import Outcome, optional_text
+from rewind_ls.core.fs import config
+
+if TYPE_CHECKING:
+    from rewind_ls.core.capture.recorder import Recorder
+
+AGENT = "claude-code"
+
+# Edit tools and the tool_input field that names the file they change. (MultiEdit no longer exists in
+# Claude Code 2.x; it stays here so an older binary's payloads are still recorded.)
+EDIT_TOOLS = {
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
+SHELL_TOOLS = {"Bash"}
+BASH_DEFAULT_MS = 120_000  # Claude Code's Bash time limit when the call names none
+BASH_MAX_MS = 600_000  # and the longest it accepts
+EVENTS = steps.CLAUDE_EVENTS
+
+
+def handle_event(payload: dict[str, Any]) -> Outcome:
+    """Record one hook event."""
+    from rewind_ls.core.fs.paths import session_workspace_root
+    from rewind_ls.core.store import Store
+
+    hook = steps.HookEvent(payload, strict_transcript=True, names=EVENTS)
+    if not hook.watched(EVENTS, EDIT_TOOLS, SHELL_TOOLS):
+        return Outcome(f"{hook.name}: ignored")
+    file_path, skipped = steps.edit_target(hook, payload, EVENTS, EDIT_TOOLS, config.claude_dir())
+    if skipped is not None:
+        return skipped
+    # One workspace per session, whatever folder the agent's shell has moved to since.
+    root = session_workspace_root(hook.session_id, hook.cwd, os.environ.get("CLAUDE_PROJECT_DIR"))
+
+    with Store.open(root) as store:
+        rec = steps.recorder(store)
+        if hook.name == EVENTS.prompt:
+            return _prompt(rec, hook, payload)
+        done = steps.session_event(rec, hook, EVENTS, AGENT, payload.get("source"))
+        if done is not None:
+            return done
+        store.ensure_session(hook.session_id, "agent", AGENT, hook.transcript)
+        if hook.tool in SHELL_TOOLS:
+            return _shell(rec, hook, payload)
+        assert file_path is not None
+        return _edit(rec, hook, payload, root, file_path)
+
+
+def _prompt(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Outcome:
+    """A prompt opens a turn, unless the transcript follower recorded it first."""
+    prompt_id = optional_text(payload, "prompt_id")
+    if prompt_id and not rec.store.claim_event(hook.session_id, "prompt", prompt_id, "hook"):
+        # The transcript follower recorded this prompt first (the hook came late).
+        return Outcome(f"prompt {prompt_id}: already recorded from the transcript")
+    info = json.dumps({"promptId": prompt_id}) if prompt_id else None
+    prompt = payload.get("prompt")
+    turn = steps.open_turn(rec, hook.session_id, prompt, AGENT, hook.transcript, info)
+    if prompt_id:
+        rec.store.set_event_turn(hook.session_id, "prompt", prompt_id, turn)
+    return Outcome(f"turn {turn} opened")
+
+
+def _shell(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Outcome:
+    """A Bash call; a subagent's that changed files is noted on the turn."""
+    outcome, turn, changed = steps.shell_event(
+        rec,
+        hook,
+        EVENTS,
+        steps.run_id(payload),
+        lambda: rec.ensure_turn(hook.session_id, agent=AGENT),
+        bash_limit(payload.get("tool_input")),
+    )
+    agent_type = optional_text(payload, "agent_type")
+    if agent_type and turn is not None and changed:
+        rec.note_subagent(turn, agent_type, optional_text(payload, "agent_id"))
+    return outcome
+
+
+def bash_limit(tool_input: Any) -> float:
+    """The longest a Bash call can run, in seconds: its `timeout` (ms), else Claude Code's
+    default of 2 minutes, never more than its maximum of 10 (the binary kills it then)."""
+    limit = tool_input.get("timeout") if isinstance(tool_input, dict) else None
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit <= 0:
+        return BASH_DEFAULT_MS / 1000
+    return min(float(limit), BASH_MAX_MS) / 1000
+
+
+def _edit(
+    rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any], root: str, file_path: str
+) -> Outcome:
+    """An edit tool's file, before it runs or after; the tool call is claimed, so the transcript
+    follower does not record it again."""
+    done, turn = steps.record_edits(rec, hook, EVENTS, root, [file_path], AGENT)
+    assert turn is not None
+    done += f" in {turn}"
+    tool_use_id = optional_text(payload, "tool_use_id")
+    if tool_use_id:
+        rec.store.claim_event(hook.session_id, "tool", tool_use_id, "hook", turn)
+    agent_type = optional_text(payload, "agent_type")
+    if agent_type:
+        # Subagent tool calls carry agent_id/agent_type; the turn shows who did the work.
+        rec.note_subagent(turn, agent_type, optional_text(payload, "agent_id"))
+        done += f" (subagent: {agent_type})"
+    return Outcome(done)

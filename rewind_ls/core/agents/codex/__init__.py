@@ -1,0 +1,1 @@
+"""Codex CLI: its hook adapter, `apply_patch` headers, its rollout files (fork)."""

@@ -1,0 +1,1 @@
+"""Gemini CLI: its hook adapter and its chat files (fork)."""

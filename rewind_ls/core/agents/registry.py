@@ -1,0 +1,141 @@
+"""The agents rewind-ls records, by name: where each one's hooks are installed, which module turns its
+hook payloads into recorder calls, and which module forks its conversation.
+
+Adding an agent is one new module (its hook handler, exporting `handle_event(payload) -> Outcome`,
+and if it can, a conversation forker exporting `fork_turn(store, turn) -> Fork`) plus one entry here.
+The hook process imports this module, so it names modules as strings and imports only the stdlib.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from rewind_ls.core.errors import BadInput
+
+
+class Agent(NamedTuple):
+    """(A NamedTuple, not a dataclass: the hook process must not pay for importing dataclasses.)"""
+
+    name: str  # as in `rewind-ls hook NAME` and the store's sessions.agent
+    title: str  # for people
+    hook_module: str  # module with `handle_event(payload) -> Outcome`
+    fork_module: str | None  # module with `fork_turn(store, turn) -> Fork`, None: no conversation
+    # Hook events to install and the tool matcher of each (None: the event takes no matcher).
+    events: dict[str, str | None]
+    settings_path: Callable[[str, bool], str]  # (workspace, user) -> the hooks file
+    after_install: str  # what the person must still do for the hooks to run ("" nothing)
+
+    def handler(self) -> Callable[[dict[str, Any]], Any]:
+        handle: Callable[[dict[str, Any]], Any] = importlib.import_module(
+            self.hook_module
+        ).handle_event
+        return handle
+
+    def forker(self) -> Callable[[Any, Any], Any] | None:
+        if self.fork_module is None:
+            return None
+        fork: Callable[[Any, Any], Any] = importlib.import_module(self.fork_module).fork_turn
+        return fork
+
+
+def _claude_settings(workspace: str, user: bool) -> str:
+    from rewind_ls.core.fs.config import claude_dir
+
+    return os.path.join(
+        claude_dir() if user else os.path.join(workspace, ".claude"), "settings.json"
+    )
+
+
+def codex_home() -> str:
+    """Codex's own folder: $CODEX_HOME, else ~/.codex."""
+    return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+
+
+def _codex_hooks(workspace: str, user: bool) -> str:
+    return os.path.join(codex_home() if user else os.path.join(workspace, ".codex"), "hooks.json")
+
+
+def _gemini_settings(workspace: str, user: bool) -> str:
+    from rewind_ls.core.agents.gemini.hook import gemini_home
+
+    return os.path.join(
+        gemini_home() if user else os.path.join(workspace, ".gemini"), "settings.json"
+    )
+
+
+AGENTS: dict[str, Agent] = {
+    a.name: a
+    for a in (
+        Agent(
+            name="claude-code",
+            title="Claude Code",
+            hook_module="rewind_ls.core.agents.claude.hook",
+            fork_module="rewind_ls.core.agents.claude.transcript",
+            events={
+                "SessionStart": None,
+                "UserPromptSubmit": None,
+                "PreToolUse": "Write|Edit|NotebookEdit|Bash",
+                "PostToolUse": "Write|Edit|NotebookEdit|Bash",
+                # A failed tool (a Bash exiting non-zero) fires this instead of PostToolUse.
+                "PostToolUseFailure": "Write|Edit|NotebookEdit|Bash",
+                "Stop": None,
+                "StopFailure": None,  # the turn ended on an API error
+                "SessionEnd": None,
+            },
+            settings_path=_claude_settings,
+            after_install="",
+        ),
+        Agent(
+            name="codex",
+            title="Codex CLI",
+            hook_module="rewind_ls.core.agents.codex.hook",
+            fork_module="rewind_ls.core.agents.codex.rollout",
+            events={
+                "SessionStart": None,
+                "UserPromptSubmit": None,
+                "PreToolUse": "apply_patch|Bash",
+                "PostToolUse": "apply_patch|Bash",
+                "Stop": None,
+                "Interrupt": None,  # the person stopped the turn
+                "SessionEnd": None,
+            },
+            settings_path=_codex_hooks,
+            after_install=(
+                "Codex runs new or changed hooks only once you trust them: start `codex` in this "
+                'project and choose "Trust all and continue" when it says "Hooks need review" '
+                "(project hooks also need the project to be trusted)."
+            ),
+        ),
+        Agent(
+            name="gemini",
+            title="Gemini CLI",
+            hook_module="rewind_ls.core.agents.gemini.hook",
+            fork_module="rewind_ls.core.agents.gemini.chat",
+            events={
+                "SessionStart": None,
+                "BeforeAgent": None,
+                "BeforeTool": "^(write_file|replace|run_shell_command)$",
+                "AfterTool": "^(write_file|replace|run_shell_command)$",
+                "AfterAgent": None,
+                "SessionEnd": None,
+            },
+            settings_path=_gemini_settings,
+            after_install=(
+                "Gemini CLI runs a project's hooks only in a trusted folder: start `gemini` in this "
+                'project and choose "Trust folder" when it asks "Do you trust the files in this '
+                'folder?" (it then lists the new hooks in a warning once and runs them; user hooks, '
+                "--user, run in every folder)."
+            ),
+        ),
+    )
+}
+
+
+def agent(name: str) -> Agent:
+    found = AGENTS.get(name)
+    if found is None:
+        raise BadInput(f"unknown agent {name!r} (supported: {', '.join(AGENTS)})")
+    return found

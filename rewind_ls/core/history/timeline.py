@@ -1,0 +1,239 @@
+"""Read-side views of the store shared by the CLI and the server: sessions with their turns and files
+(the fields of `rewind/listTurns`, snake_case: the server and the CLI's --json turn them into the
+wire's camelCase through `rewind_ls.server.protocol`), and the timeline text document
+(`timeline_text`)."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from rewind_ls.core.agents.claude.recorder import reconstructed_note
+from rewind_ls.core.capture.recorder import REWIND_SESSION, turn_info
+from rewind_ls.core.errors import BadInput, UnknownTurn
+from rewind_ls.core.fs.paths import real_root, real_uri
+from rewind_ls.core.model import Change, PathChange, Turn, TurnState, shared_turns
+from rewind_ls.core.restore.plan import current_session
+from rewind_ls.core.store import Store
+
+
+def iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+def change_kind(row: Change | PathChange) -> str | None:
+    return row.kind  # None: touched, not settled (the tool call is still running or failed)
+
+
+def turn_dict(
+    store: Store,
+    turn: Turn,
+    session_kind: str,
+    changes: list[Change],
+    root: str | None = None,
+) -> dict[str, Any]:
+    """One turn as the listing shows it. `root`: the workspace's real path, when the caller has
+    it (a listing resolves it once for all its files)."""
+    root = root if root is not None else real_root(store.root)
+    files = []
+    for c in changes:
+        kind = change_kind(c)
+        if kind is not None:
+            partners = shared_turns(c.source)
+            entry: dict[str, Any] = {
+                "path": c.path,
+                "uri": real_uri(root, c.path),
+                "change": kind,
+                "source": "shared" if partners else c.source,
+                "shared_with": _sessions_of(store, partners),
+            }
+            files.append(entry)
+    return {
+        "id": turn.id,
+        "number": turn.number,
+        "session_id": turn.session_id,
+        "session_kind": session_kind,
+        "prompt": turn.prompt,
+        "started_at": iso(turn.started_at),
+        "ended_at": iso(turn.ended_at),
+        "files": files,
+        "subagents": turn_info(turn).get("subagents") or [],
+        # Set when the turn was rebuilt from the agent's transcript (its hooks did not fire).
+        "reconstructed": reconstructed_note(turn),
+    }
+
+
+def _sessions_of(store: Store, turn_ids: list[str]) -> list[str]:
+    """The sessions of `turn_ids` (a shared change's other turns), in order, once each."""
+    out: list[str] = []
+    for turn_id in turn_ids:
+        row = store.turn(turn_id)
+        if row is not None and row.session_id not in out:
+            out.append(row.session_id)
+    return out
+
+
+# A restore point is listed once its restore wrote something.
+_SHOWN_RESTORE_POINTS = (TurnState.APPLIED.value, TurnState.PARTIAL.value)
+
+
+def list_sessions(
+    store: Store,
+    session_id: str | None = None,
+    limit: int | None = None,
+    before: str | None = None,
+    turn_id: str | None = None,
+) -> dict[str, Any]:
+    """Sessions with their turns (oldest first) and files. `limit`: a page, the newest `limit`
+    turns of each session (`before`: those older than a session's `older_cursor`, which needs
+    `session_id`); each session says how many turns it has (`turn_count`) and, when older turns
+    exist beyond its page, the cursor of the next page. `turn_id`: only that turn (and its
+    session). Only the listed turns and their changes are read, so a page costs the same with
+    ten turns or ten thousand."""
+    if before is not None and session_id is None:
+        raise BadInput("a page cursor (before) belongs to one session: give its session id too")
+    if limit is not None and limit < 1:
+        raise BadInput(f"limit must be at least 1 (got {limit})")
+    before_number = _cursor_number(before)
+    sessions = store.sessions()
+    only_turn = None
+    if turn_id is not None:
+        only_turn = store.turn(turn_id)
+        if only_turn is None:
+            raise UnknownTurn(turn_id, "no turn with that id in this workspace")
+        session_id = only_turn.session_id
+    if session_id is not None:
+        sessions = [s for s in sessions if s.id == session_id]
+    pages: dict[str, tuple[list[Turn], str | None]] = {}
+    counts: dict[str, int] = {}
+    for s in sessions:
+        states = _SHOWN_RESTORE_POINTS if s.id == REWIND_SESSION else None
+        counts[s.id] = store.turn_count(s.id, states)
+        if only_turn is not None:
+            pages[s.id] = ([only_turn], None)
+        elif limit is None:
+            turns = [t for t in store.turns(s.id) if states is None or t.state in states]
+            pages[s.id] = (turns, None)
+        else:
+            newest = store.turns_page(s.id, limit + 1, before_number, states)
+            cursor = str(newest[limit - 1].number) if len(newest) > limit else None
+            pages[s.id] = (newest[:limit][::-1], cursor)
+    by_turn: dict[str, list[Change]] = {}
+    if limit is None and only_turn is None:
+        changes = store.all_changes()
+    else:
+        changes = store.changes_of_turns([t.id for turns, _ in pages.values() for t in turns])
+        changes.sort(key=lambda c: c.path)
+    for c in changes:
+        by_turn.setdefault(c.turn_id, []).append(c)
+    root = real_root(store.root)  # once, not per file (a realpath is a walk of the folders)
+    forks = store.fork_origins()
+    out = []
+    for s in sessions:
+        turns, cursor = pages[s.id]
+        origin = forks.get(s.id)
+        out.append(
+            {
+                "id": s.id,
+                "kind": s.kind,
+                "agent": s.agent,
+                "transcript_path": s.transcript_path,
+                "started_at": iso(s.started_at),
+                "last_activity_at": iso(s.last_activity_at),
+                "turn_count": counts.get(s.id, 0),
+                "older_cursor": cursor,
+                "fork_of": None
+                if origin is None
+                else {"session_id": origin[0], "before_number": origin[1]},
+                "turns": [turn_dict(store, t, s.kind, by_turn.get(t.id, []), root) for t in turns],
+            }
+        )
+    return {"workspace": store.root, "current_session_id": current_session(store), "sessions": out}
+
+
+def _cursor_number(before: str | None) -> int | None:
+    if before is None:
+        return None
+    try:
+        return int(before)
+    except ValueError:
+        raise BadInput(f"not a page cursor: {before!r} (pass a session's olderCursor)") from None
+
+
+TIMELINE_TITLE = "rewind-ls timeline"
+# The last thing on a turn's line: its id, which is what the lenses and commands act on.
+TURN_ID_AT_END = re.compile(r"\[(t[0-9a-f]+)\]\s*$")
+
+_SESSION_TITLES = {
+    "editor": "Your saves in the editor",
+    "external": "Changes made outside agent turns (found by scans)",
+    "rewind": "Restore points: what the files held just before each rewind, revert or undo",
+}
+
+
+def fork_label(fork_of: dict[str, Any]) -> str:
+    """Where a forked conversation came from (its earlier turns are
+    copies of that session's, so they are listed again under the fork)."""
+    return f"fork of {fork_of['session_id'][:8]} before #{fork_of['before_number']}"
+
+
+def _when(turn: dict[str, Any]) -> str:
+    return (turn["started_at"] or "").replace("T", " ").rstrip("Z")
+
+
+def _one_line(text: str, limit: int = 100) -> str:
+    return " ".join(text.split())[:limit]
+
+
+def timeline_text(store: Store, session_id: str | None = None, limit: int | None = None) -> str:
+    """The timeline as plain text: a block per session, a line per turn ending with its id in
+    brackets (what code lenses and commands act on), its files indented below. Restore points are
+    shown as what they are ("restore point before rewind to turn 2"), never numbered like turns.
+    `limit`: only the newest `limit` turns of each session (a line says how many are left out)."""
+    listing = list_sessions(store, session_id, limit)
+    lines = [
+        f"{TIMELINE_TITLE}: {store.root}",
+        "Turn numbers are those `rewind-ls turns` and the rewind.* commands accept.",
+        "",
+    ]
+    for session in listing["sessions"]:
+        if not session["turns"]:
+            continue
+        kind = session["kind"]
+        if kind == "agent":
+            current = " (current)" if session["id"] == listing["current_session_id"] else ""
+            title = f"{session['agent'] or 'agent'} session {session['id'][:8]}{current}"
+            if session["fork_of"] is not None:
+                title += f" · {fork_label(session['fork_of'])}"
+        else:
+            title = _SESSION_TITLES.get(kind, kind)
+        lines.append(title)
+        older = session["turn_count"] - len(session["turns"])
+        if older > 0:
+            lines.append(
+                f"  ({older} older turns not shown: `rewind-ls turns --session {session['id']}`)"
+            )
+        for turn in session["turns"]:
+            prompt = _one_line(turn["prompt"])
+            if kind == "rewind":
+                head = f"Restore point {_when(turn)} · before {prompt}"
+            elif kind == "agent":
+                head = f"Turn {turn['number']} · {_when(turn)} · {prompt or '(no prompt)'}"
+            else:
+                head = f"{_when(turn)} · {prompt or kind}"
+            lines.append(f"  {head}  [{turn['id']}]")
+            if turn.get("reconstructed"):
+                lines.append(f"      ({turn['reconstructed']})")
+            for f in turn["files"]:
+                shared = f.get("shared_with")
+                note = f"  (shared with {', '.join(s[:8] for s in shared)})" if shared else ""
+                lines.append(f"      {f['change']:<9} {f['path']}{note}")
+            if not turn["files"]:
+                lines.append("      (no file changes)")
+        lines.append("")
+    if len(lines) == 3:
+        lines.append("No turns recorded yet.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,102 @@
+"""Unsaved buffers that rewind-ls is not told about, found by the traces their editors leave:
+
+- Emacs: a lock file `.#NAME` next to a file whose buffer has unsaved changes (a symbolic link to
+  `user@host.PID:boot`), removed when the buffer is saved or killed;
+- Vim and Neovim: a swap file (`.NAME.swp`, `.swo`, ... next to the file, or Neovim's default
+  `$XDG_STATE_HOME/nvim/swap/` with the full path's slashes as `%`) whose block 0 has the
+  "modified" mark (byte 1007 == 0x55, Vim's `B0_DIRTY`, as Neovim 0.11 writes it too).
+
+A restore that writes such a file would put the disk under the person's unsaved text: a conflict
+(forcible, and undoable like any restore). The editor that asks for the restore and tells the
+server about its buffers is not a stranger: its open files are passed as `skip`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection
+
+from rewind_ls.core.model import ConflictKind
+
+# Vim's block 0: the "modified" flag sits in the last byte of the 900-byte file name field.
+_B0_DIRTY_OFFSET = 1007
+_B0_DIRTY = 0x55
+_B0_PID_OFFSET = 24
+_SWAP_SUFFIXES = tuple(f".sw{c}" for c in "ponmlkjihgfedcba")
+
+
+def _pid_note(pid: int) -> str:
+    if pid <= 0:
+        return ""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return f", process {pid} not running: recover it with `vim -r`"
+    except OSError:
+        pass
+    return f", process {pid}"
+
+
+def _swap_dirty(swap: str) -> int | None:
+    """The pid of a swap file whose buffer has unsaved changes; None when clean or unreadable."""
+    try:
+        with open(swap, "rb") as f:
+            block0 = f.read(_B0_DIRTY_OFFSET + 1)
+    except OSError:
+        return None
+    if len(block0) <= _B0_DIRTY_OFFSET or not block0.startswith(b"b0"):
+        return None
+    if block0[_B0_DIRTY_OFFSET] != _B0_DIRTY:
+        return None
+    return int.from_bytes(block0[_B0_PID_OFFSET : _B0_PID_OFFSET + 4], "little")
+
+
+def _nvim_swap_dirs() -> list[str]:
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    return [os.path.join(state, "nvim", "swap")]
+
+
+def unsaved_trace(root: str, rel: str) -> str | None:
+    """Why `rel` has unsaved text in an editor that did not tell rewind-ls, or None."""
+    full = os.path.join(root, *rel.split("/"))
+    folder, name = os.path.split(full)
+    lock = os.path.join(folder, ".#" + name)
+    if os.path.islink(lock):
+        try:
+            owner = os.readlink(lock)
+        except OSError:
+            owner = ""
+        who = f" ({owner})" if owner else ""
+        return f"an unsaved Emacs buffer holds it (lock file .#{name}{who})"
+    candidates = [os.path.join(folder, "." + name + s) for s in _SWAP_SUFFIXES]
+    encoded = full.replace(os.sep, "%")
+    for d in _nvim_swap_dirs():
+        candidates.extend(os.path.join(d, encoded + s) for s in _SWAP_SUFFIXES)
+    for swap in candidates:
+        if not os.path.exists(swap):
+            continue
+        pid = _swap_dirty(swap)
+        if pid is not None:
+            return (
+                f"an unsaved Vim/Neovim buffer holds it (swap file {swap} marked modified"
+                f"{_pid_note(pid)})"
+            )
+    return None
+
+
+def mark_unsaved_elsewhere(plan: object, root: str, skip: Collection[str] = ()) -> None:
+    """Give every path `plan` would write a conflict when another editor holds it unsaved."""
+    from rewind_ls.core.restore.plan import Conflict, Plan
+
+    assert isinstance(plan, Plan)
+    for pp in plan.paths:
+        if pp.conflict is not None or not pp.will_write or pp.path in skip:
+            continue
+        reason = unsaved_trace(root, pp.path)
+        if reason is not None:
+            pp.conflict = Conflict(
+                ConflictKind.MODIFIED_OUTSIDE,
+                f"{pp.path}: {reason}; restoring would write under the unsaved text",
+            )

@@ -10,7 +10,8 @@ Which reply answers a request: a request that offers tools is the agent's main l
 next scripted reply (or, when the test gave a `responder`, whatever it returns); other requests
 (title generation, summaries the binary asks for on its own) get `side_reply` unless the responder
 handles them. A main-loop request with nothing scripted left gets a plain "done." so the binary
-ends its turn instead of hanging; the test sees it in `unscripted`.
+ends its turn instead of hanging; the test sees it in `unscripted`. The server and the queue:
+`scripted_api`.
 """
 
 from __future__ import annotations

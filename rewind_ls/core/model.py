@@ -1,7 +1,7 @@
 """The data model every layer uses: what the store hands out, and the words the restore speaks.
 
 Records are immutable `NamedTuple`s (not dataclasses: `dataclasses` imports `inspect`, too slow
-for the hook process, which loads only the stdlib's light modules). Only `core/store/__init__.py` builds them from the
+for the hook process, which loads only the stdlib's light modules). Only `core/store/rows.py` builds them from the
 database: no other module knows a column name. The vocabularies are `str` enums whose values are
 exactly the strings stored in SQLite and sent over the protocol, so a member compares equal to its
 string, binds to SQLite as text and serialises to JSON as itself.

@@ -48,6 +48,13 @@ class SessionKind(Words):
     REWIND = "rewind"  # restore points written by rewind-ls itself
 
 
+# The fixed sessions for changes that belong to no agent turn: their ids (one of each per workspace,
+# named like their kind).
+EDITOR_SESSION: Final = "editor"  # the person's saves in an editor
+EXTERNAL_SESSION: Final = "external"  # changes found at a turn boundary that happened between turns
+REWIND_SESSION: Final = "rewind"  # restore points written by rewind-ls itself
+
+
 class TurnState(Words):
     OPEN = "open"  # the agent is working in it
     CLOSED = "closed"  # ended

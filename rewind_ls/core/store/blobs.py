@@ -35,7 +35,7 @@ class Blobs:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.conn = db.conn
-        self.packs = Packs(db)
+        self.packs = Packs(db.conn)
 
     def has_blob(self, h: str) -> bool:
         return self.conn.execute("SELECT 1 FROM blobs WHERE hash = ?", (h,)).fetchone() is not None

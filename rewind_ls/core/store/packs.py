@@ -4,19 +4,21 @@ packs decompressed, since a restore reads many neighbours from one pack."""
 
 from __future__ import annotations
 
+import sqlite3
+
 from rewind_ls.core.errors import CorruptBlob
 from rewind_ls.core.store.codec import PACKED, ZSTD, build_packs, unpack
-from rewind_ls.core.store.db import Database
 
 # Bytes of decompressed packs a store keeps.
 PACK_CACHE = 32 << 20
 
 
 class Packs:
-    """The `packs` table of one store, and the member rows of `blobs` that point into it."""
+    """The `packs` table of one store, and the member rows of `blobs` that point into it. Writes
+    run inside the caller's transaction (`Blobs`'): a pack only needs the connection."""
 
-    def __init__(self, db: Database) -> None:
-        self.conn = db.conn
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
         # The last packs read, decompressed.
         self._cache: dict[int, bytes] = {}
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from rewind_ls.core import store as store_mod
 from rewind_ls.core.store import RAW, SCHEMA_VERSION, Store, digest, store_dir_for
+from rewind_ls.core.store import db as store_db
 
 # Schema 1: no agent_events, and no packs (blobs without their pack columns).
 V1_SCHEMA = re.sub(
     r"CREATE INDEX IF NOT EXISTS blobs_pack[^;]*;\s*CREATE TABLE IF NOT EXISTS packs\([^;]*;\s*",
     "",
-    store_mod._SCHEMA.split("CREATE TABLE IF NOT EXISTS agent_events")[0],
+    store_db.SCHEMA.split("CREATE TABLE IF NOT EXISTS agent_events")[0],
 ).replace(", pack INTEGER, off INTEGER", "")
 OLD_CONTENT = b"written by schema 1 with zlib\n" * 20
 

@@ -1,7 +1,7 @@
 """The data model every layer uses: what the store hands out, and the words the restore speaks.
 
 Records are immutable `NamedTuple`s (not dataclasses: `dataclasses` imports `inspect`, too slow
-for the hook process, which loads only the stdlib's light modules). Only `core/store/__init__.py` builds them from the
+for the hook process, which loads only the stdlib's light modules). Only `core/store/rows.py` builds them from the
 database: no other module knows a column name. The vocabularies are `str` enums whose values are
 exactly the strings stored in SQLite and sent over the protocol, so a member compares equal to its
 string, binds to SQLite as text and serialises to JSON as itself.
@@ -46,6 +46,13 @@ class SessionKind(Words):
     EDITOR = "editor"  # the person's saves in an editor
     EXTERNAL = "external"  # changes found between turns (a shell, another tool, the person)
     REWIND = "rewind"  # restore points written by rewind-ls itself
+
+
+# The fixed sessions for changes that belong to no agent turn: their ids (one of each per workspace,
+# named like their kind).
+EDITOR_SESSION: Final = "editor"  # the person's saves in an editor
+EXTERNAL_SESSION: Final = "external"  # changes found at a turn boundary that happened between turns
+REWIND_SESSION: Final = "rewind"  # restore points written by rewind-ls itself
 
 
 class TurnState(Words):

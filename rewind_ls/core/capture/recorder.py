@@ -21,6 +21,11 @@ from typing import Any, NamedTuple
 from rewind_ls.core.capture.file_reader import same_signature
 from rewind_ls.core.errors import BadPath
 from rewind_ls.core.fs import config
+
+# The fixed sessions, re-exported for the modules that took them from here (new code: `model`).
+from rewind_ls.core.model import EDITOR_SESSION as EDITOR_SESSION
+from rewind_ls.core.model import EXTERNAL_SESSION as EXTERNAL_SESSION
+from rewind_ls.core.model import REWIND_SESSION as REWIND_SESSION
 from rewind_ls.core.model import Turn
 from rewind_ls.core.store import (
     ABSENT,
@@ -37,10 +42,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rewind_ls.core.capture.scan import ScanResult
 
-# Fixed sessions for changes that belong to no agent turn.
-EDITOR_SESSION = "editor"  # the person's saves in an editor
-EXTERNAL_SESSION = "external"  # changes found at a turn boundary that happened between turns
-REWIND_SESSION = "rewind"  # restore points written by rewind-ls itself
 
 # "Not set": the scan module (imported only when a scan runs) reads the environment's default.
 _DEFAULT_BUDGET = -1.0

@@ -56,6 +56,7 @@ from rewind_ls.core.capture.file_reader import FileRead, read_file, read_many, s
 from rewind_ls.core.capture.folder_cache import skip_dirs, walk_files
 from rewind_ls.core.capture.ignore import IgnoreRules
 from rewind_ls.core.capture.scan_commit import Candidate, commit
+from rewind_ls.core.capture.scan_commit import ScanResult as ScanResult
 from rewind_ls.core.capture.scan_settings import extra_ignore_patterns
 from rewind_ls.core.capture.shell_runs import in_flight, session_runs
 from rewind_ls.core.capture.walk import relative_skips
@@ -144,41 +145,6 @@ def _note_links(
             del links[rel]
     if links != before:
         store.set_meta(META_LINKS, json.dumps(links, sort_keys=True))
-
-
-class ScanResult:
-    """What one scan saw and did."""
-
-    __slots__ = (
-        "adopted",
-        "baseline_complete",
-        "changes",
-        "deferred",
-        "elapsed",
-        "files",
-        "read",
-        "skipped",
-        "turn",
-        "watched",
-    )
-
-    def __init__(self) -> None:
-        self.changes: list[Change] = []  # recorded (or found, when nothing was open to record into)
-        self.turn: str | None = None  # where the changes were recorded
-        self.files = 0  # files the walk listed
-        self.read = 0  # files opened
-        self.adopted = 0  # files added to the baseline
-        self.deferred = 0  # left to another session's running shell command
-        self.skipped: list[str] = []  # "path: reason" for files that could not be read
-        self.baseline_complete = False
-        self.elapsed = 0.0
-        self.watched = False  # only the paths the workspace watcher reported were looked at
-
-    def __repr__(self) -> str:
-        return (
-            f"ScanResult(files={self.files}, read={self.read}, changes={len(self.changes)}, "
-            f"adopted={self.adopted}, deferred={self.deferred}, baseline={self.baseline_complete})"
-        )
 
 
 def scan(

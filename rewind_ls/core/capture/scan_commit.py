@@ -3,7 +3,8 @@
 Files are read and compressed without holding the store's lock; then one transaction stores the
 blobs, records the changes and moves each `known` row, but only if that row is still the one the
 scan compared against. Otherwise another process recorded the path in between, and it owns that
-change: a crash or a concurrent writer never loses one.
+change: a crash or a concurrent writer never loses one. The commit fills in the scan's
+`ScanResult` (what one scan saw and did; `scan` re-exports it).
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from rewind_ls.core.capture.scan import ScanResult
-
     # A change found: (path, before, after).
     Change = tuple[str, Version, Version]
     # Called inside the commit's transaction with the changes found (never an empty list);
@@ -28,6 +27,41 @@ if TYPE_CHECKING:
     # A candidate and what reading it gave: its content, why it could not be read, or None when
     # it is gone.
     Reads = list[tuple["Candidate", FileRead | str | None]]
+
+
+class ScanResult:
+    """What one scan saw and did."""
+
+    __slots__ = (
+        "adopted",
+        "baseline_complete",
+        "changes",
+        "deferred",
+        "elapsed",
+        "files",
+        "read",
+        "skipped",
+        "turn",
+        "watched",
+    )
+
+    def __init__(self) -> None:
+        self.changes: list[Change] = []  # recorded (or found, when nothing was open to record into)
+        self.turn: str | None = None  # where the changes were recorded
+        self.files = 0  # files the walk listed
+        self.read = 0  # files opened
+        self.adopted = 0  # files added to the baseline
+        self.deferred = 0  # left to another session's running shell command
+        self.skipped: list[str] = []  # "path: reason" for files that could not be read
+        self.baseline_complete = False
+        self.elapsed = 0.0
+        self.watched = False  # only the paths the workspace watcher reported were looked at
+
+    def __repr__(self) -> str:
+        return (
+            f"ScanResult(files={self.files}, read={self.read}, changes={len(self.changes)}, "
+            f"adopted={self.adopted}, deferred={self.deferred}, baseline={self.baseline_complete})"
+        )
 
 
 class Candidate:

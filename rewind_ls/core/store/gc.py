@@ -15,7 +15,9 @@ from typing import Any
 
 from rewind_ls.core.errors import BadInput, StoreError
 from rewind_ls.core.fs import config
-from rewind_ls.core.store import OperationalError, Store
+from rewind_ls.core.model import REWIND_SESSION
+from rewind_ls.core.store.db import OperationalError
+from rewind_ls.core.store.facade import Store
 
 
 def _live_blobs(store: Store) -> set[str]:
@@ -58,8 +60,6 @@ def collect(
     """One retention pass. `drop_points`: older restore points may go; else, with
     `refuse_points`, a pass that would drop one raises NeedsConfirmation (nothing dropped), and
     without it they are silently kept (the automatic pass)."""
-    from rewind_ls.core.capture.recorder import REWIND_SESSION
-
     days = check_limit(
         "--retention-days",
         retention_days if retention_days is not None else config.retention_days(),

@@ -9,8 +9,7 @@ import re
 import time
 from typing import Any
 
-from rewind_ls.core.agents.claude.recorder import reconstructed_note
-from rewind_ls.core.capture.recorder import REWIND_SESSION, turn_info
+from rewind_ls.core.capture.recorder import REWIND_SESSION, reconstructed_note, turn_info
 from rewind_ls.core.errors import BadInput, UnknownTurn
 from rewind_ls.core.fs.paths import real_root, real_uri
 from rewind_ls.core.model import Change, PathChange, Turn, TurnState, shared_turns

@@ -26,7 +26,7 @@ from pygls.protocol import LanguageServerProtocol
 
 from rewind_ls import __version__
 from rewind_ls.core.errors import BadInput, BadPath, ConflictError, RewindError, UnknownTurn
-from rewind_ls.core.restore.flow import restore_label
+from rewind_ls.core.restore.planner import restore_label
 from rewind_ls.server import codelens, framing
 from rewind_ls.server import protocol as proto
 from rewind_ls.server.routing import ClientEditSupport

@@ -16,9 +16,9 @@ from typing import Any
 
 from rewind_ls.core.history.blame import RESTORE, SAVE, Blamer, Origin
 from rewind_ls.core.history.review import LineReview, describe_origin, origin_dict, runs, turn_files
-from rewind_ls.core.restore.flow import plan_restore
 from rewind_ls.core.restore.hunks import EDITED, EDITED_NEARBY, REVERTED, TurnFile, turn_file
 from rewind_ls.core.restore.plan import REVERT, Plan
+from rewind_ls.core.restore.planner import plan_restore
 from rewind_ls.core.store import Store
 from rewind_ls.server.workspace_view import OpenDoc, buffer_reader, open_docs_by_path
 

@@ -14,17 +14,19 @@ import os
 from typing import Any
 
 from rewind_ls.core.capture.recorder import EDITOR_SESSION, Recorder, read_current
-from rewind_ls.core.conversation.fork import fork_fields, fork_message
+from rewind_ls.core.conversation.fork import fork_fields, fork_message, fork_turn
 from rewind_ls.core.errors import RewindError, UnknownTurn
 from rewind_ls.core.fs.paths import from_uri, looks_like_uri, relative_path, to_uri
 from rewind_ls.core.history.diff import turn_diff
 from rewind_ls.core.history.timeline import list_sessions, timeline_text, turn_dict
 from rewind_ls.core.model import Action, ConflictKind, Turn
-from rewind_ls.core.restore.apply_disk import recover, select, settle
 from rewind_ls.core.restore.editor_traces import mark_unsaved_elsewhere
-from rewind_ls.core.restore.flow import RestoreFlow, finish_editor_restore, plan_restore
+from rewind_ls.core.restore.flow import EditorPart, RestoreFlow, finish_editor_restore
 from rewind_ls.core.restore.plan import UNDO, Conflict, PathPlan, Plan, describe, resolve_turn
+from rewind_ls.core.restore.planner import plan_restore
 from rewind_ls.core.restore.point import open_restore_point, saved_disk
+from rewind_ls.core.restore.recovery import recover, settle
+from rewind_ls.core.restore.request import RestoreRequest
 from rewind_ls.core.store import ABSENT, FILE, Store, Version
 from rewind_ls.core.text.merge import diffstat
 from rewind_ls.server import routing
@@ -437,14 +439,12 @@ class Service:
     def prepare(
         self,
         plan: Plan,
+        items: list[PathPlan],
         docs: dict[str, OpenDoc],
         support: ClientEditSupport,
-        force: bool,
-        skip_conflicts: bool,
     ) -> PendingRestore | None:
-        """Choose the paths, route each to the edit or the server (`routing.route`), record the
+        """Route each path chosen (`items`) to the edit or the server (`routing.route`), record the
         restore point, build the WorkspaceEdit. None: nothing to do."""
-        items = select(plan, force, skip_conflicts)
         if not items:
             return None
         by_path = open_docs_by_path(self.root, docs)
@@ -531,16 +531,14 @@ class Service:
         self, pending: PendingRestore, applied: bool, missing: list[str], reason: str = ""
     ) -> dict[str, Any]:
         """After the client answered: write the server's part, record the outcome."""
-        status, failed, written = finish_editor_restore(
-            self.store,
+        part = EditorPart(
             pending.point,
             pending.staged,
             list(pending.by_edit),
             pending.by_server,
             pending.disk_expected,
-            applied,
-            missing,
         )
+        status, failed, written = finish_editor_restore(self.store, part, applied, missing)
         return {
             "status": status,
             "failed": failed,
@@ -553,8 +551,17 @@ class Service:
         point where the client applies the edit (`job.pending`). Conflicts refuse before the fork;
         code that cannot be prepared drops it."""
         turn = self.turn(job.turn_id) if job.turn_id else None
-        flow = RestoreFlow(self.store, job.mode, turn, job.scope, job.force, job.skip_conflicts)
-        flow.merge = job.merge
+        request = RestoreRequest(
+            job.mode,
+            job.turn_id,
+            job.scope,
+            job.paths,
+            job.hunks,
+            job.merge,
+            job.force,
+            job.skip_conflicts,
+        )
+        flow = RestoreFlow(self.store, request, turn, fork_turn)
         job.flow = flow
         plan = None
         if flow.code:
@@ -569,11 +576,11 @@ class Service:
                 merge=job.merge,
             )
             job.result["files"] = self.preview(plan)
-        flow.fork_first(plan)
+        items = flow.start(plan)
         if plan is None:
             return
         try:
-            job.pending = self.prepare(plan, docs, job.support, job.force, job.skip_conflicts)
+            job.pending = self.prepare(plan, items, docs, job.support)
         except BaseException as exc:
             error = flow.code_failed(exc)
             if error is exc:

@@ -139,7 +139,7 @@ def test_typescript_types_are_the_models() -> None:
 
 
 # camelCase names the Neovim client sends that are not protocol fields: initializationOptions, which
-# server/lsp.py reads.
+# server/handlers/lifecycle.py reads.
 LUA_INIT_OPTIONS = {"closedFiles", "didChangeTurns", "restoreUnsaved"}
 
 

@@ -450,6 +450,8 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     "rewind/blame": (BlameParams, BlameResult),
     "rewind/turnHunks": (TurnHunksParams, TurnHunksResult),
 }
+# The server's notifications to the client (no result): the client never sends them.
+NOTIFICATIONS = frozenset(method for method, (_, result) in METHODS.items() if result is None)
 
 # --- the CLI's --json output --------------------------------------------------------------------
 # The same vocabulary as the protocol (a turn is a TurnInfo in both). Unknown fields are an error:

@@ -1,6 +1,7 @@
 """The server's work, independent of pygls: every method runs on the store's worker thread and takes
-or returns plain data. `lsp.py` is the thin layer that receives requests, snapshots open documents,
-calls these methods through the worker, and talks to the client (applyEdit, progress, messages).
+or returns plain data. `handlers/` is the thin layer that receives requests, snapshots open
+documents and calls these methods through the worker; `restore_driver.py` talks to the client
+(applyEdit, progress, messages).
 
 A restore in the editor goes: plan against buffers (`prepare`) -> restore point recorded -> the text
 part travels as a WorkspaceEdit -> the client applies it -> `verify` compares what the client reports

@@ -44,6 +44,19 @@ def test_only_the_lsp_modules_import_pygls() -> None:
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
 
 
+def test_cli_imports_the_protocol_not_the_server() -> None:
+    """The CLI's `--json` shapes come from `rewind_ls.protocol`; the server is imported only to run
+    it (`rewind-ls serve`, lazily, through `server/main.py`)."""
+    bad = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted((ROOT / "rewind_ls" / "cli").rglob("*.py"))
+        for name in sorted(_imports(path))
+        if name.startswith("rewind_ls.server")
+        and not (path.name == "serve_cmd.py" and name == "rewind_ls.server.main")
+    ]
+    assert not bad, bad
+
+
 def test_hook_process_loads_only_stdlib_and_core(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

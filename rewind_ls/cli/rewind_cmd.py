@@ -67,7 +67,7 @@ def restore(args: argparse.Namespace, mode: str) -> int:
         if args.dry_run:
             result["status"] = "planned"
             if args.json:
-                from rewind_ls.server.protocol import RestoreOutput, wire
+                from rewind_ls.protocol.cli_output import RestoreOutput, wire
 
                 print_json(wire(RestoreOutput, result))
             return 3 if plan is not None and plan.conflicts else 0
@@ -81,7 +81,7 @@ def restore(args: argparse.Namespace, mode: str) -> int:
         if outcome is not None and plan is not None:
             lines.extend(_marker_lines(plan))
     if args.json:
-        from rewind_ls.server.protocol import RestoreOutput, wire
+        from rewind_ls.protocol.cli_output import RestoreOutput, wire
 
         print_json(wire(RestoreOutput, result))
     else:

@@ -3,7 +3,7 @@ worker thread, what the client advertised, the turn notifications), rewind-ls er
 errors, and the routes: the decorators a handler module uses to say which request, LSP feature or
 command it answers, and `install`, which registers them on a server.
 
-`rewind/*` requests are registered from `rewind_ls.server.protocol.METHODS` (method -> params
+`rewind/*` requests are registered from `rewind_ls.protocol.methods.METHODS` (method -> params
 model, result model): a request is one line there, one handler here (`@request(method)`, taking
 the validated params, returning the result's data) and one `Service` method. The route parses the
 params, waits for the workspace, validates and dumps the result, and turns every failure into a
@@ -33,8 +33,9 @@ from pygls.protocol import LanguageServerProtocol
 
 from rewind_ls import __version__
 from rewind_ls.core.errors import BadInput, BadPath, ConflictError, RewindError, UnknownTurn
+from rewind_ls.protocol.methods import COMMANDS, METHODS, NOTIFICATIONS
+from rewind_ls.protocol.recording import DidChangeTurnsParams
 from rewind_ls.server import framing
-from rewind_ls.server.protocol import COMMANDS, METHODS, NOTIFICATIONS, DidChangeTurnsParams
 from rewind_ls.server.routing import ClientEditSupport
 from rewind_ls.server.service import Service
 from rewind_ls.server.workspace_view import OpenDoc
@@ -204,7 +205,7 @@ FEATURES: list[tuple[str, Any, Callable[..., Any]]] = []
 def request(method: str) -> Callable[[Handler], Handler]:
     """The handler of a `rewind/*` request of METHODS: `async (ls, params model) -> result data`."""
     if method not in METHODS or method in NOTIFICATIONS:
-        raise KeyError(f"{method}: not a request of rewind_ls.server.protocol.METHODS")
+        raise KeyError(f"{method}: not a request of rewind_ls.protocol.methods.METHODS")
 
     def register(fn: Handler) -> Handler:
         REQUESTS[method] = fn
@@ -216,7 +217,7 @@ def request(method: str) -> Callable[[Handler], Handler]:
 def command(name: str) -> Callable[[Handler], Handler]:
     """The handler of a workspace/executeCommand command of COMMANDS: `async (ls, *args)`."""
     if name not in COMMANDS:
-        raise KeyError(f"{name}: not a command of rewind_ls.server.protocol.COMMANDS")
+        raise KeyError(f"{name}: not a command of rewind_ls.protocol.methods.COMMANDS")
 
     def register(fn: Handler) -> Handler:
         COMMAND_HANDLERS[name] = fn

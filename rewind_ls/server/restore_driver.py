@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from rewind_ls.core.restore.flow import restore_label
-from rewind_ls.server import protocol as proto
+from rewind_ls.protocol.restore import RestoreOptions, RestoreResult
 from rewind_ls.server.lsp import RewindServer, parse, to_rpc_error
 from rewind_ls.server.service import EditorRestore, PendingRestore
 
@@ -89,7 +89,7 @@ async def run_restore(
     apply: bool,
     hunks: list[int] | None = None,
     merge: bool = False,
-) -> proto.RestoreResult:
+) -> RestoreResult:
     """A restore: the service plans it and forks the conversation (`Service.start_restore`), the
     client applies the edit, the service writes the rest and says what happened. `merge`: a
     revert writes overlapping changes with conflict markers."""
@@ -111,7 +111,7 @@ async def run_restore(
         ls.say(types.MessageType.Warning, result["message"])
     if result["status"] != "nothing-to-do":
         ls.notify_turns(["rewind"], "restored")
-    return proto.RestoreResult.model_validate(result)
+    return RestoreResult.model_validate(result)
 
 
 async def apply_pending(ls: RewindServer, pending: PendingRestore, apply: bool) -> dict[str, Any]:
@@ -196,10 +196,10 @@ async def wait_for_edit(ls: RewindServer, pending: PendingRestore) -> list[str]:
 # --- the command path: preview, ask, restore on the answer ----------------------------------------
 
 
-def options_of(value: Any) -> proto.RestoreOptions:
+def options_of(value: Any) -> RestoreOptions:
     if value is None:
-        return proto.RestoreOptions()
-    return parse(proto.RestoreOptions, value, "command options")
+        return RestoreOptions()
+    return parse(RestoreOptions, value, "command options")
 
 
 VERBS = {"rewind": "Rewind", "revert": "Revert", "undo": "Undo"}
@@ -222,7 +222,7 @@ def question_of(
     verb: str,
     files: list[dict[str, Any]],
     conversation: dict[str, Any] | None,
-    options: proto.RestoreOptions,
+    options: RestoreOptions,
     detail: list[str] | None = None,
     mode: str = "rewind",
     number: int | None = None,

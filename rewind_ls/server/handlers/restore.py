@@ -9,19 +9,19 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from rewind_ls.server import protocol as proto
+from rewind_ls.protocol.restore import PreviewParams, RestoreParams, SummarizeParams, UndoParams
 from rewind_ls.server import restore_driver as driver
 from rewind_ls.server.handlers.args import turn_arg
 from rewind_ls.server.lsp import RewindServer, command, request
 
 
 @request("rewind/preview")
-async def preview(ls: RewindServer, p: proto.PreviewParams) -> Any:
+async def preview(ls: RewindServer, p: PreviewParams) -> Any:
     return await driver.preview(ls, p.mode, p.turn_id, p.scope, p.paths, p.hunks)
 
 
 @request("rewind/restore")
-async def restore(ls: RewindServer, p: proto.RestoreParams) -> Any:
+async def restore(ls: RewindServer, p: RestoreParams) -> Any:
     return await driver.run_restore(
         ls,
         p.mode,
@@ -37,14 +37,14 @@ async def restore(ls: RewindServer, p: proto.RestoreParams) -> Any:
 
 
 @request("rewind/undo")
-async def undo(ls: RewindServer, p: proto.UndoParams) -> Any:
+async def undo(ls: RewindServer, p: UndoParams) -> Any:
     return await driver.run_restore(
         ls, "undo", None, "code", None, p.force, p.skip_conflicts, p.apply
     )
 
 
 @request("rewind/summarize")
-async def summarize(ls: RewindServer, p: proto.SummarizeParams) -> Any:
+async def summarize(ls: RewindServer, p: SummarizeParams) -> Any:
     svc = ls.svc()
     turn = await ls.call(svc.turn, p.turn_id)
     source = await ls.call(svc.summarize_source, turn)

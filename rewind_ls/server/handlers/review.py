@@ -12,8 +12,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from rewind_ls.protocol.review import BlameParams, TurnHunksParams
 from rewind_ls.server import codelens
-from rewind_ls.server import protocol as proto
 from rewind_ls.server import restore_driver as driver
 from rewind_ls.server.handlers.args import turn_arg, uri_arg
 from rewind_ls.server.lsp import RewindServer, command, feature, request
@@ -102,12 +102,12 @@ async def code_lens(ls: RewindServer, params: types.CodeLensParams) -> list[type
 
 
 @request("rewind/blame")
-async def blame(ls: RewindServer, p: proto.BlameParams) -> Any:
+async def blame(ls: RewindServer, p: BlameParams) -> Any:
     return await ls.call(ls.svc().blame, p.uri, ls.docs())
 
 
 @request("rewind/turnHunks")
-async def turn_hunks(ls: RewindServer, p: proto.TurnHunksParams) -> Any:
+async def turn_hunks(ls: RewindServer, p: TurnHunksParams) -> Any:
     return await ls.call(ls.svc().turn_hunks, p.turn_id, p.uri, ls.docs())
 
 

@@ -9,7 +9,9 @@ from typing import Any
 
 from lsprotocol import types
 
-from rewind_ls.server import protocol as proto
+from rewind_ls.protocol.contents import FileAtParams, TimelineParams
+from rewind_ls.protocol.recording import BeginTurnParams, EndTurnParams, RecordEditParams
+from rewind_ls.protocol.turns import ListTurnsParams
 from rewind_ls.server.handlers.args import turn_arg
 from rewind_ls.server.lsp import RewindServer, command, request, to_rpc_error
 
@@ -19,34 +21,34 @@ DIFF_MESSAGE_CHARS = 8000  # a diff shown as a message (client without showDocum
 
 
 @request("rewind/listTurns")
-async def list_turns(ls: RewindServer, p: proto.ListTurnsParams) -> Any:
+async def list_turns(ls: RewindServer, p: ListTurnsParams) -> Any:
     return await ls.call(ls.svc().list_turns, p.session_id, p.limit, p.before, p.turn_id)
 
 
 @request("rewind/fileAt")
-async def file_at(ls: RewindServer, p: proto.FileAtParams) -> Any:
+async def file_at(ls: RewindServer, p: FileAtParams) -> Any:
     return await ls.call(ls.svc().file_at, p.turn_id, p.uri, p.side)
 
 
 @request("rewind/timeline")
-async def timeline(ls: RewindServer, p: proto.TimelineParams) -> Any:
+async def timeline(ls: RewindServer, p: TimelineParams) -> Any:
     return await ls.call(ls.svc().timeline, p.session_id, p.limit)
 
 
 @request("rewind/beginTurn")
-async def begin_turn(ls: RewindServer, p: proto.BeginTurnParams) -> Any:
+async def begin_turn(ls: RewindServer, p: BeginTurnParams) -> Any:
     info = await ls.call(ls.svc().begin_turn, p.session_id, p.prompt, p.agent)
     ls.notify_turns([p.session_id], "recorded")
     return info
 
 
 @request("rewind/recordEdit")
-async def record_edit(ls: RewindServer, p: proto.RecordEditParams) -> Any:
+async def record_edit(ls: RewindServer, p: RecordEditParams) -> Any:
     return await ls.call(ls.svc().record_edit, p.session_id, p.uri, p.phase, p.text)
 
 
 @request("rewind/endTurn")
-async def end_turn(ls: RewindServer, p: proto.EndTurnParams) -> Any:
+async def end_turn(ls: RewindServer, p: EndTurnParams) -> Any:
     info = await ls.call(ls.svc().end_turn, p.session_id)
     ls.notify_turns([p.session_id], "recorded")
     return info

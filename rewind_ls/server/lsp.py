@@ -236,7 +236,7 @@ def feature(method: str, options: Any = None) -> Callable[[T], T]:
     return register
 
 
-def route(method: str, handler: Handler) -> Handler:
+def endpoint_of(method: str, handler: Handler) -> Handler:
     """A `rewind/*` request as pygls calls it: params checked against the method's model, the
     answer checked against its result model, every failure a clear JSON-RPC error."""
     params_model, result_model = METHODS[method]
@@ -265,6 +265,6 @@ def install(server: RewindServer) -> None:
         server.feature(method, options)(fn)
     for method in METHODS:
         if method not in NOTIFICATIONS:
-            server.feature(method)(route(method, REQUESTS[method]))
+            server.feature(method)(endpoint_of(method, REQUESTS[method]))
     for name in COMMANDS:
         server.command(name)(COMMAND_HANDLERS[name])

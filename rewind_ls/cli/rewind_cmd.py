@@ -83,7 +83,7 @@ def restore(args: argparse.Namespace, mode: str) -> int:
         if not request.apply:
             result["status"] = RestoreStatus.PLANNED
             if args.json:
-                from rewind_ls.server.protocol import RestoreOutput, wire
+                from rewind_ls.protocol.cli_output import RestoreOutput, wire
 
                 print_json(wire(RestoreOutput, result))
             return 3 if plan is not None and plan.conflicts else 0
@@ -98,7 +98,7 @@ def restore(args: argparse.Namespace, mode: str) -> int:
         if outcome is not None and plan is not None:
             lines.extend(_marker_lines(plan))
     if args.json:
-        from rewind_ls.server.protocol import RestoreOutput, wire
+        from rewind_ls.protocol.cli_output import RestoreOutput, wire
 
         print_json(wire(RestoreOutput, result))
     else:

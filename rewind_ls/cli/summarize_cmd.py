@@ -34,7 +34,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
             "status": RestoreStatus.APPLIED,
             "conversation": fork_fields(result),
         }
-        from rewind_ls.server.protocol import SummarizeOutput, wire
+        from rewind_ls.protocol.cli_output import SummarizeOutput, wire
 
         print_json(wire(SummarizeOutput, out))
         return 0

@@ -1,6 +1,6 @@
 """Review in the editor, for any LSP client: who wrote the line under the cursor (hover), and code
 actions that revert one hunk of a turn or the turn in this file. Plain data on the store's thread
-(`lsp.py` turns it into LSP types); the actions run server commands, which preview and ask before
+(`handlers/review.py` turns it into LSP types); the actions run server commands, which preview and ask before
 writing, then restore through the one restore driver (restore point, compare-and-swap, undo).
 
 An action is offered only for a hunk whose revert the planner would accept: the three-way merge of

@@ -1,6 +1,6 @@
 """Read-side views of the store shared by the CLI and the server: sessions with their turns and files
 (the fields of `rewind/listTurns`, snake_case: the server and the CLI's --json turn them into the
-wire's camelCase through `rewind_ls.server.protocol`), and the timeline text document
+wire's camelCase through `rewind_ls.protocol`), and the timeline text document
 (`timeline_text`)."""
 
 from __future__ import annotations

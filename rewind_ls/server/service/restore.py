@@ -1,33 +1,25 @@
-"""The server's work, independent of pygls: every method runs on the store's worker thread and takes
-or returns plain data. `lsp.py` is the thin layer that receives requests, snapshots open documents,
-calls these methods through the worker, and talks to the client (applyEdit, progress, messages).
-
-A restore in the editor goes: plan against buffers (`prepare`) -> restore point recorded -> the text
-part travels as a WorkspaceEdit -> the client applies it -> `verify` compares what the client reports
-and the disk with the plan -> files a text edit cannot carry are written by the server (`finish`).
-"""
+"""A restore in the editor, the service's side: plan against buffers (`plan`), preview, then
+`start_restore` (fork first when asked, `prepare`: choose the paths, route each, record the restore
+point, build the WorkspaceEdit) -> the client applies the edit (the restore driver) ->
+`edit_reached` / `finish` (the server's disk part, the outcome) -> `end_restore` (the result, in the
+protocol's shape)."""
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any
 
-from rewind_ls.core.capture.recorder import EDITOR_SESSION, Recorder, read_current
+from rewind_ls.core.capture.recorder import read_current
 from rewind_ls.core.conversation.fork import fork_fields, fork_message, fork_turn
-from rewind_ls.core.errors import RewindError, UnknownTurn
-from rewind_ls.core.fs.paths import from_uri, looks_like_uri, relative_path, to_uri
-from rewind_ls.core.history.diff import turn_diff
-from rewind_ls.core.history.timeline import list_sessions, timeline_text, turn_dict
+from rewind_ls.core.errors import RewindError
 from rewind_ls.core.model import Action, ConflictKind, Turn
 from rewind_ls.core.restore.editor_traces import mark_unsaved_elsewhere
 from rewind_ls.core.restore.flow import EditorPart, RestoreFlow, finish_editor_restore
-from rewind_ls.core.restore.plan import UNDO, Conflict, PathPlan, Plan, describe, resolve_turn
+from rewind_ls.core.restore.plan import UNDO, Conflict, PathPlan, Plan, describe
 from rewind_ls.core.restore.planner import plan_restore
 from rewind_ls.core.restore.point import open_restore_point, saved_disk
-from rewind_ls.core.restore.recovery import recover, settle
 from rewind_ls.core.restore.request import RestoreRequest
-from rewind_ls.core.store import ABSENT, FILE, Store, Version
+from rewind_ls.core.store import ABSENT, FILE, Version
 from rewind_ls.core.text.merge import diffstat
 from rewind_ls.server import routing
 from rewind_ls.server.edits import (
@@ -39,22 +31,8 @@ from rewind_ls.server.edits import (
     text_document_edit,
 )
 from rewind_ls.server.routing import EDIT_BUFFER, ClientEditSupport, PathFacts, route
+from rewind_ls.server.service.base import ServiceBase
 from rewind_ls.server.workspace_view import OpenDoc, buffer_reader, open_docs_by_path
-
-
-def _write_private(path: str, text: str) -> None:
-    """A document the server writes in the store's folder: owner-only, like the store (source code)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
-# The timeline's buffer name: inside the workspace (so a client keeps it with this server), never on disk.
-TIMELINE_NAME = ".rewind-timeline"
-
-
-log = logging.getLogger("rewind_ls.server")
 
 
 class PendingRestore:
@@ -201,157 +179,12 @@ def _workspace_edit(changes: list[dict[str, Any]], document_changes: bool) -> di
     return {"changes": flat}
 
 
-class Service:
-    def __init__(self, root: str) -> None:
-        self.root = os.path.realpath(root)
-        self.store = Store.open(self.root)
-        self.recorder = Recorder(self.store)
-        self.pre_save: dict[str, Version] = {}
-        recover(self.store)
-        from rewind_ls.core.store import gc
-
-        gc.maybe_run(self.store)
-        # Baseline now, so a turn recorded right after start-up is reported by the first poll.
-        self._data_version = self.store.data_version()
-        self._turn_mark = self._mark()
-        from rewind_ls.core.agents.claude.follower import TranscriptFollower
-
-        # When the agent's hooks do not fire, its transcript still says what it did.
-        self.follower = TranscriptFollower(self.store)
-        self._warned: set[str] = set()
-        self._reviewer: Any = None
-
-    def close(self) -> None:
-        self.store.close()
-
-    # --- review: who wrote each line, a turn's hunks (server/review.py) --------------------------
-
-    @property
-    def reviewer(self) -> Any:
-        """The blame replay and hunk cache, made on first use (a `review.Reviewer`)."""
-        if self._reviewer is None:
-            from rewind_ls.server.review import Reviewer
-
-            self._reviewer = Reviewer(self.store, self.root)
-        return self._reviewer
-
-    def blame(self, uri: str, docs: dict[str, OpenDoc]) -> dict[str, Any]:
-        return {**self.reviewer.blame(self.rel_of(uri), docs), "uri": uri}
-
-    def turn_hunks(
-        self, turn_ref: str, uri: str | None, docs: dict[str, OpenDoc]
-    ) -> dict[str, Any]:
-        turn = self.turn(turn_ref)
-        only = self.rel_of(uri) if uri else None
-        files = self.reviewer.turn_hunks(turn.id, only, docs)
-        for f in files:
-            f["uri"] = self.uri(f["path"])
-        return {"turn": self.turn_info(turn), "files": files}
-
-    def hover(self, uri: str, line: int, docs: dict[str, OpenDoc]) -> str | None:
-        try:
-            rel = self.rel_of(uri)
-        except RewindError:
-            return None
-        if rel == TIMELINE_NAME:
-            return None
-        result: str | None = self.reviewer.hover(rel, line, docs)
-        return result
-
-    def code_actions(
-        self, uri: str, first: int, last: int, docs: dict[str, OpenDoc]
-    ) -> list[dict[str, Any]]:
-        try:
-            rel = self.rel_of(uri)
-        except RewindError:
-            return []
-        if rel == TIMELINE_NAME:
-            return []
-        result: list[dict[str, Any]] = self.reviewer.actions(rel, uri, first, last, docs)
-        return result
-
-    # --- paths ---------------------------------------------------------------------------------
-
-    def rel_of(self, uri_or_path: str) -> str:
-        path = from_uri(uri_or_path) if looks_like_uri(uri_or_path) else uri_or_path
-        return relative_path(self.root, path, self.root)
-
-    def uri(self, rel: str) -> str:
-        return to_uri(self.root, rel)
-
-    def turn(self, turn_ref: str | int) -> Turn:
-        """A turn id, or a turn number of the current agent session (as the CLI takes them)."""
-        return resolve_turn(self.store, str(turn_ref))
-
+class RestoreWork(ServiceBase):
     def undo_point(self) -> Turn:
         """The restore point an undo goes back to (the latest applied one)."""
         from rewind_ls.core.restore.plan import latest_restore_point
 
         return latest_restore_point(self.store)
-
-    # --- listing -------------------------------------------------------------------------------
-
-    def list_turns(
-        self,
-        session_id: str | None,
-        limit: int | None = None,
-        before: str | None = None,
-        turn_id: str | None = None,
-    ) -> dict[str, Any]:
-        if session_id is not None and self.store.session(session_id) is None:
-            raise UnknownTurn(session_id, "no session with that id in this workspace")
-        return list_sessions(self.store, session_id, limit, before, turn_id)
-
-    def turn_info(self, turn: Turn) -> dict[str, Any]:
-        session = self.store.session(turn.session_id)
-        kind = session.kind if session is not None else "agent"
-        return turn_dict(self.store, turn, kind, self.store.changes(turn.id))
-
-    def timeline(self, session_id: str | None, limit: int | None = None) -> dict[str, Any]:
-        """The timeline text and the URI a client shows it under: a name inside the workspace that
-        is never written to disk, so a client keeps it in this server's workspace (a file in the
-        store folder made lsp-mode start a second server there)."""
-        if session_id is not None and self.store.session(session_id) is None:
-            raise UnknownTurn(session_id, "no session with that id in this workspace")
-        text = timeline_text(self.store, session_id, limit)
-        return {"uri": self.uri(TIMELINE_NAME), "text": text}
-
-    def file_at(self, turn_ref: str, uri: str, side: str) -> dict[str, Any]:
-        turn = self.turn(turn_ref)
-        turn_id = turn.id
-        rel = self.rel_of(uri)
-        change = self.store.change(turn_id, rel)
-        if change is None:
-            # Not changed in this turn: its content at the turn's start is what the next change saw.
-            history = [h for h in self.store.path_history(rel) if h.seq > turn.seq]
-            if not history:
-                version, data, _ = read_current(self.root, rel)
-            else:
-                version = history[0].before
-                data = None
-        else:
-            version = change.before if side == "before" or change.after is None else change.after
-            data = None
-        if version.kind == ABSENT:
-            return {"uri": uri, "exists": False, "text": None, "binary": False, "tooLarge": False}
-        if version.kind != FILE or version.hash is None:
-            return {"uri": uri, "exists": True, "text": None, "binary": False, "tooLarge": True}
-        if data is None:
-            data = self.store.get_blob(version.hash)
-        text = decode_text(data)
-        return {"uri": uri, "exists": True, "text": text, "binary": text is None, "tooLarge": False}
-
-    def diff_document(self, turn_ref: str, uri: str | None) -> tuple[str, str]:
-        turn = self.turn(turn_ref)
-        turn_id = turn.id
-        rel = self.rel_of(uri) if uri else None
-        diffs = turn_diff(self.store, turn, rel)
-        text = "".join(d["diff"] for d in diffs) or f"turn {turn.number} changed no file\n"
-        directory = os.path.join(self.store.path, "diffs")
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        path = os.path.join(directory, f"turn-{turn.number}-{turn_id}.diff")
-        _write_private(path, text)
-        return "file://" + path, text
 
     # --- planning ------------------------------------------------------------------------------
 
@@ -624,155 +457,3 @@ class Service:
             job.messages.append(fork_message(fork, job.flow.turn.number))
         result["message"] = "; ".join(job.messages)
         return result
-
-    # --- recording from the editor ---------------------------------------------------------------
-
-    def _editor_turn(self) -> str:
-        self.store.ensure_session(EDITOR_SESSION, "editor", "editor")
-        open_turn = self.recorder.open_turn_id(EDITOR_SESSION)
-        latest = self.store.latest_turn_seq()
-        if open_turn is not None:
-            turn = self.store.turn(open_turn)
-            if turn is not None and turn.seq == latest:
-                return open_turn
-            self.store.end_turn(open_turn)
-        return self.store.begin_turn(EDITOR_SESSION, "your edits, saved in the editor")
-
-    def _settle(self) -> None:
-        """Before recording: a restore a killed CLI or hook left pending is finished or rolled back
-        first (as the hook and every CLI command do at their start), so its half state is never
-        recorded as someone's change."""
-        for line in settle(self.store):
-            log.warning("recovered an interrupted %s", line)
-
-    def will_save(self, uri: str) -> None:
-        """Keep what is on disk just before the editor overwrites it."""
-        self._settle()
-        try:
-            rel = self.rel_of(uri)
-        except RewindError:
-            return
-        if rel == TIMELINE_NAME:
-            return
-        version, data, _ = read_current(self.root, rel)
-        if data is not None and version.hash is not None:
-            known = self.store.known(rel)
-            prev = known[0].hash if known is not None else None
-            self.store.put_blob(data, previous=prev, h=version.hash)
-        self.pre_save[rel] = version
-
-    def did_save(self, uri: str) -> bool:
-        """Record a save as the person's change, unless it only persists content rewind-ls knows
-        (a restore applied to a buffer, then saved). Returns True when a change was recorded."""
-        self._settle()
-        try:
-            rel = self.rel_of(uri)
-        except RewindError:
-            return False
-        if rel == TIMELINE_NAME:
-            return False  # someone saved the timeline buffer: not a change of theirs to record
-        known = self.store.known(rel)
-        base = self.pre_save.pop(rel, None) or (known[0] if known is not None else None)
-        post = self.recorder.snapshot(rel, known[0] if known is not None else None)
-        if known is not None and post == known[0]:
-            return False
-        if base is None or post == base:
-            return False
-        turn = self._editor_turn()
-        self.recorder.record_known_change(turn, rel, base, post, "save")
-        return True
-
-    # --- recording for an agent in the editor ----------------------------------------------------
-
-    def begin_turn(self, session_id: str, prompt: str, agent: str | None) -> dict[str, Any]:
-        self._settle()
-        turn = self.recorder.begin_turn(session_id, prompt, "agent", agent or "editor-agent")
-        return self.turn_info(self.turn(turn))
-
-    def record_edit(
-        self, session_id: str, uri: str, phase: str, text: str | None
-    ) -> dict[str, Any]:
-        rel = self.rel_of(uri)
-        if self.store.session(session_id) is None:
-            raise UnknownTurn(session_id, "no such session; call rewind/beginTurn first")
-        self._settle()
-        if text is None:
-            turn = (self.recorder.before if phase == "before" else self.recorder.after)(
-                session_id, rel, "record"
-            )
-            return {"turnId": turn, "recorded": True}
-        # The agent gave the content: it may differ from the disk (an unsaved buffer).
-        from rewind_ls.core.store import digest
-
-        data = text.encode("utf-8")
-        version = Version(FILE, digest(data), 0o644, len(data))
-        self.store.put_blob(data, h=version.hash)
-        turn = self.recorder.ensure_turn(session_id)
-        if phase == "before":
-            self.store.record_before(turn, rel, version, "record")
-        else:
-            if self.store.change(turn, rel) is None:
-                known = self.store.known(rel)
-                self.store.record_before(
-                    turn, rel, known[0] if known else Version(ABSENT), "record"
-                )
-            self.store.record_after(turn, rel, version)
-        return {"turnId": turn, "recorded": True}
-
-    def end_turn(self, session_id: str) -> dict[str, Any]:
-        if self.store.session(session_id) is None:
-            raise UnknownTurn(session_id, "no such session")
-        self._settle()
-        turn = self.recorder.end_turn(session_id)
-        if turn is None:
-            raise RewindError(f"session {session_id}: no open turn to end")
-        return self.turn_info(self.turn(turn))
-
-    # --- other processes -----------------------------------------------------------------------
-
-    def _mark(self) -> tuple[int, int, int]:
-        return self.store.activity_mark()
-
-    def follow_transcripts(self) -> int:
-        """Record what the agents' transcripts show and no hook recorded; never fails the poll."""
-        try:
-            self._settle()
-            return self.follower.poll()
-        except Exception:
-            log.exception("following the transcripts failed")
-            return 0
-
-    def hook_warnings(self) -> list[str]:
-        """Once per session, when the transcript showed turns no hook reported: a line for the
-        client's log (VS Code shows it in the output channel)."""
-        from rewind_ls.core.agents.claude.check import hooks_not_firing
-
-        if not self.follower.recorded:
-            return []
-        out = []
-        for m in hooks_not_firing(self.store):
-            if m["session_id"] in self._warned:
-                continue
-            self._warned.add(m["session_id"])
-            out.append(
-                f"rewind-ls: Claude Code session {m['session_id']}: its hooks are not firing "
-                f"({m['prompts_from_transcript']} prompt(s), {m['tool_calls_from_transcript']} tool "
-                "call(s) no hook reported); the transcript is being followed instead (run "
-                "`rewind-ls doctor` for details)"
-            )
-        return out
-
-    def changed_sessions(self) -> list[str] | None:
-        """Sessions whose turns changed (new turn, new or settled change, turn ended) since the last
-        call, or since the service opened: None when nothing did. Cheap when nothing was committed:
-        `PRAGMA data_version` only moves when another connection commits."""
-        followed = self.follow_transcripts()
-        version = self.store.data_version()
-        if version == self._data_version and not followed:
-            return None
-        self._data_version = version
-        mark = self._mark()
-        if mark == self._turn_mark:
-            return None
-        self._turn_mark = mark
-        return self.store.recent_session_ids(5)

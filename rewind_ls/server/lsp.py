@@ -33,6 +33,7 @@ from pygls.protocol import LanguageServerProtocol
 
 from rewind_ls import __version__
 from rewind_ls.core.errors import BadInput, BadPath, ConflictError, RewindError, UnknownTurn
+from rewind_ls.core.model import RestoreStatus
 from rewind_ls.protocol.methods import COMMANDS, METHODS, NOTIFICATIONS
 from rewind_ls.protocol.recording import DidChangeTurnsParams
 from rewind_ls.server import framing
@@ -164,7 +165,9 @@ def to_rpc_error(exc: Exception) -> JsonRpcException:
     if isinstance(exc, BadPath):
         return server_error(str(exc), BAD_PATH, {"path": exc.path})
     if isinstance(exc, ConflictError):
-        return server_error(str(exc), CONFLICT, {"status": "conflict", "paths": exc.paths})
+        return server_error(
+            str(exc), CONFLICT, {"status": RestoreStatus.CONFLICT, "paths": exc.paths}
+        )
     if isinstance(exc, BadInput):
         return JsonRpcInvalidParams(str(exc))
     if isinstance(exc, RewindError):

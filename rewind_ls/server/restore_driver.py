@@ -18,7 +18,8 @@ from typing import Any, NamedTuple
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from rewind_ls.core.restore.planner import restore_label
+from rewind_ls.core.model import Action, ConflictKind, RestoreMode, RestoreStatus, Scope
+from rewind_ls.core.restore.request import RestoreRequest
 from rewind_ls.protocol.restore import RestoreOptions, RestoreResult
 from rewind_ls.server.lsp import RewindServer, parse, to_rpc_error
 from rewind_ls.server.service import EditorRestore, PendingRestore
@@ -32,84 +33,51 @@ VERIFY_SECONDS = 5.0  # how long to wait for the client's document updates after
 # --- the request path: rewind/preview, rewind/restore, rewind/undo ------------------------------
 
 
-async def preview(
-    ls: RewindServer,
-    mode: str,
-    turn_ref: str | None,
-    scope: str,
-    paths: list[str] | None,
-    hunks: list[int] | None,
-) -> dict[str, Any]:
+async def preview(ls: RewindServer, request: RestoreRequest) -> dict[str, Any]:
     """What a restore would do (the `rewind/preview` result's data): nothing is written."""
     svc = ls.svc()
-    if mode == "undo":
+    if request.mode == RestoreMode.UNDO:
         # The undo is a rewind to the latest restore point: previewed as one (named "undo of: ...").
         turn = await ls.call(svc.undo_point)
-        plan_mode, turn_id = "rewind", turn.id
-    elif turn_ref is None:
-        raise JsonRpcInvalidParams(f"rewind/preview: turnId is needed for mode {mode!r}")
-    else:
-        turn = await ls.call(svc.turn, turn_ref)
-        plan_mode, turn_id = mode, turn_ref
-    result: dict[str, Any] = {
-        "turn": await ls.call(svc.turn_info, turn),
-        "mode": mode,
-        "scope": scope,
-        "files": [],
-        "conflicts": 0,
-        "conversation": None,
-    }
-    if scope in ("code", "both"):
-        plan = await ls.call(
-            svc.plan,
-            plan_mode,
-            turn_id,
-            ls.docs(),
-            paths,
-            scope,
-            hunks,
-            ls.support.restore_unsaved,
+        planned = request._replace(mode=RestoreMode.REWIND, turn_id=turn.id)
+    elif request.turn_id is None:
+        raise JsonRpcInvalidParams(
+            f"rewind/preview: turnId is needed for mode {str(request.mode)!r}"
         )
-        files = await ls.call(svc.preview, plan)
-        result["files"] = files
-        result["conflicts"] = sum(1 for f in files if f["conflict"])
-    if scope in ("conversation", "both"):
-        result["conversation"] = await ls.call(svc.conversation_preview, turn)
-    return result
+    else:
+        turn = await ls.call(svc.turn, request.turn_id)
+        planned = request
+    info = await ls.call(svc.turn_info, turn)
+    shown = await ls.call(svc.preview, planned, turn, ls.docs(), ls.support.restore_unsaved)
+    return {
+        "turn": info,
+        "mode": request.mode,
+        "scope": request.scope,
+        "files": shown.files,
+        "conflicts": shown.conflicts,
+        "conversation": shown.conversation,
+    }
 
 
-async def run_restore(
-    ls: RewindServer,
-    mode: str,
-    turn_id: str | None,
-    scope: str,
-    paths: list[str] | None,
-    force: bool,
-    skip_conflicts: bool,
-    apply: bool,
-    hunks: list[int] | None = None,
-    merge: bool = False,
-) -> RestoreResult:
+async def run_restore(ls: RewindServer, request: RestoreRequest) -> RestoreResult:
     """A restore: the service plans it and forks the conversation (`Service.start_restore`), the
-    client applies the edit, the service writes the rest and says what happened. `merge`: a
-    revert writes overlapping changes with conflict markers."""
+    client applies the edit, the service writes the rest and says what happened."""
     svc = ls.svc()
-    job = EditorRestore(mode, turn_id, scope, paths, ls.support, force, skip_conflicts, hunks)
-    job.merge = merge
+    job = EditorRestore(request, ls.support)
     await ls.call(svc.start_restore, job, ls.docs())
     outcome = None
     if job.pending is not None:
         try:
-            outcome = await apply_pending(ls, job.pending, apply)
+            outcome = await apply_pending(ls, job.pending, request.apply)
         except BaseException as exc:
             error = await ls.call(svc.code_failed, job, exc)
             if error is exc:
                 raise
             raise error from exc
     result = await ls.call(svc.end_restore, job, outcome)
-    if result["status"] in ("partial", "failed"):
+    if result["status"] in (RestoreStatus.PARTIAL, RestoreStatus.FAILED):
         ls.say(types.MessageType.Warning, result["message"])
-    if result["status"] != "nothing-to-do":
+    if result["status"] != RestoreStatus.NOTHING_TO_DO:
         ls.notify_turns(["rewind"], "restored")
     return RestoreResult.model_validate(result)
 
@@ -122,7 +90,7 @@ async def apply_pending(ls: RewindServer, pending: PendingRestore, apply: bool) 
         # The caller applies the edit itself; the restore point is recorded as not applied.
         await ls.call(svc.finish, pending, False, [])
         return {
-            "status": "planned",
+            "status": RestoreStatus.PLANNED,
             "failed": [],
             "written": [],
             "message": "edit returned, not applied (apply: false)",
@@ -224,14 +192,14 @@ def question_of(
     conversation: dict[str, Any] | None,
     options: RestoreOptions,
     detail: list[str] | None = None,
-    mode: str = "rewind",
+    mode: str = RestoreMode.REWIND,
     number: int | None = None,
 ) -> tuple[str, dict[str, Choice]]:
     """The preview as a question, and its choices: title -> what it runs. `detail`: lines shown
     after the files (the merge of a hunk's revert). A revert whose changes overlap later edits
     offers only what can work: conflict markers, or rewinding those files (never an overwrite,
     which a revert refuses)."""
-    changing = [f for f in files if f["action"] != "unchanged" or f["conflict"]]
+    changing = [f for f in files if f["action"] != Action.UNCHANGED or f["conflict"]]
     conflicts = [f for f in changing if f["conflict"]]
     lines = [f"rewind-ls: {label}"]
     if changing:
@@ -251,8 +219,8 @@ def question_of(
             else f"conversation: cannot be rewound ({conversation['reason']})"
         )
     lines.append("Nothing is written until you choose; undo brings back what is there now.")
-    merge = [f for f in conflicts if f["conflict"]["kind"] == "merge"]
-    if mode == "revert" and merge and not options.merge:
+    merge = [f for f in conflicts if f["conflict"]["kind"] == ConflictKind.MERGE]
+    if mode == RestoreMode.REVERT and merge and not options.merge:
         names = ", ".join(f["path"] for f in merge)
         which = "that file" if len(merge) == 1 else "those files"
         lines.insert(
@@ -278,72 +246,51 @@ def question_of(
     return "\n".join(lines), choices
 
 
-async def command_restore(
-    ls: RewindServer,
-    mode: str,
-    turn_ref: str | None,
-    scope: str,
-    opts: Any,
-    paths: list[str] | None = None,
-    hunks: list[int] | None = None,
-) -> dict[str, Any]:
-    """A restore from a lens or a command: preview it, ask the person (window/showMessageRequest),
-    and answer the command at once. The restore runs when the answer comes; its outcome is a
-    message. No request stays open while the person thinks (eglot gives up after 10 s)."""
+async def command_restore(ls: RewindServer, request: RestoreRequest, opts: Any) -> dict[str, Any]:
+    """A restore from a lens or a command (`request`, with `opts`: the command's options): preview
+    it, ask the person (window/showMessageRequest), and answer the command at once. The restore
+    runs when the answer comes; its outcome is a message. No request stays open while the person
+    thinks (eglot gives up after 10 s)."""
     await ls.wait_ready()
+    mode, scope = request.mode, Scope(request.scope)
     try:
         options = options_of(opts)
         svc = ls.svc()
-        turn = await ls.call(svc.turn, turn_ref) if turn_ref is not None else None
-        turn_id = turn.id if turn is not None else None
-        files: list[dict[str, Any]] = []
-        conversation = None
-        label = restore_label(mode, turn, scope) if turn is not None else mode
+        turn = await ls.call(svc.turn, request.turn_id) if request.turn_id is not None else None
+        request = request._replace(turn_id=turn.id if turn is not None else None)
+        request = request._replace(apply=options.apply)
+        shown = await ls.call(svc.preview, request, turn, ls.docs(), ls.support.restore_unsaved)
+        label = shown.label
         verb = VERBS[mode]
         detail: list[str] = []
-        if scope in ("code", "both"):
-            plan = await ls.call(
-                svc.plan, mode, turn_id, ls.docs(), paths, scope, hunks, ls.support.restore_unsaved
-            )
-            files = await ls.call(svc.preview, plan)
-            label = plan.label or label
-            if hunks is not None:
+        if shown.plan is not None:
+            if request.hunks is not None:
                 from rewind_ls.server.review import merge_preview
 
-                detail = merge_preview(plan)  # a hunk's revert shows the lines it changes
+                detail = merge_preview(shown.plan)  # a hunk's revert shows the lines it changes
             # Rewinding to a restore point ("Undo this restore") is an undo: asked as one.
-            verb = VERBS.get(plan.mode.value, verb)
-        if scope in ("conversation", "both") and turn is not None:
-            conversation = await ls.call(svc.conversation_preview, turn)
+            verb = VERBS.get(shown.plan.mode.value, verb)
     except Exception as exc:
         err = to_rpc_error(exc)
         ls.say(types.MessageType.Error, err.message)
         raise err from None
-    if turn is not None and scope != "code":
+    files, conversation = shown.files, shown.conversation
+    if turn is not None and scope != Scope.CODE:
         label = f"{label}: {' '.join(str(turn.prompt).split())[:80]!r}"
-    nothing = not any(f["action"] != "unchanged" or f["conflict"] for f in files)
-    if (scope == "code" and nothing) or (scope == "conversation" and not conversation):
+    if (scope == Scope.CODE and shown.nothing) or (
+        scope == Scope.CONVERSATION and not conversation
+    ):
         message = f"{label}: nothing to restore, every file already matches"
         ls.say(types.MessageType.Info, message)
-        return {"status": "nothing-to-do", "message": message, "files": files}
+        return {"status": RestoreStatus.NOTHING_TO_DO, "message": message, "files": files}
     number = turn.number if turn is not None else None
     question, choices = question_of(label, verb, files, conversation, options, detail, mode, number)
-    ls.background(
-        ask_then_restore(ls, mode, turn_id, scope, question, choices, options.apply, paths, hunks)
-    )
-    return {"status": "asking", "message": question, "files": files}
+    ls.background(ask_then_restore(ls, request, question, choices))
+    return {"status": RestoreStatus.ASKING, "message": question, "files": files}
 
 
 async def ask_then_restore(
-    ls: RewindServer,
-    mode: str,
-    turn_id: str | None,
-    scope: str,
-    question: str,
-    choices: dict[str, Choice],
-    apply: bool,
-    paths: list[str] | None = None,
-    hunks: list[int] | None = None,
+    ls: RewindServer, request: RestoreRequest, question: str, choices: dict[str, Choice]
 ) -> None:
     # The command's answer goes out first, alone: lsp-mode 8 drops the messages that arrive in the
     # same read as the answer to a request it waits for (its response callback throws out of the
@@ -368,25 +315,19 @@ async def ask_then_restore(
     choice = choices[title]
     try:
         if choice.rewind_paths is not None:
-            result = await run_restore(
-                ls, "rewind", turn_id, "code", choice.rewind_paths, False, False, apply
+            instead = RestoreRequest(
+                RestoreMode.REWIND, request.turn_id, paths=choice.rewind_paths, apply=request.apply
             )
+            result = await run_restore(ls, instead)
         else:
-            result = await run_restore(
-                ls,
-                mode,
-                turn_id,
-                scope,
-                paths,
-                choice.force,
-                choice.skip,
-                apply,
-                hunks,
-                choice.merge,
+            chosen = request._replace(
+                force=choice.force, skip_conflicts=choice.skip, merge=choice.merge
             )
+            result = await run_restore(ls, chosen)
     except Exception as exc:
         ls.say(types.MessageType.Error, to_rpc_error(exc).message)
         return
-    if result.status in ("applied", "nothing-to-do"):
-        undo = " (rewind.undo brings it back)" if result.status == "applied" else ""
+    status = RestoreStatus(result.status)
+    if status in (RestoreStatus.APPLIED, RestoreStatus.NOTHING_TO_DO):
+        undo = " (rewind.undo brings it back)" if status == RestoreStatus.APPLIED else ""
         ls.say(types.MessageType.Info, f"{result.message}{undo}")

@@ -9,6 +9,9 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
+from rewind_ls.core.model import RestoreMode, RestoreStatus, Scope
+from rewind_ls.core.restore.flow import SCOPES
+from rewind_ls.core.restore.request import RestoreRequest
 from rewind_ls.protocol.restore import PreviewParams, RestoreParams, SummarizeParams, UndoParams
 from rewind_ls.server import restore_driver as driver
 from rewind_ls.server.handlers.args import turn_arg
@@ -17,30 +20,32 @@ from rewind_ls.server.lsp import RewindServer, command, request
 
 @request("rewind/preview")
 async def preview(ls: RewindServer, p: PreviewParams) -> Any:
-    return await driver.preview(ls, p.mode, p.turn_id, p.scope, p.paths, p.hunks)
+    asked = RestoreRequest(RestoreMode(p.mode), p.turn_id, Scope(p.scope), p.paths, p.hunks)
+    return await driver.preview(ls, asked)
 
 
 @request("rewind/restore")
 async def restore(ls: RewindServer, p: RestoreParams) -> Any:
-    return await driver.run_restore(
-        ls,
-        p.mode,
+    asked = RestoreRequest(
+        RestoreMode(p.mode),
         p.turn_id,
-        p.scope,
+        Scope(p.scope),
         p.paths,
+        p.hunks,
+        p.merge,
         p.force,
         p.skip_conflicts,
         p.apply,
-        p.hunks,
-        p.merge,
     )
+    return await driver.run_restore(ls, asked)
 
 
 @request("rewind/undo")
 async def undo(ls: RewindServer, p: UndoParams) -> Any:
-    return await driver.run_restore(
-        ls, "undo", None, "code", None, p.force, p.skip_conflicts, p.apply
+    asked = RestoreRequest(
+        RestoreMode.UNDO, force=p.force, skip_conflicts=p.skip_conflicts, apply=p.apply
     )
+    return await driver.run_restore(ls, asked)
 
 
 @request("rewind/summarize")
@@ -54,7 +59,7 @@ async def summarize(ls: RewindServer, p: SummarizeParams) -> Any:
     conversation = await ls.call(svc.adopt_summary, source, summary)
     what = "from" if p.direction == "from" else "up to"
     return {
-        "status": "applied",
+        "status": RestoreStatus.APPLIED,
         "message": f"conversation summarized {what} turn {turn.number}: "
         f"{conversation['resume_command']}",
         "direction": p.direction,
@@ -66,22 +71,24 @@ async def summarize(ls: RewindServer, p: SummarizeParams) -> Any:
 @command("rewind.rewind")
 async def cmd_rewind(ls: RewindServer, *args: Any) -> dict[str, Any]:
     turn = turn_arg("rewind.rewind", args, "[turn, scope?, options?]")
-    scope = args[1] if len(args) > 1 and args[1] else "code"
-    if scope not in ("code", "conversation", "both"):
+    scope = args[1] if len(args) > 1 and args[1] else Scope.CODE
+    if scope not in SCOPES:
         raise JsonRpcInvalidParams(
             f"rewind.rewind: scope must be code, conversation or both, not {scope!r}"
         )
     opts = args[2] if len(args) > 2 else None
-    return await driver.command_restore(ls, "rewind", turn, scope, opts)
+    asked = RestoreRequest(RestoreMode.REWIND, turn, Scope(scope))
+    return await driver.command_restore(ls, asked, opts)
 
 
 @command("rewind.revert")
 async def cmd_revert(ls: RewindServer, *args: Any) -> dict[str, Any]:
     turn = turn_arg("rewind.revert", args, "[turn, options?]")
     opts = args[1] if len(args) > 1 else None
-    return await driver.command_restore(ls, "revert", turn, "code", opts)
+    return await driver.command_restore(ls, RestoreRequest(RestoreMode.REVERT, turn), opts)
 
 
 @command("rewind.undo")
 async def cmd_undo(ls: RewindServer, *args: Any) -> dict[str, Any]:
-    return await driver.command_restore(ls, "undo", None, "code", args[0] if args else None)
+    opts = args[0] if args else None
+    return await driver.command_restore(ls, RestoreRequest(RestoreMode.UNDO), opts)

@@ -12,6 +12,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from rewind_ls.core.model import RestoreMode
+from rewind_ls.core.restore.request import RestoreRequest
 from rewind_ls.protocol.review import BlameParams, TurnHunksParams
 from rewind_ls.server import codelens
 from rewind_ls.server import restore_driver as driver
@@ -120,7 +122,8 @@ async def cmd_revert_hunk(ls: RewindServer, *args: Any) -> dict[str, Any]:
     if not isinstance(index, int) or isinstance(index, bool) or index < 0:
         raise JsonRpcInvalidParams(f"rewind.revertHunk: arguments are {usage} (a 0-based hunk)")
     opts = args[3] if len(args) > 3 else None
-    return await driver.command_restore(ls, "revert", turn, "code", opts, [uri], [index])
+    asked = RestoreRequest(RestoreMode.REVERT, turn, paths=[uri], hunks=[index])
+    return await driver.command_restore(ls, asked, opts)
 
 
 @command("rewind.revertInFile")
@@ -129,4 +132,5 @@ async def cmd_revert_in_file(ls: RewindServer, *args: Any) -> dict[str, Any]:
     turn = turn_arg("rewind.revertInFile", args, usage)
     uri = uri_arg("rewind.revertInFile", args, 1, usage)
     opts = args[2] if len(args) > 2 else None
-    return await driver.command_restore(ls, "revert", turn, "code", opts, [uri])
+    asked = RestoreRequest(RestoreMode.REVERT, turn, paths=[uri])
+    return await driver.command_restore(ls, asked, opts)

@@ -1,6 +1,6 @@
 """A restore in the editor, the service's side: plan against buffers (`plan`), preview, then
-`start_restore` (fork first when asked, `prepare`: choose the paths, route each, record the restore
-point, build the WorkspaceEdit) -> the client applies the edit (the restore driver) ->
+`start_restore` (the paths chosen and the conversation forked first when asked, `RestoreFlow.start`;
+`prepare`: route each path, record the restore point, build the WorkspaceEdit) -> the client applies the edit (the restore driver) ->
 `edit_reached` / `finish` (the server's disk part, the outcome) -> `end_restore` (the result, in the
 protocol's shape)."""
 
@@ -10,14 +10,20 @@ import os
 from typing import Any
 
 from rewind_ls.core.capture.recorder import read_current
-from rewind_ls.core.conversation.fork import fork_fields, fork_message, fork_turn
+from rewind_ls.core.conversation.fork import (
+    conversation_source,
+    fork_fields,
+    fork_message,
+    fork_turn,
+)
 from rewind_ls.core.errors import RewindError
-from rewind_ls.core.model import Action, ConflictKind, Turn
+from rewind_ls.core.model import Action, ConflictKind, RestoreStatus, Scope, Turn
 from rewind_ls.core.restore.editor_traces import mark_unsaved_elsewhere
 from rewind_ls.core.restore.flow import EditorPart, RestoreFlow, finish_editor_restore
-from rewind_ls.core.restore.plan import UNDO, Conflict, PathPlan, Plan, describe
+from rewind_ls.core.restore.plan import UNDO, Conflict, PathPlan, Plan
 from rewind_ls.core.restore.planner import plan_restore
 from rewind_ls.core.restore.point import open_restore_point, saved_disk
+from rewind_ls.core.restore.preview import Preview, build_preview
 from rewind_ls.core.restore.request import RestoreRequest
 from rewind_ls.core.store import ABSENT, FILE, Version
 from rewind_ls.core.text.merge import diffstat
@@ -69,31 +75,14 @@ class EditorRestore:
     fork, restore point, edit) -> the client applies `pending.edit` -> `Service.finish` ->
     `Service.end_restore` (the result, in the protocol's shape)."""
 
-    def __init__(
-        self,
-        mode: str,
-        turn_id: str | None,
-        scope: str,
-        paths: list[str] | None,
-        support: ClientEditSupport,
-        force: bool,
-        skip_conflicts: bool,
-        hunks: list[int] | None = None,
-    ) -> None:
-        self.mode = mode
-        self.turn_id = turn_id
-        self.scope = scope
-        self.paths = paths
-        self.hunks = hunks  # a revert of one path: only these hunks of the turn's change
+    def __init__(self, request: RestoreRequest, support: ClientEditSupport) -> None:
+        self.request = request
         self.support = support
-        self.force = force
-        self.skip_conflicts = skip_conflicts
-        self.merge = False  # a revert writes overlapping changes with conflict markers
         self.flow: RestoreFlow | None = None
         self.pending: PendingRestore | None = None
         self.messages: list[str] = []
         self.result: dict[str, Any] = {
-            "status": "nothing-to-do",
+            "status": RestoreStatus.NOTHING_TO_DO,
             "message": "",
             "edit": None,
             "restorePointId": None,
@@ -106,12 +95,12 @@ class EditorRestore:
         }
 
 
-def _outcome_message(status: str, failed: list[str], count: int, reason: str) -> str:
-    if status == "failed":
+def _outcome_message(status: RestoreStatus, failed: list[str], count: int, reason: str) -> str:
+    if status == RestoreStatus.FAILED:
         return (
             f"the editor did not apply the restore ({reason or 'no reason given'}); nothing changed"
         )
-    if status == "partial":
+    if status == RestoreStatus.PARTIAL:
         return (
             f"partial restore: {', '.join(failed)} did not reach the planned content; "
             "undo brings back what was there"
@@ -189,23 +178,17 @@ class RestoreWork(ServiceBase):
     # --- planning ------------------------------------------------------------------------------
 
     def plan(
-        self,
-        mode: str,
-        turn_id: str | None,
-        docs: dict[str, OpenDoc],
-        paths: list[str] | None = None,
-        scope: str = "code",
-        hunks: list[int] | None = None,
-        unsaved: bool = False,
-        merge: bool = False,
+        self, request: RestoreRequest, docs: dict[str, OpenDoc], unsaved: bool = False
     ) -> Plan:
-        """`unsaved`: the client can put a buffer's unsaved text back after saving (an undo then
-        brings back the disk's last saved bytes under it, `_attach_saved`)."""
+        """The code part of `request`, against the open buffers. `unsaved`: the client can put a
+        buffer's unsaved text back after saving (an undo then brings back the disk's last saved
+        bytes under it, `_attach_saved`)."""
         by_path = open_docs_by_path(self.root, docs)
         reader = buffer_reader(self.root, by_path)
-        turn = self.turn(turn_id) if turn_id is not None and mode != UNDO else None
-        rels = [self.rel_of(p) for p in paths] if paths else None
-        plan = plan_restore(self.store, mode, turn, reader, rels, scope, hunks, merge=merge)
+        r = request
+        turn = self.turn(r.turn_id) if r.turn_id is not None and r.mode != UNDO else None
+        rels = [self.rel_of(p) for p in r.paths] if r.paths else None
+        plan = plan_restore(self.store, r.mode, turn, reader, rels, r.scope, r.hunks, merge=r.merge)
         # Buffers this client has open are read above; another editor's unsaved ones by its traces.
         mark_unsaved_elsewhere(plan, self.root, by_path.keys())
         if unsaved and plan.mode == UNDO:
@@ -249,14 +232,14 @@ class RestoreWork(ServiceBase):
                 pp.action = Action.MODIFY
                 pp.added, pp.removed = diffstat(disk_data or b"", data)
 
-    def preview(self, plan: Plan) -> list[dict[str, Any]]:
-        return [{**describe(pp), "uri": self.uri(pp.path)} for pp in plan.shown()]
-
-    def conversation_preview(self, turn: Turn) -> dict[str, Any]:
-        from rewind_ls.core.conversation.fork import conversation_source
-
-        path, reason = conversation_source(self.store, turn)
-        return {"available": path is not None, "reason": reason, "prompt": turn.prompt}
+    def preview(
+        self, request: RestoreRequest, turn: Turn | None, docs: dict[str, OpenDoc], unsaved: bool
+    ) -> Preview:
+        """What `request` (of `turn`) would do, for `rewind/preview` and the restore commands'
+        question: the code part planned against the buffers, whether the conversation can be
+        forked (`core.restore.preview`, the CLI's builder too)."""
+        plan = self.plan(request, docs, unsaved) if Scope(request.scope).code else None
+        return build_preview(self.store, request, turn, plan, conversation_source, self.uri)
 
     def summarize_source(self, turn: Turn) -> Any:
         from rewind_ls.core.conversation.summarize import Source
@@ -383,32 +366,14 @@ class RestoreWork(ServiceBase):
         """Plan the code part, fork the conversation first when asked, prepare the edit: up to the
         point where the client applies the edit (`job.pending`). Conflicts refuse before the fork;
         code that cannot be prepared drops it."""
-        turn = self.turn(job.turn_id) if job.turn_id else None
-        request = RestoreRequest(
-            job.mode,
-            job.turn_id,
-            job.scope,
-            job.paths,
-            job.hunks,
-            job.merge,
-            job.force,
-            job.skip_conflicts,
-        )
+        request = job.request
+        turn = self.turn(request.turn_id) if request.turn_id else None
         flow = RestoreFlow(self.store, request, turn, fork_turn)
         job.flow = flow
         plan = None
         if flow.code:
-            plan = self.plan(
-                job.mode,
-                job.turn_id,
-                docs,
-                job.paths,
-                job.scope,
-                job.hunks,
-                job.support.restore_unsaved,
-                merge=job.merge,
-            )
-            job.result["files"] = self.preview(plan)
+            plan = self.plan(request, docs, job.support.restore_unsaved)
+            job.result["files"] = build_preview(self.store, request, turn, plan, uri=self.uri).files
         items = flow.start(plan)
         if plan is None:
             return
@@ -441,19 +406,23 @@ class RestoreWork(ServiceBase):
             )
             job.messages.append(str(outcome["message"]))
             back = [u["path"] for u in result["unsaved"] if u["path"] not in outcome["failed"]]
-            if outcome["status"] != "failed" and back:
+            if outcome["status"] != RestoreStatus.FAILED and back:
                 job.messages.append(
                     f"your unsaved edits in {', '.join(back)} are back, not saved (the disk holds "
                     "what was saved before)"
                 )
-            if outcome["status"] == "failed" and job.flow is not None and job.flow.code_refused():
+            if (
+                outcome["status"] == RestoreStatus.FAILED
+                and job.flow is not None
+                and job.flow.code_refused()
+            ):
                 job.messages.append("conversation not forked either (--scope both)")
         fork = job.flow.fork if job.flow is not None else None
         if fork is not None and job.flow is not None and job.flow.turn is not None:
             result["conversation"] = fork_fields(fork)
             result["prompt"] = job.flow.turn.prompt
-            if result["status"] == "nothing-to-do":
-                result["status"] = "applied"
+            if result["status"] == RestoreStatus.NOTHING_TO_DO:
+                result["status"] = RestoreStatus.APPLIED
             job.messages.append(fork_message(fork, job.flow.turn.number))
         result["message"] = "; ".join(job.messages)
         return result

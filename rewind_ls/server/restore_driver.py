@@ -5,8 +5,10 @@ command asks with `window/showMessageRequest` (`command_restore`, answered at on
 runs on the answer), `workspace/applyEdit` and the wait for the client's documents, the disk part
 through the service, `$/progress` for large restores, and the outcome as a message.
 
-Nothing here decides what a restore means; that is the core's job (`rewind_ls.core.restore.flow`,
-`rewind_ls.core.restore.plan`), with `service.py` for the editor's side (routing each path, the edit).
+Every restore arrives here as one `RestoreRequest` (built by the handlers from the request's params
+or the command's arguments) and goes to the service as is. Nothing here decides what a restore
+means; that is the core's job (`rewind_ls.core.restore.flow`, `.planner`, `.preview`: the same
+preview the CLI shows), with `service/restore.py` for the editor's side (routing each path, the edit).
 """
 
 from __future__ import annotations

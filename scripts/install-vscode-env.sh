@@ -77,8 +77,8 @@ fi
 # The protocol's TypeScript types are generated from the Python models (not in git).
 PY=${REWIND_PYTHON:-$ROOT/.venv/bin/python}
 [ -x "$PY" ] || { echo "$PY missing: scripts/test.sh creates .venv (or set REWIND_PYTHON)" >&2; exit 1; }
-log "generating src/protocol.ts from rewind_ls/server/protocol.py"
-"$PY" -m rewind_ls.server.protocol_ts
+log "generating src/protocol.ts from rewind_ls/protocol/"
+"$PY" -m rewind_ls.protocol.typescript
 
 sources_hash() {
   (cd "$EXT_DIR" && find src media package.json package-lock.json tsconfig.json esbuild.mjs README.md \

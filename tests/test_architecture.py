@@ -30,12 +30,31 @@ def test_core_imports_nothing_above_it() -> None:
         assert not bad, f"{path.name} imports {bad}"
 
 
-def test_only_lsp_module_imports_pygls() -> None:
+# The modules that speak LSP: the server object and its error path, the restore driver, the
+# assembly and the handlers. The rest of server/ (service, routing, edits, review, ...) is plain
+# Python over the core; the protocol and the CLI never see pygls.
+LSP_MODULES = ("server/lsp.py", "server/restore_driver.py", "server/app.py", "server/handlers/")
+
+
+def test_only_the_lsp_modules_import_pygls() -> None:
     for path in sorted((ROOT / "rewind_ls").rglob("*.py")):
-        if path.name == "lsp.py":
+        if path.relative_to(ROOT / "rewind_ls").as_posix().startswith(LSP_MODULES):
             continue
         bad = [n for n in _imports(path) if n.startswith(("pygls", "lsprotocol"))]
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+def test_cli_imports_the_protocol_not_the_server() -> None:
+    """The CLI's `--json` shapes come from `rewind_ls.protocol`; the server is imported only to run
+    it (`rewind-ls serve`, lazily, through `server/main.py`)."""
+    bad = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted((ROOT / "rewind_ls" / "cli").rglob("*.py"))
+        for name in sorted(_imports(path))
+        if name.startswith("rewind_ls.server")
+        and not (path.name == "serve_cmd.py" and name == "rewind_ls.server.main")
+    ]
+    assert not bad, bad
 
 
 def test_hook_process_loads_only_stdlib_and_core(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rewind_ls.core.history.timeline import list_sessions, timeline_text
 from rewind_ls.core.store import Store
-from rewind_ls.server.protocol import ListTurnsResult
+from rewind_ls.protocol.turns import ListTurnsResult
 
 
 def _session(store: Store, sid: str, prompts: list[str]) -> None:

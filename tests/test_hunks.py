@@ -20,7 +20,7 @@ from rewind_ls.core.history.blame import (
     Blamer,
 )
 from rewind_ls.core.model import Action, ConflictKind, Turn
-from rewind_ls.core.restore.apply_disk import apply_to_disk
+from rewind_ls.core.restore import apply_disk
 from rewind_ls.core.restore.hunks import (
     EDITED,
     EDITED_NEARBY,
@@ -29,7 +29,8 @@ from rewind_ls.core.restore.hunks import (
     plan_revert_hunks,
     turn_file,
 )
-from rewind_ls.core.restore.plan import disk_reader, plan_undo
+from rewind_ls.core.restore.plan import Plan, disk_reader, plan_undo
+from rewind_ls.core.restore.planner import select
 from rewind_ls.core.store import Store
 
 
@@ -78,6 +79,10 @@ def _three_hunks(store: Store) -> Turn:
     return _turn(store, "A", "f.txt", _with(BASE, l2=b"TWO\n", l15=b"FIFTEEN\n", l28=b"X28\n"))
 
 
+def _apply(store: Store, plan: Plan) -> None:
+    apply_disk.apply_to_disk(store, plan, select(plan, False, False))
+
+
 def _read(store: Store) -> bytes:
     return Path(store.root, "f.txt").read_bytes()
 
@@ -91,10 +96,10 @@ def test_revert_one_hunk_keeps_the_others_and_later_edits(store: Store) -> None:
     plan = plan_revert_hunks(store, t1, disk_reader(store.root), {"f.txt": [1]}, "one hunk")
     (pp,) = plan.paths
     assert pp.conflict is None and pp.action == Action.MODIFY
-    apply_to_disk(store, plan)
+    _apply(store, plan)
     assert _read(store) == _with(BASE, l2=b"TWO\n", l8=b"EIGHT\n", l28=b"X28\n")
     # The restore point brings the hunk back.
-    apply_to_disk(store, plan_undo(store, disk_reader(store.root)))
+    _apply(store, plan_undo(store, disk_reader(store.root)))
     assert _read(store) == _with(BASE, l2=b"TWO\n", l8=b"EIGHT\n", l15=b"FIFTEEN\n", l28=b"X28\n")
 
 
@@ -142,7 +147,7 @@ def test_pure_deletion_and_insertion_hunks(store: Store) -> None:
         (4, 4, [b"line 5\n", b"line 6\n"], []),
         (20, 21, [], [b"inserted\n"]),
     ]
-    apply_to_disk(store, plan_revert_hunks(store, t1, disk_reader(store.root), {"f.txt": [0]}))
+    _apply(store, plan_revert_hunks(store, t1, disk_reader(store.root), {"f.txt": [0]}))
     assert b"line 5\nline 6\n" in _read(store) and b"inserted\n" in _read(store)
 
 
@@ -179,10 +184,10 @@ def test_blame_after_a_hunk_revert_and_its_undo(store: Store) -> None:
     t1 = _three_hunks(store)
     blamer = Blamer(store)
     assert blamer.blame("f.txt", _read(store)).origins[14].turn_id == t1.id
-    apply_to_disk(store, plan_revert_hunks(store, t1, disk_reader(store.root), {"f.txt": [1]}))
+    _apply(store, plan_revert_hunks(store, t1, disk_reader(store.root), {"f.txt": [1]}))
     after = blamer.blame("f.txt", _read(store)).origins
     assert after[14].source == RESTORE and after[1].turn_id == t1.id
-    apply_to_disk(store, plan_undo(store, disk_reader(store.root)))
+    _apply(store, plan_undo(store, disk_reader(store.root)))
     # The undo brings back a content seen before: its authors come back with it.
     back = blamer.blame("f.txt", _read(store)).origins
     assert back[14].turn_id == t1.id and back[1].turn_id == t1.id

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from rewind_ls.core.history.timeline import list_sessions
 from rewind_ls.core.history.versions import file_log
 from rewind_ls.core.store import Store, gc
-from rewind_ls.server import protocol, protocol_ts
+from rewind_ls.protocol import cli_output, methods, typescript
 from rewind_ls.server.edits import decode_text, encode_buffer, minimal_edit
 from tests.conftest import Cli
 from tests.support.agent import FakeClaude
@@ -34,7 +34,7 @@ CAMEL = re.compile(r"[a-z][A-Z]")
 
 def test_schemas_match_models() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "rewind_ls.server.schemas", "--check"],
+        [sys.executable, "-m", "rewind_ls.protocol.schemas", "--check"],
         capture_output=True,
         text=True,
     )
@@ -74,22 +74,22 @@ def test_core_speaks_snake_case(
 def test_cli_json_is_the_protocol_shapes(ws: Path, agent: FakeClaude, cli: Cli) -> None:
     _conflicted(ws, agent)
     turns = json.loads(cli("turns", "--all", "--json").stdout)
-    check_shape(protocol.TurnsOutput, turns)
+    check_shape(cli_output.TurnsOutput, turns)
     assert turns["sessions"][0]["turns"][0]["startedAt"].endswith("Z")
     log = json.loads(cli("log", "a.txt", "--json").stdout)
-    check_shape(protocol.LogOutput, log)
+    check_shape(cli_output.LogOutput, log)
     assert [v["sessionKind"] for v in log["versions"]][-1] is None  # the version first seen
-    check_shape(protocol.GcOutput, json.loads(cli("gc", "--dry-run", "--json").stdout))
+    check_shape(cli_output.GcOutput, json.loads(cli("gc", "--dry-run", "--json").stdout))
     check_shape(
-        protocol.DiffOutput, json.loads(cli("diff", "1", "--json").stdout), every_field=False
+        cli_output.DiffOutput, json.loads(cli("diff", "1", "--json").stdout), every_field=False
     )
     doctor = json.loads(cli("doctor", "--json", ok=False).stdout)
-    check_shape(protocol.DoctorOutput, doctor, every_field=False)
+    check_shape(cli_output.DoctorOutput, doctor, every_field=False)
     assert "storeDir" in doctor
     proc = cli("revert", "1", "--dry-run", "--json", ok=False)
     assert proc.returncode == 3, proc.stderr
     planned = json.loads(proc.stdout)
-    check_shape(protocol.RestoreOutput, planned, every_field=False)
+    check_shape(cli_output.RestoreOutput, planned, every_field=False)
     assert planned["status"] == "planned"
     conflicted = [f for f in planned["files"] if f["conflict"]]
     assert [f["path"] for f in conflicted] == ["a.txt"]
@@ -100,11 +100,11 @@ def test_cli_json_is_the_protocol_shapes(ws: Path, agent: FakeClaude, cli: Cli) 
         ["mine\n"],
         ["zero\n"],
     )
-    check_shape(protocol.ScanOutput, json.loads(cli("scan", "--json").stdout))
+    check_shape(cli_output.ScanOutput, json.loads(cli("scan", "--json").stdout))
 
 
 def test_wire_checks_and_camelizes_without_adding_defaults() -> None:
-    out = protocol.wire(protocol.GcOutput, {**_GC, "dry_run": True})
+    out = cli_output.wire(cli_output.GcOutput, {**_GC, "dry_run": True})
     assert out == {
         "turnsDropped": 1,
         "blobsDropped": 2,
@@ -113,10 +113,10 @@ def test_wire_checks_and_camelizes_without_adding_defaults() -> None:
         "dryRun": True,
     }
     with pytest.raises(ValidationError, match="typo"):
-        protocol.wire(protocol.GcOutput, {**_GC, "dry_run": True, "typo": 1})
+        cli_output.wire(cli_output.GcOutput, {**_GC, "dry_run": True, "typo": 1})
     session = {"session_id": "s", "transcript": "t.jsonl", "turns": 1, "changes": 2}
-    assert protocol.wire(protocol.ImportedSession, session)["sessionId"] == "s"
-    check = protocol.wire(protocol.DoctorCheck, {"name": "n", "ok": True, "detail": "d"})
+    assert cli_output.wire(cli_output.ImportedSession, session)["sessionId"] == "s"
+    check = cli_output.wire(cli_output.DoctorCheck, {"name": "n", "ok": True, "detail": "d"})
     assert check == {"name": "n", "ok": True, "detail": "d"}  # `sessions` only when core sets it
 
 
@@ -124,8 +124,8 @@ _GC = {"turns_dropped": 1, "blobs_dropped": 2, "bytes_before": 3, "bytes_after":
 
 
 def test_typescript_types_are_the_models() -> None:
-    ts = protocol_ts.render()
-    for method, (params, result) in protocol.METHODS.items():
+    ts = typescript.render()
+    for method, (params, result) in methods.METHODS.items():
         for model in (params, result):
             if model is None:
                 continue
@@ -139,7 +139,7 @@ def test_typescript_types_are_the_models() -> None:
 
 
 # camelCase names the Neovim client sends that are not protocol fields: initializationOptions, which
-# server/lsp.py reads.
+# server/handlers/lifecycle.py reads.
 LUA_INIT_OPTIONS = {"closedFiles", "didChangeTurns", "restoreUnsaved"}
 
 
@@ -147,7 +147,7 @@ def test_neovim_client_uses_only_fields_the_models_define() -> None:
     """No type checker for Lua here (lua-language-server is not in the registries we install from):
     every camelCase field the Lua client reads (`x.fooBar`) or builds (`fooBar = ...`) must be a field
     of a protocol model, so a renamed or misspelt field fails here as it fails tsc for VS Code."""
-    aliases = {f.alias or n for m in protocol_ts.models() for n, f in m.model_fields.items()}
+    aliases = {f.alias or n for m in typescript.models() for n, f in m.model_fields.items()}
     used: dict[str, str] = {}
     for path in sorted((ROOT / "editors" / "nvim").rglob("*.lua")):
         code = "\n".join(line.split("--", 1)[0] for line in path.read_text().splitlines())
@@ -167,7 +167,7 @@ def test_vscode_client_compiles_only_against_fields_the_models_define(tmp_path: 
     tsc = VSCODE / "node_modules" / ".bin" / "tsc"
     if not tsc.exists():
         pytest.fail("editors/vscode/node_modules missing: run scripts/install-vscode-env.sh")
-    assert protocol_ts.main([]) == 0
+    assert typescript.main([]) == 0
     # The whole client (tsconfig.test.json, its unit tests, runs in .ci/run after the same step).
     proc = subprocess.run(
         [str(tsc), "--noEmit", "-p", "tsconfig.json"], cwd=VSCODE, capture_output=True, text=True

@@ -662,6 +662,7 @@ def test_symlink_swapped_in_between_plan_and_apply(
     from rewind_ls.core.errors import RewindError
     from rewind_ls.core.restore.apply_disk import apply_to_disk
     from rewind_ls.core.restore.plan import disk_reader, plan_rewind, resolve_turn
+    from rewind_ls.core.restore.planner import select
     from rewind_ls.core.store import Store
 
     w = World(tmp_path)
@@ -679,7 +680,7 @@ def test_symlink_swapped_in_between_plan_and_apply(
             w.sentinel_digest = tree_digest(w.sentinel)
             before_a = (w.ws / "a.txt").read_bytes()
             with pytest.raises(RewindError) as info:
-                apply_to_disk(store, plan)
+                apply_to_disk(store, plan, select(plan, False, False))
             assert (
                 "link" in str(info.value)
                 or "outside" in str(info.value)

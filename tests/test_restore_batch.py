@@ -8,11 +8,11 @@ import os
 from pathlib import Path
 
 from rewind_ls.core.fs.disk_sync import flush_files, parallel_map, portable, rename_noreplace
-from rewind_ls.core.restore import apply_disk
+from rewind_ls.core.restore import pinned, swap
 from tests.conftest import Cli
 from tests.support.agent import FakeClaude
 
-FILES = 100  # over apply_disk._SYNC_EACH_MAX and parallel_map's threshold
+FILES = 100  # over swap._SYNC_EACH_MAX and parallel_map's threshold
 
 
 def _setup(ws: Path, agent: FakeClaude, cli: Cli) -> None:
@@ -36,7 +36,7 @@ def _turn(agent: FakeClaude) -> None:
 
 
 def test_large_rewind_and_undo_bytes_exact(ws: Path, agent: FakeClaude, cli: Cli, snapshot) -> None:  # type: ignore[no-untyped-def]
-    assert FILES > apply_disk._SYNC_EACH_MAX
+    assert FILES > swap._SYNC_EACH_MAX
     _setup(ws, agent, cli)
     start = snapshot()
     _turn(agent)
@@ -134,15 +134,15 @@ def test_flush_and_parallel_map(tmp_path: Path) -> None:
 
 
 def test_place_without_renameat2_never_replaces(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Where renameat2 is missing (old kernels, some file systems), `_place` falls back to link +
+    """Where renameat2 is missing (old kernels, some file systems), `Pinned.place` falls back to link +
     unlink: the same promise, a file that appeared at the destination is never replaced."""
-    monkeypatch.setattr(apply_disk, "rename_noreplace", lambda *args, **kw: None)
+    monkeypatch.setattr(pinned, "rename_noreplace", lambda *args, **kw: None)
     a, b = tmp_path / "a", tmp_path / "b"
     a.write_text("new")
     b.write_text("the person's")
-    with apply_disk.Pinned(str(tmp_path)) as fs:
-        assert apply_disk._place(fs, str(a), str(b)) is False
+    with pinned.Pinned(str(tmp_path)) as fs:
+        assert fs.place(str(a), str(b)) is False
         assert a.read_text() == "new" and b.read_text() == "the person's"
         b.unlink()
-        assert apply_disk._place(fs, str(a), str(b)) is True
+        assert fs.place(str(a), str(b)) is True
     assert not a.exists() and b.read_text() == "new"

@@ -10,9 +10,13 @@ from typing import Any
 import pytest
 
 from rewind_ls.core.capture.recorder import Recorder
+from rewind_ls.core.conversation.fork import fork_turn
 from rewind_ls.core.errors import ConflictError, RewindError
-from rewind_ls.core.restore.flow import RestoreFlow, plan_restore
+from rewind_ls.core.model import RestoreMode, Scope
+from rewind_ls.core.restore.flow import RestoreFlow
 from rewind_ls.core.restore.plan import disk_reader
+from rewind_ls.core.restore.planner import plan_restore
+from rewind_ls.core.restore.request import RestoreRequest
 from rewind_ls.core.store import Store
 
 
@@ -52,15 +56,15 @@ def test_labels_and_planners(store: Store) -> None:
     with pytest.raises(RewindError, match="nothing to undo"):
         plan_restore(store, "undo", None, reader)
     with pytest.raises(RewindError, match="scope must be"):
-        RestoreFlow(store, "rewind", turn, "files")
+        RestoreFlow(store, RestoreRequest(RestoreMode.REWIND, turn.id, "files"), turn)
 
 
 def test_code_then_undo_names_the_restore(store: Store) -> None:
-    flow = RestoreFlow(store, "rewind", _turn(store), "code")
+    flow = RestoreFlow(store, RestoreRequest(RestoreMode.REWIND), _turn(store))
     outcome = flow.apply_to_disk(flow.plan(disk_reader(store.root)))
     assert outcome is not None and outcome.status == "applied" and flow.fork is None
     assert Path(store.root, "a.txt").read_bytes() == b"one\n"
-    undo = RestoreFlow(store, "undo", None)
+    undo = RestoreFlow(store, RestoreRequest(RestoreMode.UNDO), None)
     plan = undo.plan(disk_reader(store.root))
     assert plan.label == "undo of: rewind to turn 1 (code)"
     assert not undo.conversation  # an undo restores code only
@@ -68,7 +72,9 @@ def test_code_then_undo_names_the_restore(store: Store) -> None:
 
 def test_both_a_fork_that_fails_writes_no_code(store: Store) -> None:
     """The session has no conversation to fork (agent `other`): `--scope both` restores nothing."""
-    flow = RestoreFlow(store, "rewind", _turn(store), "both")
+    flow = RestoreFlow(
+        store, RestoreRequest(RestoreMode.REWIND, scope=Scope.BOTH), _turn(store), fork_turn
+    )
     with pytest.raises(RewindError, match=r"code not restored either \(--scope both\)"):
         flow.apply_to_disk(flow.plan(disk_reader(store.root)))
     assert Path(store.root, "a.txt").read_bytes() == b"two\n"
@@ -76,7 +82,9 @@ def test_both_a_fork_that_fails_writes_no_code(store: Store) -> None:
 
 
 def test_code_that_fails_drops_the_fork(store: Store, tmp_path: Path) -> None:
-    flow = RestoreFlow(store, "rewind", _turn(store), "both")
+    flow = RestoreFlow(
+        store, RestoreRequest(RestoreMode.REWIND, scope=Scope.BOTH), _turn(store), fork_turn
+    )
 
     class Fork:
         path = str(tmp_path / "fork.jsonl")
@@ -89,3 +97,35 @@ def test_code_that_fails_drops_the_fork(store: Store, tmp_path: Path) -> None:
     assert not Path(Fork.path).exists() and flow.fork is None
     other = KeyboardInterrupt()
     assert flow.code_failed(other) is other  # nothing left to drop; not a RewindError: as is
+
+
+def test_paths_are_chosen_once_before_the_fork(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--scope both`: the paths to write are chosen once (`planner.select`), before the fork, and
+    the disk applier writes exactly those."""
+    import rewind_ls.core.restore.flow as flow_module
+
+    calls: list[str] = []
+    real_select = flow_module.select
+
+    def select(plan: Any, force: bool, skip: bool) -> Any:
+        calls.append("select")
+        return real_select(plan, force, skip)
+
+    def forker(store: Store, turn: Any) -> Any:
+        calls.append("fork")
+
+        class Fork:
+            path = ""
+
+        return Fork()
+
+    monkeypatch.setattr(flow_module, "select", select)
+    request = RestoreRequest(RestoreMode.REWIND, scope=Scope.BOTH)
+    flow = RestoreFlow(store, request, _turn(store), forker)
+    outcome = flow.apply_to_disk(flow.plan(disk_reader(store.root)))
+    assert calls == ["select", "fork"]
+    assert outcome is not None and outcome.status == "applied"
+    assert [p.path for p in outcome.items] == ["a.txt"]
+    assert Path(store.root, "a.txt").read_bytes() == b"one\n"

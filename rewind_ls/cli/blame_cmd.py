@@ -41,7 +41,7 @@ def cmd_blame(args: argparse.Namespace) -> int:
         attribution = Blamer(store).blame(path, data)
     if args.json:
         from rewind_ls.core.fs.paths import to_uri
-        from rewind_ls.server.protocol import BlameOutput, wire
+        from rewind_ls.protocol.cli_output import BlameOutput, wire
 
         print_json(
             wire(

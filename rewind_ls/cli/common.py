@@ -69,7 +69,7 @@ def workspace(args: argparse.Namespace) -> str:
 def open_store(args: argparse.Namespace, create: bool = False, collect: bool = True) -> Store:
     """The workspace's store, after finishing any interrupted restore; `collect`: run the
     retention pass when it is due (not for `gc` itself)."""
-    from rewind_ls.core.restore.apply_disk import recover
+    from rewind_ls.core.restore.recovery import recover
     from rewind_ls.core.store import gc
 
     store = Store.open(workspace(args), create=create)

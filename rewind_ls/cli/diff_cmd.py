@@ -43,7 +43,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         payload: dict[str, Any] = {"turnId": turn.id, "number": turn.number, "files": diffs}
         if other is not None or args.current:
             payload["to"] = other.id if other is not None else "current"
-        from rewind_ls.server.protocol import DiffOutput, wire
+        from rewind_ls.protocol.cli_output import DiffOutput, wire
 
         print_json(wire(DiffOutput, payload))
         return 0

@@ -13,7 +13,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     report = diagnose(workspace(args), repair=args.repair, moved_from=args.moved_from)
     if args.json:
-        from rewind_ls.server.protocol import DoctorOutput, wire
+        from rewind_ls.protocol.cli_output import DoctorOutput, wire
 
         print_json(wire(DoctorOutput, report))
     else:

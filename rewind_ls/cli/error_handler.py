@@ -10,6 +10,7 @@ import sys
 
 from rewind_ls.cli.common import Command, print_json, workspace
 from rewind_ls.core.errors import ConflictError, RewindError
+from rewind_ls.core.model import RestoreStatus
 from rewind_ls.core.store import DatabaseError
 
 
@@ -34,7 +35,7 @@ def run(func: Command, args: argparse.Namespace) -> int:
 def report(exc: RewindError, as_json: bool) -> int:
     """Say what went wrong; the exit code of the error's kind."""
     if isinstance(exc, ConflictError) and as_json:
-        print_json({"status": "conflict", "message": str(exc), "paths": exc.paths})
+        print_json({"status": RestoreStatus.CONFLICT, "message": str(exc), "paths": exc.paths})
         return exc.exit_code
     if as_json:
         print_json({"status": "error", "message": str(exc)})

@@ -19,7 +19,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
     with open_store(args, collect=False) as store:
         result = gc.run(store, dry_run=args.dry_run, drop_points=args.yes, **kw)
     if args.json:
-        from rewind_ls.server.protocol import GcOutput, wire
+        from rewind_ls.protocol.cli_output import GcOutput, wire
 
         print_json(wire(GcOutput, result))
     else:

@@ -29,7 +29,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     with open_store(args, create=True) as store:
         report = import_transcripts(store, files)
     if args.json:
-        from rewind_ls.server.protocol import ImportOutput, wire
+        from rewind_ls.protocol.cli_output import ImportOutput, wire
 
         print_json(wire(ImportOutput, report))
         return 0

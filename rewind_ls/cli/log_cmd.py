@@ -46,7 +46,7 @@ def run_log(store: Store, rel: str, shown: str, args: argparse.Namespace) -> int
     if not versions and store.known(rel) is None:
         raise RewindError(f"{shown}: rewind-ls has no record of this path in this workspace")
     if args.json:
-        from rewind_ls.server.protocol import LogOutput, wire
+        from rewind_ls.protocol.cli_output import LogOutput, wire
 
         output = wire(LogOutput, {"path": rel, "versions": versions})
         print(json.dumps(output, indent=2, ensure_ascii=False))

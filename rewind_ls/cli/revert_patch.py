@@ -132,8 +132,11 @@ def revert_patch(args: argparse.Namespace, store: Store, turn: Turn, ask: Ask = 
     recorded, all or nothing on disk)."""
     from rewind_ls.cli.common import rel
     from rewind_ls.cli.rewind_cmd import render_plan
-    from rewind_ls.core.restore.flow import RestoreFlow, plan_hunks
+    from rewind_ls.core.model import RestoreMode
+    from rewind_ls.core.restore.flow import RestoreFlow
     from rewind_ls.core.restore.plan import disk_reader
+    from rewind_ls.core.restore.planner import plan_hunks
+    from rewind_ls.core.restore.request import RestoreRequest
 
     if args.json or args.yes or args.dry_run:
         raise RewindError("revert -p asks about each hunk: it takes no --json, --yes or --dry-run")
@@ -150,7 +153,10 @@ def revert_patch(args: argparse.Namespace, store: Store, turn: Turn, ask: Ask = 
         return 0
     plan = plan_hunks(store, turn, reader, chosen)
     render_plan(plan, print)
-    flow = RestoreFlow(store, "revert", turn, "code", args.force, args.skip_conflicts)
+    request = RestoreRequest(
+        RestoreMode.REVERT, turn.id, force=args.force, skip_conflicts=args.skip_conflicts
+    )
+    flow = RestoreFlow(store, request, turn)
     outcome = flow.apply_to_disk(plan)
     if outcome is not None:
         print(outcome.message + (" (undo: rewind-ls undo)" if outcome.point else ""))

@@ -22,7 +22,8 @@ from rewind_ls.cli.common import (
 )
 from rewind_ls.cli.style import safe
 from rewind_ls.core.capture.recorder import REWIND_SESSION
-from rewind_ls.core.restore.flow import restore_label
+from rewind_ls.core.model import RestoreMode, RestoreStatus, Scope
+from rewind_ls.core.restore.planner import restore_label
 from rewind_ls.core.store import Store
 
 
@@ -44,44 +45,60 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 
 def restore(args: argparse.Namespace, mode: str) -> int:
-    from rewind_ls.core.restore.flow import RestoreFlow
+    from rewind_ls.core.restore.flow import Forker, RestoreFlow
     from rewind_ls.core.restore.plan import UNDO, disk_reader
+    from rewind_ls.core.restore.preview import build_preview
+    from rewind_ls.core.restore.request import RestoreRequest
 
-    scope = getattr(args, "scope", "code")
+    scope = Scope(getattr(args, "scope", Scope.CODE))
+    forker: Forker | None = None
+    if scope.conversation:
+        from rewind_ls.core.conversation.fork import fork_turn
+
+        forker = fork_turn
     with open_store(args) as store:
         turn = None if mode == UNDO else turn_arg(store, args)
-        flow = RestoreFlow(store, mode, turn, scope, args.force, args.skip_conflicts)
-        flow.merge = bool(getattr(args, "merge", False))
-        paths = [rel(store, p) for p in args.path] if getattr(args, "path", None) else None
-        plan = flow.plan(disk_reader(store.root), paths) if flow.code else None
+        request = RestoreRequest(
+            RestoreMode(mode),
+            turn.id if turn is not None else None,
+            scope,
+            [rel(store, p) for p in args.path] if getattr(args, "path", None) else None,
+            merge=bool(getattr(args, "merge", False)),
+            force=args.force,
+            skip_conflicts=args.skip_conflicts,
+            apply=not args.dry_run,
+        )
+        flow = RestoreFlow(store, request, turn, forker)
+        plan = flow.plan(disk_reader(store.root)) if flow.code else None
         turn = plan.turn if plan is not None else turn
         assert turn is not None
         result: dict[str, Any] = {
-            "mode": mode,
+            "mode": request.mode,
             "turnId": turn.id,
             "number": turn.number,
-            "scope": scope,
+            "scope": request.scope,
         }
         if plan is not None:
-            _show_plan(store, plan, mode, turn, result, args.json)
-        if args.dry_run:
-            result["status"] = "planned"
+            _show_plan(store, build_preview(store, request, turn, plan), result, args.json)
+        if not request.apply:
+            result["status"] = RestoreStatus.PLANNED
             if args.json:
-                from rewind_ls.server.protocol import RestoreOutput, wire
+                from rewind_ls.protocol.cli_output import RestoreOutput, wire
 
                 print_json(wire(RestoreOutput, result))
             return 3 if plan is not None and plan.conflicts else 0
         if plan is not None and plan.changes():
-            proceed, flow.force, flow.skip_conflicts = _confirm(plan, args)
+            proceed, force, skip = _confirm(plan, args)
             if not proceed:
                 print("cancelled; nothing written")
                 return 1
+            flow.request = flow.request._replace(force=force, skip_conflicts=skip)
         outcome = flow.apply_to_disk(plan)
         lines = _outcome_lines(flow, outcome, result)
         if outcome is not None and plan is not None:
             lines.extend(_marker_lines(plan))
     if args.json:
-        from rewind_ls.server.protocol import RestoreOutput, wire
+        from rewind_ls.protocol.cli_output import RestoreOutput, wire
 
         print_json(wire(RestoreOutput, result))
     else:
@@ -90,19 +107,17 @@ def restore(args: argparse.Namespace, mode: str) -> int:
     return 0
 
 
-def _show_plan(
-    store: Store, plan: Any, mode: str, turn: Any, result: dict[str, Any], as_json: bool
-) -> None:
-    """The preview of the code part: into `result`, and on stdout unless --json."""
-    from rewind_ls.core.restore.plan import describe
-
-    result["files"] = [describe(pp) for pp in plan.shown()]
+def _show_plan(store: Store, preview: Any, result: dict[str, Any], as_json: bool) -> None:
+    """The preview of the code part (`preview.build_preview`): into `result`, and on stdout
+    unless --json."""
+    plan, turn, mode = preview.plan, preview.turn, preview.request.mode
+    result["files"] = preview.files
     result["notes"] = plan.notes
     result["unrecorded"] = unrecorded(store)
     if as_json:
         return
     print_unrecorded(result["unrecorded"])
-    if mode == "undo":
+    if mode == RestoreMode.UNDO:
         header = "undo"
     elif turn.session_id == REWIND_SESSION:
         header = safe(restore_label(mode, turn))  # a restore point's number is not a turn's
@@ -163,7 +178,7 @@ def _outcome_lines(flow: Any, outcome: Any, result: dict[str, Any]) -> list[str]
     fork = flow.fork
     if fork is not None:
         result["conversation"] = fork_fields(fork)
-        result.setdefault("status", "applied")
+        result.setdefault("status", RestoreStatus.APPLIED)
         lines.append(fork_message(fork, flow.turn.number))
         lines.append("the turn's prompt, to edit and send again:")
         lines.append("  " + fork.prompt.replace("\n", "\n  "))
@@ -204,8 +219,8 @@ def register(add: Add) -> None:
     p.add_argument("turn", metavar="TURN", nargs="?", help=TURN_HELP)
     p.add_argument(
         "--scope",
-        choices=["code", "conversation", "both"],
-        default="code",
+        choices=[str(s) for s in Scope],
+        default=Scope.CODE,
         help="what to restore: the files, the agent's conversation (forked before TURN), or both "
         "(default: code)",
     )

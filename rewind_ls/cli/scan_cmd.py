@@ -33,7 +33,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
             "seconds": round(result.elapsed, 3),
         }
     if args.json:
-        from rewind_ls.server.protocol import ScanOutput, wire
+        from rewind_ls.protocol.cli_output import ScanOutput, wire
 
         print_json(wire(ScanOutput, info))
         return 0

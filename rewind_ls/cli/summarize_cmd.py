@@ -15,6 +15,7 @@ from rewind_ls.cli.common import (
     turn_arg,
 )
 from rewind_ls.core.conversation.fork import fork_fields
+from rewind_ls.core.model import RestoreStatus
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
@@ -30,10 +31,10 @@ def cmd_summarize(args: argparse.Namespace) -> int:
             "direction": direction,
             "turnId": turn.id,
             "number": turn.number,
-            "status": "applied",
+            "status": RestoreStatus.APPLIED,
             "conversation": fork_fields(result),
         }
-        from rewind_ls.server.protocol import SummarizeOutput, wire
+        from rewind_ls.protocol.cli_output import SummarizeOutput, wire
 
         print_json(wire(SummarizeOutput, out))
         return 0

@@ -37,7 +37,7 @@ def cmd_turns(args: argparse.Namespace) -> int:
             others = live_others(list_sessions(store, None, 1)["sessions"], session)
     listing["unrecorded"] = gaps
     if args.json:
-        from rewind_ls.server.protocol import TurnsOutput, wire
+        from rewind_ls.protocol.cli_output import TurnsOutput, wire
 
         print_json(wire(TurnsOutput, listing))
         return 0

@@ -96,6 +96,22 @@ class ConflictKind(Words):
     UNREADABLE = "unreadable"  # the path cannot be read now (permission, a folder, a link)
 
 
+class Scope(Words):
+    """What a rewind restores: the files, the agent's conversation (forked before the turn), or both."""
+
+    CODE = "code"
+    CONVERSATION = "conversation"
+    BOTH = "both"
+
+    @property
+    def code(self) -> bool:
+        return self in (Scope.CODE, Scope.BOTH)
+
+    @property
+    def conversation(self) -> bool:
+        return self in (Scope.CONVERSATION, Scope.BOTH)
+
+
 class RestoreStatus(Words):
     """How a restore ended, as the CLI and the protocol report it."""
 
@@ -104,7 +120,8 @@ class RestoreStatus(Words):
     CONFLICT = "conflict"
     PARTIAL = "partial"
     FAILED = "failed"
-    PLANNED = "planned"
+    PLANNED = "planned"  # --dry-run, or the server's `apply: false`: nothing applied
+    ASKING = "asking"  # a server command: the preview is out as a question to the person
 
 
 class Version:

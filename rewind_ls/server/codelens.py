@@ -14,7 +14,7 @@ from rewind_ls.core.agents.claude.transcript import prompt_text
 from rewind_ls.core.capture.interrupts import line_time
 from rewind_ls.core.capture.recorder import REWIND_SESSION
 from rewind_ls.core.history.timeline import TIMELINE_TITLE, TURN_ID_AT_END
-from rewind_ls.core.model import Turn
+from rewind_ls.core.model import Scope, Turn
 from rewind_ls.server.service import Service
 
 Lens = tuple[int, str, str, list[Any]]
@@ -23,11 +23,11 @@ Lens = tuple[int, str, str, list[Any]]
 def _lenses(line: int, turn_id: str, restore_point: bool = False) -> list[Lens]:
     if restore_point:
         return [
-            (line, "Undo this restore", "rewind.rewind", [turn_id, "code"]),
+            (line, "Undo this restore", "rewind.rewind", [turn_id, Scope.CODE]),
             (line, "Diff", "rewind.diff", [turn_id]),
         ]
     return [
-        (line, "Rewind to here", "rewind.rewind", [turn_id, "code"]),
+        (line, "Rewind to here", "rewind.rewind", [turn_id, Scope.CODE]),
         (line, "Revert turn", "rewind.revert", [turn_id]),
         (line, "Diff", "rewind.diff", [turn_id]),
     ]

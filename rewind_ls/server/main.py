@@ -4,6 +4,6 @@ from __future__ import annotations
 
 
 def serve(tcp: str | None = None, log_level: str = "info", log_file: str | None = None) -> int:
-    from rewind_ls.server.lsp import serve as run
+    from rewind_ls.server.app import serve as run
 
     return run(tcp=tcp, log_level=log_level, log_file=log_file)

@@ -1,6 +1,6 @@
 """Review in the editor, for any LSP client: who wrote the line under the cursor (hover), and code
 actions that revert one hunk of a turn or the turn in this file. Plain data on the store's thread
-(`lsp.py` turns it into LSP types); the actions run server commands, which preview and ask before
+(`handlers/review.py` turns it into LSP types); the actions run server commands, which preview and ask before
 writing, then restore through the one restore driver (restore point, compare-and-swap, undo).
 
 An action is offered only for a hunk whose revert the planner would accept: the three-way merge of
@@ -16,9 +16,9 @@ from typing import Any
 
 from rewind_ls.core.history.blame import RESTORE, SAVE, Blamer, Origin
 from rewind_ls.core.history.review import LineReview, describe_origin, origin_dict, runs, turn_files
-from rewind_ls.core.restore.flow import plan_restore
 from rewind_ls.core.restore.hunks import EDITED, EDITED_NEARBY, REVERTED, TurnFile, turn_file
 from rewind_ls.core.restore.plan import REVERT, Plan
+from rewind_ls.core.restore.planner import plan_restore
 from rewind_ls.core.store import Store
 from rewind_ls.server.workspace_view import OpenDoc, buffer_reader, open_docs_by_path
 

@@ -1,5 +1,5 @@
 """Where one planned path of an editor restore goes: a part of the WorkspaceEdit the client applies,
-a write the server does itself (`apply_disk.swap`, journaled like the CLI's restore), or both.
+a write the server does itself (`restore.swap.swap`, journaled like the CLI's restore), or both.
 
 A pure function over plain facts (`PathFacts`, `ClientEditSupport`); `Service.prepare` gathers the
 facts and builds the edit. The rules, in order:

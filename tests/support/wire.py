@@ -7,7 +7,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
-from rewind_ls.server.protocol import METHODS
+from rewind_ls.protocol.methods import METHODS
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:

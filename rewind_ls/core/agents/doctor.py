@@ -128,7 +128,7 @@ def _integrity_failed(checks: list[dict[str, Any]]) -> bool:
 
 def interrupted_check(store: Any) -> dict[str, Any]:
     """Restores a crash interrupted: rolled back (or finished) now."""
-    from rewind_ls.core.restore.apply_disk import recover
+    from rewind_ls.core.restore.recovery import recover
 
     rolled = recover(store)
     return _check("interrupted restores", True, f"rolled back {len(rolled)}" if rolled else "none")

@@ -235,7 +235,7 @@ def recorder(store: Store) -> Recorder:
     from rewind_ls.core.capture.recorder import Recorder
 
     if store.turns_in_state("rewind", TurnState.PENDING):
-        from rewind_ls.core.restore.apply_disk import recover
+        from rewind_ls.core.restore.recovery import recover
 
         for line in recover(store, wait=True):
             sys.stderr.write(f"rewind-ls: recovered an interrupted {line}\n")

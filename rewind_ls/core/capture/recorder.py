@@ -115,6 +115,26 @@ def turn_info(row: Turn | None) -> dict[str, Any]:
     return info if isinstance(info, dict) else {}
 
 
+# A turn's `info` "reconstructed" value when it was rebuilt from the agent's transcript (its hooks
+# did not record it); the Claude transcript recorder writes it, previews and listings read it.
+TRANSCRIPT_SOURCE = "transcript"
+
+
+def is_reconstructed(turn: Turn | None) -> bool:
+    return turn_info(turn).get("reconstructed") == TRANSCRIPT_SOURCE
+
+
+def reconstructed_note(turn: Turn | None) -> str | None:
+    """What a preview and `turns` say of a turn rebuilt from the transcript (None otherwise)."""
+    info = turn_info(turn)
+    if info.get("reconstructed") != TRANSCRIPT_SOURCE:
+        return None
+    note = "reconstructed from the agent's transcript (its hooks did not record it)"
+    if not info.get("scanned"):
+        note += "; shell side effects of this turn may be missing (no workspace scan ran then)"
+    return note
+
+
 def turn_label(row: Turn) -> str:
     """'turn 3', or 'turn 3 (subagent: general-purpose)' when a subagent edited in it."""
     agents = turn_info(row).get("subagents") or []

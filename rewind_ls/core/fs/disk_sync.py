@@ -22,7 +22,7 @@ Windows outside WSL is not supported: `check_supported` says so in one line.
 - `inotify_available`: whether the workspace watcher (inotify through watchdog) can run here.
 
 ctypes and the thread pool are imported on first use: the agent's hook imports this module (through
-`apply_disk.recover`) and must start fast.
+`restore.recovery.recover`) and must start fast.
 """
 
 from __future__ import annotations

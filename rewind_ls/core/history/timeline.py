@@ -1,6 +1,6 @@
 """Read-side views of the store shared by the CLI and the server: sessions with their turns and files
 (the fields of `rewind/listTurns`, snake_case: the server and the CLI's --json turn them into the
-wire's camelCase through `rewind_ls.server.protocol`), and the timeline text document
+wire's camelCase through `rewind_ls.protocol`), and the timeline text document
 (`timeline_text`)."""
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ import re
 import time
 from typing import Any
 
-from rewind_ls.core.agents.claude.recorder import reconstructed_note
-from rewind_ls.core.capture.recorder import REWIND_SESSION, turn_info
+from rewind_ls.core.capture.recorder import REWIND_SESSION, reconstructed_note, turn_info
 from rewind_ls.core.errors import BadInput, UnknownTurn
 from rewind_ls.core.fs.paths import real_root, real_uri
 from rewind_ls.core.model import Change, PathChange, Turn, TurnState, shared_turns

@@ -17,6 +17,7 @@ import os
 from collections.abc import Collection
 
 from rewind_ls.core.model import ConflictKind
+from rewind_ls.core.restore.plan import Conflict, Plan
 
 # Vim's block 0: the "modified" flag sits in the last byte of the 900-byte file name field.
 _B0_DIRTY_OFFSET = 1007
@@ -86,11 +87,8 @@ def unsaved_trace(root: str, rel: str) -> str | None:
     return None
 
 
-def mark_unsaved_elsewhere(plan: object, root: str, skip: Collection[str] = ()) -> None:
+def mark_unsaved_elsewhere(plan: Plan, root: str, skip: Collection[str] = ()) -> None:
     """Give every path `plan` would write a conflict when another editor holds it unsaved."""
-    from rewind_ls.core.restore.plan import Conflict, Plan
-
-    assert isinstance(plan, Plan)
     for pp in plan.paths:
         if pp.conflict is not None or not pp.will_write or pp.path in skip:
             continue

@@ -1,14 +1,19 @@
 """One restore, whoever applies it: the CLI writes the plan to disk, the language server sends its
-text part to the editor and writes the rest itself. Both go through here for what a restore means:
+text part to the editor and writes the rest itself. Both go through here for what a restore means,
+given one `RestoreRequest`:
 
-1. `plan_restore`: the planner for the mode (rewind / revert / undo), the restore's label, the plan
-   (optionally limited to some paths);
-2. `RestoreFlow.fork_first`: for a conversation scope, the conversation is forked before any code is
-   written; unresolved conflicts refuse first, so nothing at all happens;
+1. `RestoreFlow.plan`: the planner for the mode (`planner.plan_restore`: rewind / revert / undo), the
+   restore's label, the plan (optionally limited to some paths);
+2. `RestoreFlow.start`: the paths to write, chosen once (`planner.select`: unresolved conflicts
+   refuse here, so nothing at all happens), then, for a conversation scope, the conversation forked
+   before any code is written;
 3. the code part: `RestoreFlow.apply_to_disk` (the CLI), or the editor's edit followed by
    `finish_editor_restore` (the server writes the files a text edit cannot carry);
 4. `RestoreFlow.code_failed` / `code_refused`: code that could not be restored drops the fork.
    Code and conversation move together or not at all (`--scope both`).
+
+The conversation layer sits above this one: the caller hands the flow its forker (`Forker`,
+`conversation.fork.fork_turn`).
 
 Labels (one vocabulary for the CLI and the editor, shown in listings as the restore point's name):
 "rewind to turn N (SCOPE)", "revert turn N", "undo of: <the label undone>" (also for a rewind or revert
@@ -20,107 +25,43 @@ Nothing here knows of LSP or argparse.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, NamedTuple
 
-from rewind_ls.core.capture.recorder import REWIND_SESSION
 from rewind_ls.core.errors import ConflictError, RewindError
 from rewind_ls.core.fs.faults import fault as _fault
-from rewind_ls.core.model import Turn
-from rewind_ls.core.restore.apply_disk import (
-    Outcome,
-    apply_to_disk,
-    discard_backups,
-    remove_emptied_for,
-    select,
-    swap,
-)
+from rewind_ls.core.model import RestoreStatus, Scope, Turn, TurnState
+from rewind_ls.core.restore.apply_disk import Outcome, apply_to_disk
 from rewind_ls.core.restore.editor_traces import mark_unsaved_elsewhere
-from rewind_ls.core.restore.plan import (
-    REVERT,
-    REWIND,
-    UNDO,
-    PathPlan,
-    Plan,
-    Reader,
-    plan_revert,
-    plan_rewind,
-    plan_undo,
-    restrict,
+from rewind_ls.core.restore.plan import UNDO, PathPlan, Plan, Reader
+from rewind_ls.core.restore.planner import plan_restore, select
+from rewind_ls.core.restore.point import (
+    ROLLED_BACK,
+    finish_restore_point,
+    saved_disk,
+    update_journal,
 )
-from rewind_ls.core.restore.point import ROLLED_BACK, finish_restore_point, update_journal
+from rewind_ls.core.restore.request import RestoreRequest
+from rewind_ls.core.restore.swap import discard_backups, remove_emptied_for, swap
 from rewind_ls.core.store import ABSENT, Store, Version
 
-CODE = "code"
-CONVERSATION = "conversation"
-BOTH = "both"
-SCOPES = (CODE, CONVERSATION, BOTH)
+# Forks the conversation of a turn before it (`conversation.fork.fork_turn`): returns the fork
+# (an object with `path`, the new conversation's file, "" when there is none), or raises RewindError.
+Forker = Callable[[Store, Turn], Any]
+
+SCOPES = tuple(Scope)
 
 
-def restore_label(mode: str, turn: Turn, scope: str = CODE) -> str:
-    """The name of a rewind or revert (an undo names itself after the restore it undoes)."""
-    if turn.session_id == REWIND_SESSION:
-        # A restore point is not a turn: going back to it undoes the restore it was taken before
-        # (its number is internal and would read like one of the agent's turns).
-        return f"undo of: {turn.prompt}"
-    if mode == REVERT:
-        return f"revert turn {turn.number}"
-    return f"rewind to turn {turn.number} ({scope})"
-
-
-def plan_restore(
-    store: Store,
-    mode: str,
-    turn: Turn | None,
-    reader: Reader,
-    paths: list[str] | None = None,
-    scope: str = CODE,
-    hunks: list[int] | None = None,
-    merge: bool = False,
-) -> Plan:
-    """The plan of a restore: `turn` is None for an undo; `paths` (workspace-relative) limits it;
-    `hunks` (a revert of one path) reverts only those hunks of the turn's change to it; `merge`: a
-    revert writes overlapping changes with conflict markers (`plan_revert`)."""
-    if hunks is not None:
-        if mode != REVERT or turn is None or paths is None or len(paths) != 1:
-            raise RewindError("hunks: only a revert of one turn in one path reverts hunks")
-        return plan_hunks(store, turn, reader, {paths[0]: hunks})
-    if mode == UNDO:
-        return plan_undo(store, reader)
-    if turn is None:
-        raise RewindError(f"{mode}: a turn is needed")
-    label = restore_label(mode, turn, scope)
-    if mode == REWIND:
-        return plan_rewind(store, turn, reader, paths, label=label)
-    if mode != REVERT:
-        raise RewindError(f"unknown restore mode {mode!r} (rewind, revert or undo)")
-    plan = plan_revert(store, turn, reader, label=label, markers=merge)
-    return restrict(plan, paths) if paths is not None else plan
-
-
-def plan_hunks(
-    store: Store, turn: Turn, reader: Reader, selection: dict[str, list[int] | None]
-) -> Plan:
-    """A revert of only some hunks of `turn` (per path: hunk indexes, or None for the whole path),
-    named after them: "revert turn N, hunk 2 of 3 in PATH"."""
-    from rewind_ls.core.restore.hunks import hunk_label, plan_revert_hunks, turn_file
-
-    label = f"revert turn {turn.number}, chosen hunks"
-    if len(selection) == 1:
-        ((path, indexes),) = selection.items()
-        tf = turn_file(store, turn, path) if indexes is not None else None
-        if indexes is None:
-            label = f"revert turn {turn.number} in {path}"
-        elif tf is not None:
-            label = hunk_label(turn, path, indexes, len(tf.hunks))
-    return plan_revert_hunks(store, turn, reader, selection, label)
+def scope_of(value: str) -> Scope:
+    """`value` as a Scope; RewindError naming the choices otherwise."""
+    if value not in SCOPES:
+        raise RewindError(f"scope must be code, conversation or both, not {value!r}")
+    return Scope(value)
 
 
 def _note_unsaved_buffers(store: Store, plan: Plan) -> None:
     """An undo on disk of a restore that ran over unsaved editor buffers cannot give them back as
     unsaved text (the editor's own undo can): it says so for each such file."""
-    from rewind_ls.core.restore.point import saved_disk
-
     under = saved_disk(store, plan.turn.id)
     for pp in plan.paths:
         if pp.path in under and pp.will_write:
@@ -142,37 +83,33 @@ def _with_note(exc: RewindError, note: str) -> RewindError:
 
 
 class RestoreFlow:
-    """The order of one restore of code and/or conversation, and its all-or-nothing rule. The
-    caller runs the code part between `fork_first` and `code_failed`/`code_refused`."""
+    """The order of one restore of code and/or conversation (`request`, of `turn`: None for an
+    undo), and its all-or-nothing rule. The caller runs the code part between `start` and
+    `code_failed`/`code_refused`. `forker`: how to fork the conversation (needed when the scope has
+    a conversation part)."""
 
     def __init__(
         self,
         store: Store,
-        mode: str,
+        request: RestoreRequest,
         turn: Turn | None,
-        scope: str = CODE,
-        force: bool = False,
-        skip_conflicts: bool = False,
+        forker: Forker | None = None,
     ) -> None:
-        if scope not in SCOPES:
-            raise RewindError(f"scope must be code, conversation or both, not {scope!r}")
         self.store = store
-        self.mode = mode
+        self.request = request._replace(scope=scope_of(request.scope))
         self.turn = turn
-        self.scope = scope
-        self.force = force
-        self.skip_conflicts = skip_conflicts
-        self.code = scope in (CODE, BOTH)
+        self.forker = forker
+        self.code = self.request.code
         # An undo restores code only: its "turn" is a restore point, which has no conversation.
-        self.conversation = scope in (CONVERSATION, BOTH) and mode != UNDO and turn is not None
+        self.conversation = self.request.conversation and turn is not None
+        if self.conversation and forker is None:
+            raise RewindError(f"scope {self.request.scope}: no conversation forker given")
         self.fork: Any = None  # the conversation fork (`transcript.Fork`), once made
-        self.merge = False  # revert --merge: conflicts written with markers
 
-    def plan(
-        self, reader: Reader, paths: list[str] | None = None, hunks: list[int] | None = None
-    ) -> Plan:
+    def plan(self, reader: Reader) -> Plan:
+        r = self.request
         plan = plan_restore(
-            self.store, self.mode, self.turn, reader, paths, self.scope, hunks, merge=self.merge
+            self.store, r.mode, self.turn, reader, r.paths, r.scope, r.hunks, merge=r.merge
         )
         # The CLI sees no editor's buffers: an unsaved one another editor left a trace of is a
         # conflict (the server does the same, skipping the files its own client has open).
@@ -181,22 +118,24 @@ class RestoreFlow:
             _note_unsaved_buffers(self.store, plan)
         return plan
 
-    def fork_first(self, plan: Plan | None) -> None:
-        """Fork the conversation (when the scope asks for it) before any code is written: a fork
-        that fails leaves the code untouched. Conflicts that would refuse the code part refuse
-        before the fork is made."""
-        if not self.conversation or self.turn is None:
-            return
-        from rewind_ls.core.conversation.fork import fork_turn
-
+    def start(self, plan: Plan | None) -> list[PathPlan]:
+        """The paths to write, chosen once (`select`, with the request's force / skip choice), then
+        the conversation forked when the scope asks for it, before any code is written: conflicts
+        that would refuse the code part refuse before the fork is made, and a fork that fails
+        leaves the code untouched."""
+        items: list[PathPlan] = []
         if self.code and plan is not None:
-            select(plan, self.force, self.skip_conflicts)
+            items = select(plan, self.request.force, self.request.skip_conflicts)
+        if not self.conversation or self.turn is None:
+            return items
+        assert self.forker is not None
         try:
-            self.fork = fork_turn(self.store, self.turn)
+            self.fork = self.forker(self.store, self.turn)
         except RewindError as exc:
             if not self.code:
                 raise
             raise RewindError(f"{exc}; code not restored either (--scope both)") from exc
+        return items
 
     def code_failed(self, exc: BaseException) -> BaseException:
         """The code part raised `exc`: drop the fork; returns the error to raise (`exc` itself, or
@@ -227,13 +166,14 @@ class RestoreFlow:
         self.fork = None
 
     def apply_to_disk(self, plan: Plan | None) -> Outcome | None:
-        """The whole restore written to disk (the CLI): the fork first, then the code all or
-        nothing, the fork dropped if the code fails. None when the scope has no code part."""
-        self.fork_first(plan)
+        """The whole restore written to disk (the CLI): the paths chosen and the fork made
+        (`start`), then the code all or nothing, the fork dropped if the code fails. None when the
+        scope has no code part."""
+        items = self.start(plan)
         if not self.code or plan is None:
             return None
         try:
-            return apply_to_disk(self.store, plan, self.force, self.skip_conflicts)
+            return apply_to_disk(self.store, plan, items)
         except BaseException as exc:
             error = self.code_failed(exc)
             if error is exc:
@@ -241,27 +181,35 @@ class RestoreFlow:
             raise error from exc
 
 
+class EditorPart(NamedTuple):
+    """The editor's side of one restore as the server routed it: restore point `point`, the paths
+    the restore reaches (`items`), those the client's edit carries (`by_edit`), those the server
+    writes itself (`by_server`), and what the disk held under each (`disk_expected`: the server
+    plans against buffers, but swaps files)."""
+
+    point: str
+    items: Sequence[PathPlan]
+    by_edit: Collection[str]
+    by_server: Sequence[PathPlan]
+    disk_expected: dict[str, Version]
+
+
 def finish_editor_restore(
-    store: Store,
-    point: str,
-    items: Sequence[PathPlan],
-    by_edit: Sequence[str],
-    by_server: Sequence[PathPlan],
-    disk_expected: dict[str, Version],
-    applied: bool,
-    missing: Sequence[str],
-) -> tuple[str, list[str], list[str]]:
-    """After the editor answered a restore's edit: write the paths it could not carry (`by_server`,
-    journaled like the CLI's restore), record the outcome in restore point `point`. Returns
-    (status "applied" / "partial" / "failed", failed paths, paths the server wrote)."""
+    store: Store, part: EditorPart, applied: bool, missing: Sequence[str]
+) -> tuple[RestoreStatus, list[str], list[str]]:
+    """After the editor answered a restore's edit (`applied`; `missing`: paths of the text part
+    that do not hold their planned content): write the paths it could not carry (`by_server`,
+    journaled like the CLI's restore), record the outcome in the restore point. Returns (status
+    applied / partial / failed, failed paths, paths the server wrote)."""
+    point = part.point
     if not applied:
         store.set_turn_state(point, ROLLED_BACK)
-        return "failed", sorted(by_edit), []
+        return RestoreStatus.FAILED, sorted(part.by_edit), []
     written: list[str] = []
     failed = list(missing)
     reached: dict[str, tuple[Version, os.stat_result | None]] = {}
     ops: list[dict[str, Any]] = []
-    server_items = [p for p in by_server if p.path not in missing]
+    server_items = [p for p in part.by_server if p.path not in missing]
     if server_items:
         # From here on the client holds the text part: a server killed while writing its own
         # part is finished by the next start's recovery (rolled forward, not back).
@@ -274,17 +222,18 @@ def finish_editor_restore(
         )
         _fault("before-server-writes", 1)
         try:
-            got, ops = swap(store, point, server_items, disk_expected)
+            got, ops = swap(store, point, server_items, part.disk_expected)
             reached.update(got)
             written = [p.path for p in server_items]
         except RewindError:
             failed.extend(p.path for p in server_items)
-    for pp in items:
-        if pp.path in by_edit and pp.path not in failed and pp.path not in reached:
+    for pp in part.items:
+        if pp.path in part.by_edit and pp.path not in failed and pp.path not in reached:
             reached[pp.path] = (pp.target, None)
     state = finish_restore_point(store, point, reached, sorted(set(failed)))
     discard_backups(ops)
     remove_emptied_for(
         store.root, [p for p, (version, _) in reached.items() if version.kind == ABSENT]
     )
-    return ("applied" if state == "applied" else "partial"), sorted(set(failed)), written
+    status = RestoreStatus.APPLIED if state == TurnState.APPLIED else RestoreStatus.PARTIAL
+    return status, sorted(set(failed)), written

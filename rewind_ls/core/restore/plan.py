@@ -19,7 +19,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from rewind_ls.core.capture.recorder import REWIND_SESSION, read_current
+from rewind_ls.core.capture.recorder import REWIND_SESSION, read_current, reconstructed_note
 from rewind_ls.core.errors import BadPath, CorruptBlob, RewindError, UnknownTurn
 from rewind_ls.core.model import (
     ABSENT,
@@ -421,8 +421,6 @@ def _check_shared(store: Store, pp: PathPlan, turn: Turn, source: str) -> None:
 
 def _note_reconstructed(plan: Plan, turns: list[Turn | None]) -> None:
     """A preview says when a turn it restores was rebuilt from the agent's transcript."""
-    from rewind_ls.core.agents.claude.recorder import reconstructed_note
-
     notes = {n for n in (reconstructed_note(t) for t in turns if t is not None) if n}
     for note in sorted(notes):
         plan.notes.append(note)

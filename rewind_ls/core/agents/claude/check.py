@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from rewind_ls.core.agents.claude.recorder import SOURCE, is_reconstructed
-from rewind_ls.core.capture.recorder import turn_info
+from rewind_ls.core.agents.claude.recorder import SOURCE
+from rewind_ls.core.capture.recorder import is_reconstructed, turn_info
 from rewind_ls.core.store import Store
 
 AGENT = "claude-code"

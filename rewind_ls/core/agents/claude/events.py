@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from rewind_ls.core.agents.claude.hook import EDIT_TOOLS
+from rewind_ls.core.agents.claude.tools import EDIT_TOOLS
 from rewind_ls.core.agents.claude.transcript import content_blocks, json_objects, prompt_text
 from rewind_ls.core.capture.interrupts import is_interrupt, line_time
 from rewind_ls.core.fs import config

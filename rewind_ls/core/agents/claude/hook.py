@@ -11,6 +11,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from rewind_ls.core.agents import hook_steps as steps
+from rewind_ls.core.agents.claude.tools import EDIT_TOOLS, SHELL_TOOLS
 from rewind_ls.core.agents.hook_steps import Outcome, optional_text
 from rewind_ls.core.fs import config
 
@@ -19,15 +20,6 @@ if TYPE_CHECKING:
 
 AGENT = "claude-code"
 
-# Edit tools and the tool_input field that names the file they change. (MultiEdit no longer exists in
-# Claude Code 2.x; it stays here so an older binary's payloads are still recorded.)
-EDIT_TOOLS = {
-    "Write": "file_path",
-    "Edit": "file_path",
-    "MultiEdit": "file_path",
-    "NotebookEdit": "notebook_path",
-}
-SHELL_TOOLS = {"Bash"}
 BASH_DEFAULT_MS = 120_000  # Claude Code's Bash time limit when the call names none
 BASH_MAX_MS = 600_000  # and the longest it accepts
 EVENTS = steps.CLAUDE_EVENTS

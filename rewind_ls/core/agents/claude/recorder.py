@@ -28,8 +28,10 @@ from rewind_ls.core.agents.claude.events import (
 from rewind_ls.core.agents.hook_steps import inside_folder
 from rewind_ls.core.capture.recorder import (
     TIME_SLACK,
+    TRANSCRIPT_SOURCE,
     Recorder,
     TurnWindow,
+    is_reconstructed,
     read_current,
     turn_info,
 )
@@ -39,23 +41,8 @@ from rewind_ls.core.model import Turn
 from rewind_ls.core.store import ABSENT_VERSION, FILE, UNKNOWN, Store, Version
 
 AGENT = "claude-code"
-SOURCE = "transcript"
+SOURCE = TRANSCRIPT_SOURCE
 PLACEHOLDER_PROMPT = "(edits outside a recorded prompt)"
-
-
-def is_reconstructed(turn: Turn | None) -> bool:
-    return turn_info(turn).get("reconstructed") == SOURCE
-
-
-def reconstructed_note(turn: Turn | None) -> str | None:
-    """What a preview and `turns` say of a turn rebuilt from the transcript (None otherwise)."""
-    info = turn_info(turn)
-    if info.get("reconstructed") != SOURCE:
-        return None
-    note = "reconstructed from the agent's transcript (its hooks did not record it)"
-    if not info.get("scanned"):
-        note += "; shell side effects of this turn may be missing (no workspace scan ran then)"
-    return note
 
 
 class TranscriptRecorder:

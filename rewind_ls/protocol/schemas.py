@@ -1,4 +1,4 @@
-"""Generate `schemas/*.json` from the protocol models: `python -m rewind_ls.server.schemas --write`.
+"""Generate `schemas/*.json` from the protocol models: `python -m rewind_ls.protocol.schemas --write`.
 `--check` exits 1 when the files on disk differ from the models (the tests run it)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from rewind_ls.server.protocol import METHODS
+from rewind_ls.protocol.methods import METHODS
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 
@@ -56,7 +56,7 @@ def main(argv: list[str]) -> int:
     extra = [p.name for p in SCHEMA_DIR.glob("rewind.*.json") if p.name not in files]
     if drift or extra:
         print("schemas differ from the models: " + ", ".join(drift + extra))
-        print("run: python -m rewind_ls.server.schemas --write")
+        print("run: python -m rewind_ls.protocol.schemas --write")
         return 1
     print(f"{len(files)} schemas match the models")
     return 0

@@ -1,5 +1,5 @@
 """Generate the VS Code client's TypeScript types from the protocol models:
-`python -m rewind_ls.server.protocol_ts [OUT]` (default: editors/vscode/src/protocol.ts).
+`python -m rewind_ls.protocol.typescript [OUT]` (default: editors/vscode/src/protocol.ts).
 
 The file is a build product (git-ignored): the extension build and CI write it before `tsc`, so a
 client that reads a field the models do not define fails to compile. Results' fields are always
@@ -17,30 +17,43 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 
-from rewind_ls.server import protocol
+from rewind_ls.protocol import (
+    base,
+    cli_output,
+    contents,
+    methods,
+    recording,
+    restore,
+    review,
+    turns,
+)
 
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "editors" / "vscode" / "src" / "protocol.ts"
-_BASES = (protocol.Params, protocol.Result, protocol.Output)
+# The modules of the models, in the order their types are written (each after what it uses).
+MODULES = (base, turns, restore, contents, recording, review, methods, cli_output)
+_BASES = (base.Params, base.Result, cli_output.Output)
 _SCALARS: dict[Any, str] = {str: "string", int: "number", float: "number", bool: "boolean"}
 
 
 def _aliases() -> dict[object, str]:
-    """Literal types the module names (Scope, Mode, ...): emitted once, referred to by name."""
+    """Literal types the modules name (Scope, Mode, ...): emitted once, referred to by name."""
     return {
         value: name
-        for name, value in vars(protocol).items()
+        for module in MODULES
+        for name, value in vars(module).items()
         if not name.startswith("_") and get_origin(value) is Literal
     }
 
 
 def models() -> list[type[BaseModel]]:
-    """Every model of the module, in definition order (the bases excepted)."""
+    """Every model of the modules, in definition order (the bases excepted)."""
     return [
         value
-        for value in vars(protocol).values()
+        for module in MODULES
+        for value in vars(module).values()
         if isinstance(value, type)
         and issubclass(value, BaseModel)
-        and value.__module__ == protocol.__name__
+        and value.__module__ == module.__name__
         and value not in _BASES
     ]
 
@@ -70,7 +83,7 @@ def ts_type(annotation: Any, aliases: dict[object, str]) -> str:
 
 
 def _interface(model: type[BaseModel], aliases: dict[object, str]) -> list[str]:
-    is_params = issubclass(model, protocol.Params)
+    is_params = issubclass(model, base.Params)
     lines = []
     if model.__doc__ and not model.__doc__.startswith(model.__name__ + "("):
         lines.append(f"/** {' '.join(model.__doc__.split())} */")
@@ -94,16 +107,16 @@ def _consts(name: str, doc: str, entries: dict[str, str]) -> list[str]:
 def render() -> str:
     aliases = _aliases()
     out = [
-        "// Generated from rewind_ls/server/protocol.py by `python -m rewind_ls.server.protocol_ts`:",
+        "// Generated from rewind_ls/protocol/ by `python -m rewind_ls.protocol.typescript`:",
         "// do not edit (the build writes it; it is not in git). Change the Python models instead.",
         "",
     ]
     out += [f"export type {name} = {ts_type(value, {})};" for value, name in aliases.items()]
     for model in models():
         out += ["", *_interface(model, aliases)]
-    methods = {m.split("/", 1)[1]: m for m in protocol.METHODS}
-    commands = {c.split(".", 1)[1]: c for c in protocol.COMMANDS}
-    out += ["", *_consts("Methods", "The custom methods and notifications.", methods)]
+    names = {m.split("/", 1)[1]: m for m in methods.METHODS}
+    commands = {c.split(".", 1)[1]: c for c in methods.COMMANDS}
+    out += ["", *_consts("Methods", "The custom methods and notifications.", names)]
     out += [
         "",
         *_consts(

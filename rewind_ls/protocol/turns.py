@@ -1,0 +1,98 @@
+"""Listing turns: `rewind/listTurns` (sessions, their turns, each turn's files, pages)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from rewind_ls.protocol.base import ChangeKind, Params, Result, SessionKind
+
+
+class FileChange(Result):
+    path: str = Field(description="Workspace-relative POSIX path.")
+    uri: str
+    change: ChangeKind
+    source: str = Field(
+        description="How it was seen: tool, save, scan, restore, record; shared: a change that "
+        "cannot be told apart between this turn and `sharedWith`'s (shell commands of two "
+        "sessions running at once, or an agent killed during one), so restoring it is a conflict."
+    )
+    shared_with: list[str] = Field(
+        default_factory=list, description="Sessions whose turns hold the same shared change."
+    )
+
+
+class TurnInfo(Result):
+    id: str = Field(description="Stable turn id; use it in every other request.")
+    number: int = Field(description="1-based number within its session.")
+    session_id: str
+    session_kind: SessionKind
+    prompt: str
+    started_at: str = Field(description="ISO 8601, UTC.")
+    ended_at: str | None = None
+    files: list[FileChange]
+    reconstructed: str | None = Field(
+        default=None,
+        description="Set when the turn was rebuilt from the agent's transcript because its hooks "
+        "did not fire: what that means (e.g. shell side effects may be missing).",
+    )
+
+
+# The timeline's default page: the newest turns per session it shows.
+TIMELINE_PAGE = 200
+
+
+class ForkOrigin(Result):
+    session_id: str
+    before_number: int
+
+
+class SessionInfo(Result):
+    id: str
+    kind: SessionKind
+    agent: str | None = Field(default=None, description="claude-code, codex, editor, ...")
+    transcript_path: str | None = None
+    started_at: str
+    last_activity_at: str
+    turn_count: int = Field(
+        description="Every turn the session has (its listed kind), not only those of this page."
+    )
+    older_cursor: str | None = Field(
+        default=None,
+        description="Set when the session has turns older than those listed: pass it as "
+        "`before` (with this session's id) for the next page.",
+    )
+    fork_of: ForkOrigin | None = Field(
+        default=None,
+        description="Set on a forked conversation: the session it was forked from and before "
+        "which turn (its turns below that number are copies of that session's).",
+    )
+    turns: list[TurnInfo] = Field(description="This page's turns, oldest first.")
+
+
+class ListTurnsParams(Params):
+    session_id: str | None = Field(
+        default=None, description="Only this session; default: every session of the workspace."
+    )
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        le=10000,
+        description="A page: at most this many turns per session, the newest (pages go from "
+        "newest to oldest). Default: every turn (a long session makes that megabytes).",
+    )
+    before: str | None = Field(
+        default=None,
+        description="A session's `olderCursor` from an earlier page: the turns before it "
+        "(needs `sessionId`).",
+    )
+    turn_id: str | None = Field(
+        default=None, description="Only this turn, in its session (what a lens's turn id names)."
+    )
+
+
+class ListTurnsResult(Result):
+    workspace: str
+    current_session_id: str | None = Field(
+        description="The agent session with the latest activity (what a bare turn number means)."
+    )
+    sessions: list[SessionInfo]

@@ -84,6 +84,7 @@ META_LINKS = "scan.links"
 _CLOCK_SLACK_NS = 2_000_000_000
 _BATCH_FILES = 2000
 _BATCH_BYTES = 48 << 20
+_WORKER_BATCH_FILES = 500
 
 # apply_disk's temporary, backup and aside names: `.<name>.rewind-<8 hex>.tmp|bak|aside[.<8 hex>]`.
 _RESTORE_TEMP = re.compile(r"(^|/)\.[^/]*\.rewind-[0-9a-f]{8}\.(tmp|bak|aside)(\.[0-9a-f]{8})?$")
@@ -189,6 +190,8 @@ def scan(
     progress: Progress | None = None,
     workers: int | None = None,
     extra_patterns: Sequence[str] | None = None,
+    background: bool = False,
+    adopt_only: bool = False,
 ) -> ScanResult:
     """Find and record every change in the workspace since rewind-ls last saw it (module docstring).
 
@@ -196,7 +199,10 @@ def scan(
     list) and returns the turn that owns them. `session_id` is the scanning session: its own open
     edits and shell runs are not deferred. `budget` bounds the time spent adding files to an
     incomplete baseline (changes to known files are always recorded). `progress(what, done, total)`
-    reports reading.
+    reports reading. `background`: when the budget cuts the baseline short, a detached worker
+    takes the rest (`core.capture.baseline_spawn`), and while one runs this scan adopts nothing.
+    `adopt_only` (that worker): only files never seen go into the baseline, with no change
+    recorded and the watermark and the watcher's mark left to the hooks' scans.
     """
     started = time.monotonic()
     run = _Scan(store, attribute, session_id, progress, workers)
@@ -205,12 +211,34 @@ def scan(
     if budget is not None:
         run.deadline = started + budget
     have_baseline = baseline_complete(store)
+    if adopt_only:
+        return _adopt_only(store, run, have_baseline, extra_patterns, started)
+    worker = background and not have_baseline
+    lean = False  # the worker is taking the baseline: only the known files are looked at
+    if worker:
+        from rewind_ls.core.capture import baseline_spawn
+
+        lean = baseline_spawn.busy(store.path)
     raw_mark = store.meta(META_WATERMARK)
     watermark = int(raw_mark) - _CLOCK_SLACK_NS if raw_mark and raw_mark.isdigit() else None
     patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
     # The watcher syncs before anything is read (rules too): only what it saw change, or all.
-    watched = watched_scan.begin(store, patterns, have_baseline)
-    changed, new = run.compare(*_listing(store, patterns, run, watched))
+    if lean:
+        # No walk (the worker lists every file); each known file is `lstat`ed by name, so a
+        # change to one is recorded in this turn, and nothing is adopted here.
+        run.deadline = started
+        watched = watched_scan.Watched(None, None, 0, list(patterns))
+        nothing: Iterator[tuple[str, os.stat_result]] = iter(())
+        listing = nothing, store.known_file_signatures(), store.known_absent_paths()
+    else:
+        watched = watched_scan.begin(store, patterns, have_baseline)
+        listing = _listing(store, patterns, run, watched)
+    cut: list[bool] = []
+    if worker and run.deadline is not None and not lean:
+        # A walk longer than the budget stops there: the worker lists the rest, and the known
+        # paths the walk did not reach are still checked by name (`_compare_unlisted`).
+        listing = _until(listing[0], run.deadline, cut), listing[1], listing[2]
+    changed, new = run.compare(*listing)
     if changed:
         _fill_old_versions(store, changed)
     # New files: created (before = absent) or adopted into the baseline, by their ctime.
@@ -232,10 +260,48 @@ def scan(
             created.append(c)
         else:
             adopt.append(c)
-    complete = run.record(changed + created, adopt)
+    complete = run.record(changed + created, adopt) and not cut and not lean
+    if not complete and worker:
+        from rewind_ls.core.capture import baseline_spawn
+
+        baseline_spawn.ensure_running(store.root, store.path)
     _note_links(store, run.links, watermark if have_baseline else None)
     run.finish(complete and not have_baseline, watched, complete)
     run.result.baseline_complete = complete or have_baseline
+    run.result.elapsed = time.monotonic() - started
+    return run.result
+
+
+def _until(
+    items: Iterator[tuple[str, os.stat_result]], deadline: float, cut: list[bool]
+) -> Iterator[tuple[str, os.stat_result]]:
+    """`items` until `deadline` (time.monotonic()); `cut` gets True when it stopped early."""
+    for i, item in enumerate(items):
+        if not i & 1023 and time.monotonic() > deadline:
+            cut.append(True)
+            return
+        yield item
+
+
+def _adopt_only(
+    store: Store,
+    run: _Scan,
+    have_baseline: bool,
+    extra_patterns: Sequence[str] | None,
+    started: float,
+) -> ScanResult:
+    """The baseline worker's scan (see `scan`): a full walk, every file never seen adopted."""
+    if not have_baseline:
+        # Smaller transactions: the hooks meanwhile wait for the store's lock at most one batch.
+        run.batch_files = _WORKER_BATCH_FILES
+        patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
+        full = watched_scan.Watched(None, None, 0, patterns)
+        _, new = run.compare(*_listing(store, patterns, run, full))
+        if run.record([], new):
+            with store.transaction():
+                store.set_meta(META_BASELINE, "complete")
+            have_baseline = True
+    run.result.baseline_complete = have_baseline
     run.result.elapsed = time.monotonic() - started
     return run.result
 
@@ -262,6 +328,7 @@ class _Scan:
 
     __slots__ = (
         "attribute",
+        "batch_files",
         "busy",
         "deadline",
         "defer_from",
@@ -292,6 +359,7 @@ class _Scan:
         self.result = ScanResult()
         self.start_ns = time.time_ns()
         self.deadline: float | None = None  # time.monotonic() past which the baseline stops
+        self.batch_files = _BATCH_FILES
         # Another session's shell command running since then: files changed after it are its,
         # or, when this session's own shell command ran then too, both sessions'.
         self.others = in_flight(store, session_id, self.start_ns)
@@ -346,11 +414,15 @@ class _Scan:
     def _compare_unlisted(self, known: KnownSignatures) -> list[Candidate]:
         """Known paths the walk did not list: deleted, or ignored now (then re-checked by name)."""
         changed: list[Candidate] = []
+        # Paths are "/"-separated (POSIX): one concatenation, not a join per path (the lean scan
+        # of a baseline in progress checks every known file by name).
+        top = self.store.root.rstrip("/") + "/"
+        busy, lstat = self.busy, os.lstat
         for rel, k in known.items():
-            if rel in self.busy:
+            if rel in busy:
                 continue
             try:
-                st: os.stat_result | None = os.lstat(os.path.join(self.store.root, *rel.split("/")))
+                st: os.stat_result | None = lstat(top + rel)
             except (FileNotFoundError, NotADirectoryError):
                 st = None
             except OSError as exc:  # an unreadable folder: unknown, so not a deletion
@@ -443,7 +515,7 @@ class _Scan:
                 done += 1
                 if isinstance(r, FileRead) and r.payload is not None:
                     batch_bytes += len(r.payload)
-                if len(batch) >= _BATCH_FILES or batch_bytes >= _BATCH_BYTES:
+                if len(batch) >= self.batch_files or batch_bytes >= _BATCH_BYTES:
                     commit(self.store, self.attribute, batch, self.result, record=False)
                     batch, batch_bytes = [], 0
                     if self.progress is not None:

@@ -83,7 +83,17 @@ def run(root: str, store_path: str) -> int:
             if os.path.realpath(store.path) != os.path.realpath(store_path):
                 return 2  # started for another home: not ours to fill
             if not baseline_complete(store):
-                scan(store, _adopt_nothing, None, progress=_progress_writer(wdir), adopt_only=True)
+                # One reading thread: the other cores stay with the agent and its hooks (on
+                # 2 busy cores it also finished sooner than a pool, and the longest hook was
+                # shorter: 9.9 s and 1.4 s against 13.2 s and 1.9 s, 60k files).
+                scan(
+                    store,
+                    _adopt_nothing,
+                    None,
+                    progress=_progress_writer(wdir),
+                    workers=1,
+                    adopt_only=True,
+                )
     finally:
         try:
             os.unlink(os.path.join(wdir, bs.PROGRESS))

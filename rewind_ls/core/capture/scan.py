@@ -50,6 +50,7 @@ import os
 import re
 import stat as stat_mod
 import time
+from contextlib import nullcontext
 
 from rewind_ls.core.capture import watched_scan
 from rewind_ls.core.capture.file_reader import FileRead, read_file, read_many, same_signature
@@ -292,8 +293,7 @@ def _adopt_only(
 ) -> ScanResult:
     """The baseline worker's scan (see `scan`): a full walk, every file never seen adopted."""
     if not have_baseline:
-        # Smaller transactions: the hooks meanwhile wait for the store's lock at most one batch.
-        run.batch_files = _WORKER_BATCH_FILES
+        run.in_worker = True
         patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
         full = watched_scan.Watched(None, None, 0, patterns)
         _, new = run.compare(*_listing(store, patterns, run, full))
@@ -328,11 +328,11 @@ class _Scan:
 
     __slots__ = (
         "attribute",
-        "batch_files",
         "busy",
         "deadline",
         "defer_from",
         "gone_inodes",
+        "in_worker",
         "links",
         "others",
         "own_from",
@@ -359,7 +359,7 @@ class _Scan:
         self.result = ScanResult()
         self.start_ns = time.time_ns()
         self.deadline: float | None = None  # time.monotonic() past which the baseline stops
-        self.batch_files = _BATCH_FILES
+        self.in_worker = False  # the baseline worker: small batches, the WAL checkpointed as usual
         # Another session's shell command running since then: files changed after it are its,
         # or, when this session's own shell command ran then too, both sessions'.
         self.others = in_flight(store, session_id, self.start_ns)
@@ -504,9 +504,12 @@ class _Scan:
         batch: Reads = []
         batch_bytes = done = 0
         rels = [c.rel for c in adopt]
-        # A baseline writes the tree's content once: check the WAL into the database once at the
-        # end (and truncate it) rather than every 4 MB, each time with an fsync.
-        with self.store.checkpoint_at_end():
+        # A baseline writes the tree's content once: one WAL checkpoint at the end, not an fsync
+        # every 4 MB. Not in the worker: its final TRUNCATE would hold every hook's write (and its
+        # smaller batches hold the lock less long).
+        batch_files = _WORKER_BATCH_FILES if self.in_worker else _BATCH_FILES
+        bulk = nullcontext() if self.in_worker else self.store.checkpoint_at_end()
+        with bulk:
             for i, r in read_many(self.store.root, rels, limit, self.workers, self.deadline):
                 if r is None:  # the budget ran out
                     complete = False
@@ -515,7 +518,7 @@ class _Scan:
                 done += 1
                 if isinstance(r, FileRead) and r.payload is not None:
                     batch_bytes += len(r.payload)
-                if len(batch) >= self.batch_files or batch_bytes >= _BATCH_BYTES:
+                if len(batch) >= batch_files or batch_bytes >= _BATCH_BYTES:
                     commit(self.store, self.attribute, batch, self.result, record=False)
                     batch, batch_bytes = [], 0
                     if self.progress is not None:

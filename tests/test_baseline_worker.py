@@ -20,6 +20,7 @@ import pytest
 from rewind_ls.core.capture import baseline_spawn as bs
 from rewind_ls.core.capture import scan as scan_mod
 from rewind_ls.core.store import Store
+from tests.conftest import Cli
 
 
 @pytest.fixture
@@ -56,7 +57,7 @@ def _no_change(found: object) -> str | None:
 
 def _wait(predicate: object, seconds: float = 120.0) -> None:
     deadline = time.monotonic() + seconds
-    while not predicate():  # type: ignore[operator]
+    while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError("timed out")
         time.sleep(0.02)
@@ -150,3 +151,19 @@ def test_a_worker_killed_at_any_moment_loses_nothing(ws: Path, store: Store) -> 
     scan_mod.scan(store, _no_change, "s1", budget=1e-6, background=True)
     _wait(lambda: scan_mod.baseline_complete(store))
     _assert_every_file_recorded(store, files)
+
+
+def test_turns_shows_the_workers_progress(ws: Path, store: Store, cli: Cli) -> None:
+    wdir = bs.worker_dir(store.path)
+    os.makedirs(wdir, exist_ok=True)
+    fd = os.open(os.path.join(wdir, bs.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a worker is running
+    try:
+        with open(os.path.join(wdir, bs.PROGRESS), "w", encoding="ascii") as f:
+            f.write("1500 4000\n")
+        out = cli("turns").stdout
+        assert "first checkpoint of this workspace in progress (1500 of 4000 files)" in out
+    finally:
+        os.close(fd)
+    out = cli("turns").stdout
+    assert "first checkpoint" not in out

@@ -128,15 +128,18 @@ def test_while_the_worker_runs_a_hook_records_changes_to_known_files(
 
 
 def test_a_worker_killed_at_any_moment_loses_nothing(ws: Path, store: Store) -> None:
-    files = _fill(ws, 4000)
+    files = _fill(ws, 6000)
     rng = random.Random(29)
     kills = 0
-    for _ in range(3):
+    # Killed while listing (before any batch), then after a random number of committed batches
+    # plus a random instant (inside the next batch's reads or its transaction).
+    for at_least in (0, rng.randrange(1, 4) * 500, rng.randrange(6, 9) * 500):
         if scan_mod.baseline_complete(store):
             break
         assert bs.ensure_running(store.root, store.path)
         _wait(lambda: bs.alive(store.path))
-        time.sleep(rng.uniform(0.05, 0.6))
+        _wait(lambda n=at_least: (bs.progress(store.path) or (n, 0))[0] >= n)  # type: ignore[misc]
+        time.sleep(rng.uniform(0, 0.05))
         pid = bs.worker_pid(store.path)
         if pid is None or not bs.alive(store.path):
             continue

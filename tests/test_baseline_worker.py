@@ -138,7 +138,7 @@ def test_a_worker_killed_at_any_moment_loses_nothing(ws: Path, store: Store) -> 
             break
         assert bs.ensure_running(store.root, store.path)
         _wait(lambda: bs.alive(store.path))
-        _wait(lambda n=at_least: (bs.progress(store.path) or (n, 0))[0] >= n)  # type: ignore[misc]
+        _wait(lambda n=at_least: (bs.progress(store.path) or (n, 0))[0] >= n)
         time.sleep(rng.uniform(0, 0.05))
         pid = bs.worker_pid(store.path)
         if pid is None or not bs.alive(store.path):

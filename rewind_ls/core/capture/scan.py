@@ -230,7 +230,7 @@ def scan(
         run.deadline = started
         watched = watched_scan.Watched(None, None, 0, list(patterns))
         nothing: Iterator[tuple[str, os.stat_result]] = iter(())
-        listing = nothing, store.known_file_signatures(), store.known_absent_paths()
+        listing = nothing, store.known_file_signatures(), set[str]()  # nothing listed: no gone
     else:
         watched = watched_scan.begin(store, patterns, have_baseline)
         listing = _listing(store, patterns, run, watched)

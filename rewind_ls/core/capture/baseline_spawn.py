@@ -99,7 +99,9 @@ def ensure_running(root: str, store_path: str) -> bool:
         pid = os.posix_spawn(
             sys.executable,
             [sys.executable, "-m", "rewind_ls.core.capture.baseline_worker", root, store_path],
-            dict(os.environ),
+            # Not the workspace's own folder first on sys.path (`-m` puts the cwd there, and a
+            # workspace may hold a `rewind_ls` folder): Python 3.11+ reads PYTHONSAFEPATH.
+            {**os.environ, "PYTHONSAFEPATH": "1"},
             file_actions=[
                 (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
                 (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),

@@ -240,6 +240,43 @@ def _first_checkpoint_again(tree: str, base: str) -> tuple[float, float]:
     return ours, git
 
 
+def _first_checkpoint_in_background(tree: str, home: str) -> tuple[float, float]:
+    """SessionStart with the default budget, then turn boundaries (UserPromptSubmit, Stop) one
+    after another while the baseline worker runs: (the longest hook, seconds from SessionStart
+    until the baseline is complete)."""
+    from rewind_ls.core.capture import baseline_spawn
+
+    agent = Agent(tree, home, REWIND_LS_WATCH="0")
+    started = time.perf_counter()
+    longest = agent.hook("SessionStart", source="startup")
+    db = None
+    while True:
+        if db is None:
+            found = [
+                os.path.join(home, "workspaces", d)
+                for d in os.listdir(os.path.join(home, "workspaces"))
+            ]
+            db = found[0] if found else None
+        if db is not None and _baseline_done(db) and not baseline_spawn.busy(db):
+            break
+        if time.perf_counter() - started > 3600:
+            raise RuntimeError("the baseline worker did not finish in an hour")
+        longest = max(longest, agent.hook("UserPromptSubmit", prompt="go on"))
+        longest = max(longest, agent.hook("Stop"))
+    return longest, time.perf_counter() - started
+
+
+def _baseline_done(store_path: str) -> bool:
+    con = sqlite3.connect(f"file:{os.path.join(store_path, 'store.sqlite3')}?mode=ro", uri=True)
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'scan.baseline'").fetchone()
+    except sqlite3.Error:
+        return False
+    finally:
+        con.close()
+    return bool(row and row[0] == "complete")
+
+
 def bench_size(n: int, tmp: str, runs: int, restores: set[int], notes: list[str]) -> list[Figure]:
     base = os.path.join(tmp, f"t{n}")
     tree, rels = _make(n, base, notes)
@@ -268,12 +305,22 @@ def bench_size(n: int, tmp: str, runs: int, restores: set[int], notes: list[str]
             0.3,
         )
     )
-    # With the hook's default baseline budget (what a person gets): the longest hook the agent
-    # waits for while the first checkpoint is taken, against the issue's 1 s.
-    fresh = Agent(tree, os.path.join(base, "home-default"), REWIND_LS_WATCH="0")
-    longest = fresh.hook("SessionStart", source="startup")
+    # With the hook's default baseline budget (what a person gets): the session starts, the
+    # detached worker takes the baseline, and turns go on meanwhile. The longest hook the agent
+    # waits for, against the issue's 1 s, and the time until the baseline is complete.
+    longest, background = _first_checkpoint_in_background(tree, os.path.join(base, "home-default"))
     figs.append(
         Figure(n, "longest hook while the first checkpoint runs (vs 1 s)", longest, 1.0, "s", 1.0)
+    )
+    figs.append(
+        Figure(
+            n,
+            "first checkpoint in the background: until complete (vs shadow git)",
+            background,
+            first_git,
+            "s",
+            0.3,
+        )
     )
     figs.append(
         Figure(n, "first checkpoint: store bytes (vs loose objects)", store_bytes, loose, "B")

@@ -1,52 +1,38 @@
 """The command line's dispatcher: the top-level parser, one module per command (each registers its
-own subcommand: `register(add)`), and one error handler (`error_handler.run`). No logic here."""
+own subcommand: `register(add)`), and one error handler (`error_handler.run`); a command line naming a command registers only its module. No logic here."""
 
 from __future__ import annotations
 
 import argparse
-from types import ModuleType
+from importlib import import_module
 from typing import NoReturn
 
 from rewind_ls import __version__
-from rewind_ls.cli import (
-    blame_cmd,
-    demo_cmd,
-    diff_cmd,
-    doctor_cmd,
-    error_handler,
-    gc_cmd,
-    hook_cmd,
-    import_cmd,
-    install_cmd,
-    log_cmd,
-    record_cmd,
-    rewind_cmd,
-    scan_cmd,
-    serve_cmd,
-    summarize_cmd,
-    turns_cmd,
-)
 from rewind_ls.cli.common import EPILOG, WORKSPACE_HELP, Add, Command, workspace_parent
-from rewind_ls.cli.pick_cmd import cmd_pick
+from rewind_ls.cli.error_handler import run as run_command
 
-# In the order `rewind-ls --help` lists them.
-COMMANDS: tuple[ModuleType, ...] = (
-    turns_cmd,
-    diff_cmd,
-    log_cmd,
-    blame_cmd,
-    rewind_cmd,  # rewind, revert, undo
-    summarize_cmd,
-    gc_cmd,
-    scan_cmd,
-    doctor_cmd,
-    install_cmd,
-    hook_cmd,
-    serve_cmd,
-    record_cmd,
-    import_cmd,
-    demo_cmd,
+# The command modules, in the order `rewind-ls --help` lists them, each with the subcommands its
+# `register(add)` adds. A command line naming one of them imports and registers only that
+# module: `rewind-ls turns` does not load the restore engine, the server's protocol or the
+# other commands' parsers. `--help`, no command or an unknown one registers them all.
+COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("turns_cmd", ("turns",)),
+    ("diff_cmd", ("diff",)),
+    ("log_cmd", ("log",)),
+    ("blame_cmd", ("blame",)),
+    ("rewind_cmd", ("rewind", "revert", "undo")),
+    ("summarize_cmd", ("summarize",)),
+    ("gc_cmd", ("gc",)),
+    ("scan_cmd", ("scan",)),
+    ("doctor_cmd", ("doctor",)),
+    ("install_cmd", ("install",)),
+    ("hook_cmd", ("hook",)),
+    ("serve_cmd", ("serve",)),
+    ("record_cmd", ("record",)),
+    ("import_cmd", ("import",)),
+    ("demo_cmd", ("demo",)),
 )
+_MODULE_OF = {name: module for module, names in COMMANDS for name in names}
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -60,7 +46,8 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {safe(message)} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (`only`: a command's module) the top level and that command alone."""
     parser: argparse.ArgumentParser = _OneLineParser(
         prog="rewind-ls",
         description="Checkpoints and rewind for AI coding agents: restore code, conversation or both "
@@ -74,11 +61,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-C", "--workspace", dest="top_workspace", metavar="DIR", help=WORKSPACE_HELP
     )
-    parser.set_defaults(func=cmd_pick, workspace=None, command=None, json=False)
+    parser.set_defaults(func=_pick, workspace=None, command=None, json=False)
     add = _adder(parser.add_subparsers(dest="command", metavar="COMMAND"))
-    for module in COMMANDS:
-        module.register(add)
+    for module, _ in COMMANDS:
+        if only is None or module == only:
+            import_module(f"rewind_ls.cli.{module}").register(add)
     return parser
+
+
+def _command_module(argv: list[str]) -> str | None:
+    """The module of the command `argv` names (after the top-level options), or None."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-C", "--workspace"):
+            i += 2
+            continue
+        if arg.startswith("--workspace=") or (arg.startswith("-C") and len(arg) > 2):
+            i += 1
+            continue
+        if arg.startswith("-"):
+            return None  # --help, --version, or something the whole parser must judge
+        return _MODULE_OF.get(arg)
+    return None
+
+
+def _pick(args: argparse.Namespace) -> int:
+    """No COMMAND: the turn picker chooses one, then it runs like a typed command line."""
+    from rewind_ls.cli.pick_cmd import pick_argv
+
+    return run_cli(pick_argv(args, lambda: build_parser().format_usage()))
 
 
 def _adder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Add:
@@ -100,9 +112,9 @@ def _adder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Add:
 
 
 def run_cli(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(_command_module(argv)).parse_args(argv)
     _warn_about_limits()
-    return error_handler.run(args.func, args)
+    return run_command(args.func, args)
 
 
 def _warn_about_limits() -> None:

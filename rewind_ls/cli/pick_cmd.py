@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from rewind_ls.cli.common import open_store
 from rewind_ls.core.errors import RewindError
 
 
-def cmd_pick(args: argparse.Namespace) -> int:
-    from rewind_ls.cli.app import build_parser, run_cli
-
+def pick_argv(args: argparse.Namespace, usage: Callable[[], str]) -> list[str]:
+    """The command line the person picks (the dispatcher runs it); `usage` is the top-level usage,
+    printed when there is no terminal to pick on."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        build_parser().print_usage(sys.stderr)
+        sys.stderr.write(usage())
         raise RewindError(
             "a COMMAND is needed (the turn picker needs a terminal); see rewind-ls --help"
         )
@@ -22,4 +23,4 @@ def cmd_pick(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         argv = ask_command(store)
     where = args.workspace or args.top_workspace
-    return run_cli([*argv, *(["-C", where] if where else [])])
+    return [*argv, *(["-C", where] if where else [])]

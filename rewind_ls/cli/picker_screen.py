@@ -19,7 +19,7 @@ from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.styles import Style
 
-from rewind_ls.cli.picker import Action, Entry, actions_for, row_columns
+from rewind_ls.cli.picker_rows import Action, Entry, actions_for, row_columns
 from rewind_ls.cli.style import colour_diff
 from rewind_ls.core.store import Store
 

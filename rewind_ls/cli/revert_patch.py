@@ -131,7 +131,7 @@ def revert_patch(args: argparse.Namespace, store: Store, turn: Turn, ask: Ask = 
     """The -p walk, then one restore of the chosen hunks (the plan shown, the restore point
     recorded, all or nothing on disk)."""
     from rewind_ls.cli.common import rel
-    from rewind_ls.cli.rewind_cmd import render_plan
+    from rewind_ls.cli.plan_view import render_plan
     from rewind_ls.core.model import RestoreMode
     from rewind_ls.core.restore.flow import RestoreFlow
     from rewind_ls.core.restore.plan import disk_reader

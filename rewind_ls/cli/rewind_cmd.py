@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from rewind_ls.cli.common import (
@@ -20,6 +19,7 @@ from rewind_ls.cli.common import (
     turn_arg,
     unrecorded,
 )
+from rewind_ls.cli.plan_view import render_plan
 from rewind_ls.cli.style import safe
 from rewind_ls.core.capture.recorder import REWIND_SESSION
 from rewind_ls.core.model import RestoreMode, RestoreStatus, Scope
@@ -129,24 +129,6 @@ def _show_plan(store: Store, preview: Any, result: dict[str, Any], as_json: bool
     render_plan(plan, print)
     if not plan.changes() and not plan.conflicts:
         print("  nothing to restore: every path already matches")
-
-
-def render_plan(plan: Any, out: Callable[[str], None]) -> None:
-    from rewind_ls.cli.style import ACTION_COLOURS, RED, colour_enabled, paint
-
-    on = colour_enabled()
-    for pp in plan.paths:
-        if not pp.will_write and pp.conflict is None:
-            continue
-        stat = "binary" if pp.binary else f"+{pp.added} -{pp.removed}"
-        action = paint(f"{pp.action:9}", ACTION_COLOURS.get(pp.action, ""), on)
-        line = f"  {action} {safe(pp.path)}  {stat}"
-        if pp.conflict is not None:
-            text = f"conflict ({pp.conflict.kind}): {safe(pp.conflict.message)}"
-            line += "\n            " + paint(text, RED, on)
-            for hunk in pp.conflict.hunks[:3]:
-                line += f"\n              base lines {hunk['base_start'] + 1}-{hunk['base_end']}"
-        out(line)
 
 
 def _confirm(plan: Any, args: argparse.Namespace) -> tuple[bool, bool, bool]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import unicodedata
 from typing import TextIO
@@ -145,6 +144,8 @@ def page(text: str) -> None:
     if not pager.strip() or pager.strip() == "cat":
         sys.stdout.write(text)
         return
+    import subprocess  # only here: 14 ms of imports every other command would pay
+
     env = {**os.environ}
     env.setdefault("LESS", "FRX")
     sys.stdout.flush()

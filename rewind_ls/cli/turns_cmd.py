@@ -31,6 +31,9 @@ def cmd_turns(args: argparse.Namespace) -> int:
         else:
             listing = list_sessions(store, session, args.limit or None)
         gaps = unrecorded(store)
+        from rewind_ls.core.capture.baseline_spawn import progress
+
+        first = progress(store.path)
         others: list[dict[str, Any]] = []
         if not args.all and args.session is None:
             # Another agent working here too: its newest turn (a page of one) says if it is live.
@@ -42,6 +45,13 @@ def cmd_turns(args: argparse.Namespace) -> int:
         print_json(wire(TurnsOutput, listing))
         return 0
     print_unrecorded(listing["unrecorded"])
+    if first is not None:
+        done, total = first
+        counted = f"{done} of {total} files" if total else "listing the files"
+        print(
+            f"first checkpoint of this workspace in progress ({counted}), in the background: "
+            "a rewind keeps every file not recorded yet as it is"
+        )
     if not listing["sessions"]:
         print(
             "no agent turns recorded in this workspace yet (install the hooks: rewind-ls install claude-code)"

@@ -520,14 +520,25 @@ class Recorder:
         """A workspace scan, or None when scans are turned off (then only known paths are
         re-checked)."""
         from rewind_ls.core.capture.scan import scan
-        from rewind_ls.core.capture.scan_settings import hook_baseline_budget, scans_enabled
+        from rewind_ls.core.capture.scan_settings import (
+            baseline_worker,
+            hook_baseline_budget,
+            scans_enabled,
+        )
 
         if not scans_enabled():
             return None
         budget = self.baseline_budget
+        background = False
         if budget is _DEFAULT_BUDGET:
             budget = hook_baseline_budget()
+            background = baseline_worker()
         self.last_scan = scan(
-            self.store, attribute, session_id, budget=budget, progress=self.progress
+            self.store,
+            attribute,
+            session_id,
+            budget=budget,
+            progress=self.progress,
+            background=background,
         )
         return self.last_scan

@@ -50,6 +50,7 @@ import os
 import re
 import stat as stat_mod
 import time
+from contextlib import nullcontext
 
 from rewind_ls.core.capture import watched_scan
 from rewind_ls.core.capture.file_reader import FileRead, read_file, read_many, same_signature
@@ -85,6 +86,7 @@ META_LINKS = "scan.links"
 _CLOCK_SLACK_NS = 2_000_000_000
 _BATCH_FILES = 2000
 _BATCH_BYTES = 48 << 20
+_WORKER_BATCH_FILES = 500
 
 # apply_disk's temporary, backup and aside names: `.<name>.rewind-<8 hex>.tmp|bak|aside[.<8 hex>]`.
 _RESTORE_TEMP = re.compile(r"(^|/)\.[^/]*\.rewind-[0-9a-f]{8}\.(tmp|bak|aside)(\.[0-9a-f]{8})?$")
@@ -155,6 +157,8 @@ def scan(
     progress: Progress | None = None,
     workers: int | None = None,
     extra_patterns: Sequence[str] | None = None,
+    background: bool = False,
+    adopt_only: bool = False,
 ) -> ScanResult:
     """Find and record every change in the workspace since rewind-ls last saw it (module docstring).
 
@@ -162,7 +166,10 @@ def scan(
     list) and returns the turn that owns them. `session_id` is the scanning session: its own open
     edits and shell runs are not deferred. `budget` bounds the time spent adding files to an
     incomplete baseline (changes to known files are always recorded). `progress(what, done, total)`
-    reports reading.
+    reports reading. `background`: when the budget cuts the baseline short, a detached worker
+    takes the rest (`core.capture.baseline_spawn`), and while one runs this scan adopts nothing.
+    `adopt_only` (that worker): only files never seen go into the baseline, with no change
+    recorded and the watermark and the watcher's mark left to the hooks' scans.
     """
     started = time.monotonic()
     run = _Scan(store, attribute, session_id, progress, workers)
@@ -171,12 +178,34 @@ def scan(
     if budget is not None:
         run.deadline = started + budget
     have_baseline = baseline_complete(store)
+    if adopt_only:
+        return _adopt_only(store, run, have_baseline, extra_patterns, started)
+    worker = background and not have_baseline
+    lean = False  # the worker is taking the baseline: only the known files are looked at
+    if worker:
+        from rewind_ls.core.capture import baseline_spawn
+
+        lean = baseline_spawn.busy(store.path)
     raw_mark = store.meta(META_WATERMARK)
     watermark = int(raw_mark) - _CLOCK_SLACK_NS if raw_mark and raw_mark.isdigit() else None
     patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
     # The watcher syncs before anything is read (rules too): only what it saw change, or all.
-    watched = watched_scan.begin(store, patterns, have_baseline)
-    changed, new = run.compare(*_listing(store, patterns, run, watched))
+    if lean:
+        # No walk (the worker lists every file); each known file is `lstat`ed by name, so a
+        # change to one is recorded in this turn, and nothing is adopted here.
+        run.deadline = started
+        watched = watched_scan.Watched(None, None, 0, list(patterns))
+        nothing: Iterator[tuple[str, os.stat_result]] = iter(())
+        listing = nothing, store.known_file_signatures(), set[str]()  # nothing listed: no gone
+    else:
+        watched = watched_scan.begin(store, patterns, have_baseline)
+        listing = _listing(store, patterns, run, watched)
+    cut: list[bool] = []
+    if worker and run.deadline is not None and not lean:
+        # A walk longer than the budget stops there: the worker lists the rest, and the known
+        # paths the walk did not reach are still checked by name (`_compare_unlisted`).
+        listing = _until(listing[0], run.deadline, cut), listing[1], listing[2]
+    changed, new = run.compare(*listing)
     if changed:
         _fill_old_versions(store, changed)
     # New files: created (before = absent) or adopted into the baseline, by their ctime.
@@ -198,10 +227,47 @@ def scan(
             created.append(c)
         else:
             adopt.append(c)
-    complete = run.record(changed + created, adopt)
+    complete = run.record(changed + created, adopt) and not cut and not lean
+    if not complete and worker:
+        from rewind_ls.core.capture import baseline_spawn
+
+        baseline_spawn.ensure_running(store.root, store.path)
     _note_links(store, run.links, watermark if have_baseline else None)
     run.finish(complete and not have_baseline, watched, complete)
     run.result.baseline_complete = complete or have_baseline
+    run.result.elapsed = time.monotonic() - started
+    return run.result
+
+
+def _until(
+    items: Iterator[tuple[str, os.stat_result]], deadline: float, cut: list[bool]
+) -> Iterator[tuple[str, os.stat_result]]:
+    """`items` until `deadline` (time.monotonic()); `cut` gets True when it stopped early."""
+    for i, item in enumerate(items):
+        if not i & 1023 and time.monotonic() > deadline:
+            cut.append(True)
+            return
+        yield item
+
+
+def _adopt_only(
+    store: Store,
+    run: _Scan,
+    have_baseline: bool,
+    extra_patterns: Sequence[str] | None,
+    started: float,
+) -> ScanResult:
+    """The baseline worker's scan (see `scan`): a full walk, every file never seen adopted."""
+    if not have_baseline:
+        run.in_worker = True
+        patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
+        full = watched_scan.Watched(None, None, 0, patterns)
+        _, new = run.compare(*_listing(store, patterns, run, full))
+        if run.record([], new):
+            with store.transaction():
+                store.set_meta(META_BASELINE, "complete")
+            have_baseline = True
+    run.result.baseline_complete = have_baseline
     run.result.elapsed = time.monotonic() - started
     return run.result
 
@@ -232,6 +298,7 @@ class _Scan:
         "deadline",
         "defer_from",
         "gone_inodes",
+        "in_worker",
         "links",
         "others",
         "own_from",
@@ -258,6 +325,7 @@ class _Scan:
         self.result = ScanResult()
         self.start_ns = time.time_ns()
         self.deadline: float | None = None  # time.monotonic() past which the baseline stops
+        self.in_worker = False  # the baseline worker: small batches, the WAL checkpointed as usual
         # Another session's shell command running since then: files changed after it are its,
         # or, when this session's own shell command ran then too, both sessions'.
         self.others = in_flight(store, session_id, self.start_ns)
@@ -312,11 +380,15 @@ class _Scan:
     def _compare_unlisted(self, known: KnownSignatures) -> list[Candidate]:
         """Known paths the walk did not list: deleted, or ignored now (then re-checked by name)."""
         changed: list[Candidate] = []
+        # Paths are "/"-separated (POSIX): one concatenation, not a join per path (the lean scan
+        # of a baseline in progress checks every known file by name).
+        top = self.store.root.rstrip("/") + "/"
+        busy, lstat = self.busy, os.lstat
         for rel, k in known.items():
-            if rel in self.busy:
+            if rel in busy:
                 continue
             try:
-                st: os.stat_result | None = os.lstat(os.path.join(self.store.root, *rel.split("/")))
+                st: os.stat_result | None = lstat(top + rel)
             except (FileNotFoundError, NotADirectoryError):
                 st = None
             except OSError as exc:  # an unreadable folder: unknown, so not a deletion
@@ -398,9 +470,12 @@ class _Scan:
         batch: Reads = []
         batch_bytes = done = 0
         rels = [c.rel for c in adopt]
-        # A baseline writes the tree's content once: check the WAL into the database once at the
-        # end (and truncate it) rather than every 4 MB, each time with an fsync.
-        with self.store.checkpoint_at_end():
+        # A baseline writes the tree's content once: one WAL checkpoint at the end, not an fsync
+        # every 4 MB. Not in the worker: its final TRUNCATE would hold every hook's write (and its
+        # smaller batches hold the lock less long).
+        batch_files = _WORKER_BATCH_FILES if self.in_worker else _BATCH_FILES
+        bulk = nullcontext() if self.in_worker else self.store.checkpoint_at_end()
+        with bulk:
             for i, r in read_many(self.store.root, rels, limit, self.workers, self.deadline):
                 if r is None:  # the budget ran out
                     complete = False
@@ -409,7 +484,7 @@ class _Scan:
                 done += 1
                 if isinstance(r, FileRead) and r.payload is not None:
                     batch_bytes += len(r.payload)
-                if len(batch) >= _BATCH_FILES or batch_bytes >= _BATCH_BYTES:
+                if len(batch) >= batch_files or batch_bytes >= _BATCH_BYTES:
                     commit(self.store, self.attribute, batch, self.result, record=False)
                     batch, batch_bytes = [], 0
                     if self.progress is not None:

@@ -2,7 +2,9 @@
 
 `REWIND_LS_IGNORE`            extra ignore patterns, comma-separated, gitignore syntax
                               (e.g. `*.tmp,/data/,!keep.tmp`), on top of `.rewindignore`
-`REWIND_LS_BASELINE_SECONDS`  time budget of a baseline taken by a hook (default 10; 0 = no limit)
+`REWIND_LS_BASELINE_SECONDS`  time budget of a baseline taken by a hook (0 = no limit). Unset: 0.5 s,
+                              and a detached worker takes the rest (`core.capture.baseline_worker`);
+                              set: the hooks take the rest, at the next boundaries, as before
 `REWIND_LS_SCAN`              `0` turns workspace scans off (edit tools are still recorded)
 `REWIND_LS_SCAN_CACHE`        `0` lists every folder at every scan (no folder cache)
 """
@@ -11,8 +13,9 @@ from __future__ import annotations
 
 import os
 
-# The hook's baseline budget when REWIND_LS_BASELINE_SECONDS is unset or unreadable: the agent waits.
-_DEFAULT_HOOK_BUDGET = 10.0
+# The hook's baseline budget when REWIND_LS_BASELINE_SECONDS is unset or unreadable: the agent
+# waits on every hook (the issue's "no hook over 1 s"), and the worker takes the rest.
+_DEFAULT_HOOK_BUDGET = 0.5
 
 
 def extra_ignore_patterns() -> list[str]:
@@ -36,3 +39,9 @@ def hook_baseline_budget() -> float | None:
     except ValueError:
         value = _DEFAULT_HOOK_BUDGET
     return None if value <= 0 else value
+
+
+def baseline_worker() -> bool:
+    """Whether a hook leaves what its budget could not take to the detached baseline worker: yes,
+    unless REWIND_LS_BASELINE_SECONDS is set (then the hooks go on with it, budget by budget)."""
+    return not os.environ.get("REWIND_LS_BASELINE_SECONDS")

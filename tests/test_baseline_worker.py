@@ -1,0 +1,172 @@
+"""The first checkpoint off the hooks' path: a hook's scan takes what its budget allows, a detached
+worker (`core.capture.baseline_worker`, one per workspace) takes the rest, and killing that worker
+at any moment loses nothing: the next hook starts another, which adopts only what is missing.
+
+The worker is the real detached process (`posix_spawn`), killed with SIGKILL."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import random
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rewind_ls.core.capture import baseline_spawn as bs
+from rewind_ls.core.capture import scan as scan_mod
+from rewind_ls.core.store import Store
+from tests.conftest import Cli
+
+
+@pytest.fixture
+def store(ws: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
+    # The worker opens the store the way a hook does: through REWIND_LS_HOME.
+    monkeypatch.setenv("REWIND_LS_HOME", str(home))
+    monkeypatch.delenv("REWIND_LS_BASELINE_SECONDS", raising=False)
+    s = Store.open(str(ws), str(home))
+    try:
+        yield s
+    finally:
+        pid = bs.worker_pid(s.path)
+        if pid and bs.alive(s.path):
+            os.kill(pid, signal.SIGKILL)
+        s.close()
+
+
+def _fill(ws: Path, n: int, size: int = 3000) -> dict[str, bytes]:
+    """`n` files with distinct contents (a few KB each, so reading them takes a moment)."""
+    out: dict[str, bytes] = {}
+    for i in range(n):
+        rel = f"d{i // 100}/f{i}.txt"
+        data = hashlib.sha256(str(i).encode()).hexdigest().encode() * (size // 64)
+        p = ws / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+        out[rel] = data
+    return out
+
+
+def _no_change(found: object) -> str | None:
+    raise AssertionError(f"no change expected, got {found!r}")
+
+
+def _wait(predicate: object, seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.02)
+
+
+def _assert_every_file_recorded(store: Store, files: dict[str, bytes]) -> None:
+    """Every file known, with its exact content in the store."""
+    sigs = store.known_file_signatures()
+    assert set(files) <= set(sigs), sorted(set(files) - set(sigs))[:5]
+    versions = store.known_versions(sorted(files))
+    hashes = {rel: v.hash for rel, (v, _) in versions.items()}
+    blobs = store.get_blobs({h for h in hashes.values() if h})
+    for rel, data in files.items():
+        assert blobs[hashes[rel]] == data, rel  # type: ignore[index]
+
+
+def test_hook_budget_leaves_the_rest_to_one_detached_worker(ws: Path, store: Store) -> None:
+    files = _fill(ws, 1500)
+    # A budget far too small for the tree, as a hook on a large workspace has.
+    result = scan_mod.scan(store, _no_change, "s1", budget=1e-6, background=True)
+    assert not result.baseline_complete
+    assert bs.busy(store.path)  # started (or getting going)
+    # A second boundary meanwhile neither starts another worker nor walks: it adopts nothing.
+    again = scan_mod.scan(store, _no_change, "s1", budget=1e-6, background=True)
+    assert again.adopted == 0 and again.files == 0
+    _wait(lambda: scan_mod.baseline_complete(store))
+    _wait(lambda: not bs.busy(store.path))
+    _assert_every_file_recorded(store, files)
+    assert not os.path.exists(os.path.join(bs.worker_dir(store.path), bs.PROGRESS))
+
+
+def test_without_background_the_hooks_go_on_budget_by_budget(ws: Path, store: Store) -> None:
+    """REWIND_LS_BASELINE_SECONDS set (background False): no worker, as before."""
+    _fill(ws, 300)
+    result = scan_mod.scan(store, _no_change, "s1", budget=1e-6)
+    assert not result.baseline_complete
+    assert not bs.busy(store.path)
+
+
+def test_while_the_worker_runs_a_hook_records_changes_to_known_files(
+    ws: Path, store: Store
+) -> None:
+    """Nothing lost while the baseline is incomplete: a known file an agent's shell command
+    changes is recorded in that turn even though the hook does not walk; a new file is left to
+    the worker (adopted, so a rewind keeps it)."""
+    (ws / "known.txt").write_text("before\n")
+    scan_mod.scan(store, _no_change, None, adopt_only=True)
+    with store.transaction():
+        store.set_meta(scan_mod.META_BASELINE, "")  # as if more files were still to come
+    os.makedirs(bs.worker_dir(store.path), exist_ok=True)
+    fd = os.open(os.path.join(bs.worker_dir(store.path), bs.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a worker is running
+    try:
+        (ws / "known.txt").write_text("after\n")
+        (ws / "new.txt").write_text("new\n")
+        seen: list[tuple[str, str, str]] = []
+
+        def attribute(found: list[tuple[str, object, object]]) -> str:
+            seen.extend((rel, str(old), str(new)) for rel, old, new in found)
+            return "turn-1"
+
+        result = scan_mod.scan(store, attribute, "s1", budget=5.0, background=True)
+        assert [rel for rel, _, _ in seen] == ["known.txt"]
+        assert result.turn == "turn-1"
+        assert "new.txt" not in store.known_file_signatures()
+    finally:
+        os.close(fd)
+
+
+def test_a_worker_killed_at_any_moment_loses_nothing(ws: Path, store: Store) -> None:
+    files = _fill(ws, 6000)
+    rng = random.Random(29)
+    kills = 0
+    # Killed while listing (before any batch), then after a random number of committed batches
+    # plus a random instant (inside the next batch's reads or its transaction).
+    for at_least in (0, rng.randrange(1, 4) * 500, rng.randrange(6, 9) * 500):
+        if scan_mod.baseline_complete(store):
+            break
+        assert bs.ensure_running(store.root, store.path)
+        _wait(lambda: bs.alive(store.path))
+        _wait(lambda n=at_least: (bs.progress(store.path) or (n, 0))[0] >= n)
+        time.sleep(rng.uniform(0, 0.05))
+        pid = bs.worker_pid(store.path)
+        if pid is None or not bs.alive(store.path):
+            continue
+        os.kill(pid, signal.SIGKILL)
+        kills += 1
+        _wait(lambda: not bs.alive(store.path), 10)
+        # What it committed is whole: every known row's content is in the store, exactly.
+        sigs = store.known_file_signatures()
+        _assert_every_file_recorded(store, {rel: files[rel] for rel in sigs})
+    assert kills >= 1
+    # The next hook's scan starts a new worker, which finishes the baseline.
+    scan_mod.scan(store, _no_change, "s1", budget=1e-6, background=True)
+    _wait(lambda: scan_mod.baseline_complete(store))
+    _assert_every_file_recorded(store, files)
+
+
+def test_turns_shows_the_workers_progress(ws: Path, store: Store, cli: Cli) -> None:
+    wdir = bs.worker_dir(store.path)
+    os.makedirs(wdir, exist_ok=True)
+    fd = os.open(os.path.join(wdir, bs.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a worker is running
+    try:
+        with open(os.path.join(wdir, bs.PROGRESS), "w", encoding="ascii") as f:
+            f.write("1500 4000\n")
+        out = cli("turns").stdout
+        assert "first checkpoint of this workspace in progress (1500 of 4000 files)" in out
+    finally:
+        os.close(fd)
+    out = cli("turns").stdout
+    assert "first checkpoint" not in out

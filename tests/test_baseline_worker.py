@@ -170,3 +170,35 @@ def test_turns_shows_the_workers_progress(ws: Path, store: Store, cli: Cli) -> N
         os.close(fd)
     out = cli("turns").stdout
     assert "first checkpoint" not in out
+
+
+def test_a_shell_command_waits_for_the_first_checkpoint(ws: Path, store: Store) -> None:
+    """A shell command may change any file: before it runs (its PreToolUse hook), the hook waits
+    for the worker's baseline, so a file the command changes has its first content recorded."""
+    from rewind_ls.core.agents import hook_steps
+    from rewind_ls.core.capture.recorder import Recorder
+
+    files = _fill(ws, 6000)
+    scan_mod.scan(store, _no_change, "s1", budget=1e-6, background=True)
+    assert not scan_mod.baseline_complete(store)  # the worker has the rest
+    hook_steps.shell_started(Recorder(store), "s1", "run-1", 60.0)
+    assert scan_mod.baseline_complete(store)
+    _assert_every_file_recorded(store, files)
+
+
+def test_the_worker_is_not_whole_while_another_sessions_shell_command_runs(
+    ws: Path, store: Store
+) -> None:
+    """Files a running shell command of another session may be writing are left to it: the
+    worker's baseline is then not complete (it was marked so, and those files had no first
+    content until some later scan happened to adopt them)."""
+    from rewind_ls.core.capture import shell_runs
+
+    shell_runs.shell_started(store, "other", "run-1", 60.0)
+    _fill(ws, 50)  # written while the command runs
+    result = scan_mod.scan(store, _no_change, None, adopt_only=True)
+    assert result.deferred == 50
+    assert not scan_mod.baseline_complete(store)
+    shell_runs.shell_finished(store, "other", "run-1")
+    scan_mod.scan(store, _no_change, None, adopt_only=True)
+    assert scan_mod.baseline_complete(store)

@@ -26,13 +26,16 @@ ROOT = Path(__file__).resolve().parents[1]
 # UserPromptSubmit, PostToolUse Bash and Stop end the turn's shell runs (core/capture/shell_runs.py,
 # core/capture/interrupts.py: a run ends by every road a turn can end), two small stdlib-only modules.
 # The store became a package of modules with one job each (issue 25): +10 on every event.
+# The first checkpoint's worker (issue 29): a scan reads whether the baseline is whole from
+# core/capture/baseline_spawn.py (+1), and a shell command's PreToolUse waits for an unfinished one
+# (+2: baseline_spawn, scan_settings).
 BUDGET = {
-    "UserPromptSubmit": 96,
+    "UserPromptSubmit": 97,
     "PreToolUse Edit": 85,
     "PostToolUse Edit": 85,
-    "PreToolUse Bash": 86,
-    "PostToolUse Bash": 96,
-    "Stop": 96,
+    "PreToolUse Bash": 88,
+    "PostToolUse Bash": 97,
+    "Stop": 97,
 }
 # What no hook may load: `site` (the start-up the command avoids) and the libraries of the server
 # and the CLI.

@@ -298,7 +298,28 @@ def shell_started(
     session's scan when it finishes. `limit_s`: the longest it can run."""
     from rewind_ls.core.capture import shell_runs
 
+    wait_for_first_checkpoint(rec)  # first: the worker leaves files to a registered run
     shell_runs.shell_started(rec.store, session_id, run_id, limit_s)
+
+
+def wait_for_first_checkpoint(rec: Recorder) -> None:
+    """Before a shell command runs, the first checkpoint must be whole: the command may change
+    any file, and one the baseline worker has not read yet would have no content to go back to.
+    Edit tools need no wait (their hooks record the files they name first)."""
+    from rewind_ls.core.capture.baseline_spawn import baseline_complete, wait_for_baseline
+    from rewind_ls.core.capture.scan_settings import scans_enabled, shell_baseline_wait
+
+    store = rec.store
+    if not scans_enabled() or baseline_complete(store):
+        return
+    limit = shell_baseline_wait()
+    if limit <= 0:
+        return
+    if not wait_for_baseline(store.root, store.path, lambda: baseline_complete(store), limit):
+        sys.stderr.write(
+            f"rewind-ls: the first checkpoint of {store.root} is not complete after {limit:.0f} s;"
+            " files the command changes before it reads them cannot be restored\n"
+        )
 
 
 def shell_finished(rec: Recorder, session_id: str, run_id: str, turn: str) -> list[Any]:

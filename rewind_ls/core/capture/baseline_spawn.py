@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 from rewind_ls.core.fs.config import ensure_private_dir
+from rewind_ls.core.store import Store
 
+META_BASELINE = "scan.baseline"  # store meta: "complete" once every non-ignored file is stored
 DIR = "baseline"
 LOCK = "lock"
 PROGRESS = "progress"
@@ -23,6 +26,10 @@ STARTING = "starting"
 # A start claimed this long ago whose worker never took the lock (killed before it got going).
 _STARTING_STALE = 30.0
 _spawned: list[int] = []  # children of a long-lived process (the server), reaped when seen
+
+
+def baseline_complete(store: Store) -> bool:
+    return store.meta(META_BASELINE) == "complete"
 
 
 def worker_dir(store_path: str) -> str:
@@ -67,6 +74,22 @@ def progress(store_path: str) -> tuple[int, int] | None:
         return int(done), int(total)
     except (OSError, ValueError):
         return 0, 0  # started, nothing counted yet
+
+
+def wait_for_baseline(
+    root: str, store_path: str, complete: Callable[[], bool], limit_s: float
+) -> bool:
+    """Wait, at most `limit_s`, until the baseline is `complete()`, starting the worker again if
+    it is gone. For a hook about to run a shell command: a file the command changes before the
+    worker has read it would have no first content to go back to. True when complete."""
+    deadline = time.monotonic() + limit_s
+    while not complete():
+        if time.monotonic() >= deadline:
+            return False
+        if not busy(store_path) and not ensure_running(root, store_path):
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def worker_pid(store_path: str) -> int | None:

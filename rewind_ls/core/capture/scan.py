@@ -52,7 +52,9 @@ import stat as stat_mod
 import time
 from contextlib import nullcontext
 
-from rewind_ls.core.capture import watched_scan
+from rewind_ls.core.capture import baseline_spawn, watched_scan
+from rewind_ls.core.capture.baseline_spawn import META_BASELINE as META_BASELINE
+from rewind_ls.core.capture.baseline_spawn import baseline_complete as baseline_complete
 from rewind_ls.core.capture.file_reader import FileRead, read_file, read_many, same_signature
 from rewind_ls.core.capture.folder_cache import skip_dirs, walk_files
 from rewind_ls.core.capture.ignore import IgnoreRules
@@ -75,7 +77,6 @@ if TYPE_CHECKING:
     # path -> (path, size, mtime_ns, ino, mode), as `Store.known_file_signatures` gives them.
     KnownSignatures = dict[str, tuple[str, int | None, int | None, int | None, int | None]]
 
-META_BASELINE = "scan.baseline"  # "complete" once every non-ignored file has been stored
 META_WATERMARK = "scan.watermark_ns"  # when the last scan began (ctime test for new files)
 META_UNRECORDED = "scan.unrecorded"  # JSON list of "path: reason" the last scan could not record
 # JSON {path: target} of the symbolic links made or re-pointed since recording began: not recorded
@@ -93,10 +94,6 @@ _RESTORE_TEMP = re.compile(r"(^|/)\.[^/]*\.rewind-[0-9a-f]{8}\.(tmp|bak|aside)(\
 # Claude Code's atomic writes: `<name>.tmp.<pid>.<hex>`, renamed over `<name>` an instant later (seen
 # with 2.1.197). A scan that catches one mid-write would record a file that never really existed.
 _AGENT_TEMP = re.compile(r"\.tmp\.[0-9]+\.[0-9a-f]{8,}$")
-
-
-def baseline_complete(store: Store) -> bool:
-    return store.meta(META_BASELINE) == "complete"
 
 
 def unrecorded(store: Store) -> list[str]:
@@ -183,8 +180,6 @@ def scan(
     worker = background and not have_baseline
     lean = False  # the worker is taking the baseline: only the known files are looked at
     if worker:
-        from rewind_ls.core.capture import baseline_spawn
-
         lean = baseline_spawn.busy(store.path)
     raw_mark = store.meta(META_WATERMARK)
     watermark = int(raw_mark) - _CLOCK_SLACK_NS if raw_mark and raw_mark.isdigit() else None
@@ -229,8 +224,6 @@ def scan(
             adopt.append(c)
     complete = run.record(changed + created, adopt) and not cut and not lean
     if not complete and worker:
-        from rewind_ls.core.capture import baseline_spawn
-
         baseline_spawn.ensure_running(store.root, store.path)
     _note_links(store, run.links, watermark if have_baseline else None)
     run.finish(complete and not have_baseline, watched, complete)
@@ -263,7 +256,8 @@ def _adopt_only(
         patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
         full = watched_scan.Watched(None, None, 0, patterns)
         _, new = run.compare(*_listing(store, patterns, run, full))
-        if run.record([], new):
+        # Files left to another session's running shell command are not in it yet: not whole.
+        if run.record([], new) and not run.result.deferred:
             with store.transaction():
                 store.set_meta(META_BASELINE, "complete")
             have_baseline = True

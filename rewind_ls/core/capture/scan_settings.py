@@ -16,6 +16,10 @@ import os
 # The hook's baseline budget when REWIND_LS_BASELINE_SECONDS is unset or unreadable: the agent
 # waits on every hook (the issue's "no hook over 1 s"), and the worker takes the rest.
 _DEFAULT_HOOK_BUDGET = 0.5
+# How long a hook about to run a shell command waits for an unfinished first checkpoint (the
+# worker's), so the command cannot change a file whose first content is not yet recorded. The
+# hooks' own baseline budget before the worker existed (a session's first hooks waited as long).
+_SHELL_WAIT = 10.0
 
 
 def extra_ignore_patterns() -> list[str]:
@@ -39,6 +43,12 @@ def hook_baseline_budget() -> float | None:
     except ValueError:
         value = _DEFAULT_HOOK_BUDGET
     return None if value <= 0 else value
+
+
+def shell_baseline_wait() -> float:
+    """Seconds a hook about to run a shell command waits for the worker's first checkpoint (0
+    when REWIND_LS_BASELINE_SECONDS is set: then the hooks take the baseline themselves)."""
+    return _SHELL_WAIT if baseline_worker() else 0.0
 
 
 def baseline_worker() -> bool:

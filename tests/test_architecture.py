@@ -25,7 +25,7 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_core_imports_nothing_above_it() -> None:
-    for path in sorted((ROOT / "rewind_ls" / "core").glob("*.py")):
+    for path in sorted((ROOT / "rewind_ls" / "core").rglob("*.py")):
         bad = [n for n in _imports(path) if n.startswith(FORBIDDEN_IN_CORE)]
         assert not bad, f"{path.name} imports {bad}"
 

@@ -1,7 +1,7 @@
 """Unit tests of `core.capture.recorder.Recorder` on real files: what a turn records as `before` and `after`,
 whose change a change is (an outside edit or the tool's own write), and a file the shell made
 unreadable. The hook process and the agents are tested end to end elsewhere (test_scan,
-test_claude_hook_fixes, tests/agents)."""
+test_claude, tests/agents)."""
 
 from __future__ import annotations
 

@@ -10,17 +10,18 @@ Which reply answers a request: a request that offers tools is the agent's main l
 next scripted reply (or, when the test gave a `responder`, whatever it returns); other requests
 (title generation, summaries the binary asks for on its own) get `side_reply` unless the responder
 handles them. A main-loop request with nothing scripted left gets a plain "done." so the binary
-ends its turn instead of hanging; the test sees it in `unscripted`.
+ends its turn instead of hanging; the test sees it in `unscripted`. The server and the queue:
+`scripted_api`.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.scripted_api import Request, Response, ScriptedAPI
 
 Block = dict[str, Any]
 Reply = list[Block]
@@ -172,37 +173,22 @@ def last_user_text(body: dict[str, Any]) -> str:
     return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
 
 
-class FakeAnthropic:
+class FakeAnthropic(ScriptedAPI[Reply]):
     """The server. Use as a context manager; `url` goes in ANTHROPIC_BASE_URL."""
 
+    protocol_version = "HTTP/1.1"
+
     def __init__(self, responder: Responder | None = None, side_reply: str = "ok") -> None:
-        self.script: list[Reply] = []
+        super().__init__()
         self.responder = responder
         self.side_reply = side_reply
         self.requests: list[dict[str, Any]] = []  # every body of POST /v1/messages, in order
         self.other: list[str] = []  # every other path requested
-        # The last message of each main-loop request answered "done." (nothing was scripted).
-        self.unscripted: list[str] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> FakeAnthropic:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def add(self, *replies: Reply) -> None:
-        """Queue replies for the agent's main loop, in order."""
-        with self._lock:
-            self.script.extend(replies)
+    def script(self) -> list[Reply]:
+        """The replies still queued (`add`)."""
+        return self.replies
 
     def _answer(self, body: dict[str, Any]) -> Reply:
         with self._lock:
@@ -213,66 +199,34 @@ class FakeAnthropic:
                     return reply
             if not body.get("tools") or is_compaction(body):
                 return [text(self.side_reply)]
-            if self.script:
-                return self.script.pop(0)
-            self.unscripted.append(json.dumps((body.get("messages") or [{}])[-1])[:300])
-            return [text("done.")]
+            asked = json.dumps((body.get("messages") or [{}])[-1])
+            return self.next_reply(asked, [text("done.")])
 
     def conversation_requests(self) -> list[dict[str, Any]]:
         """The main-loop requests (those offering tools), in order."""
         return [r for r in self.requests if r.get("tools") and not is_compaction(r)]
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _send(self, code: int, body: bytes, ctype: str) -> None:
-                self.send_response(code)
-                self.send_header("content-type", ctype)
-                self.send_header("content-length", str(len(body)))
-                self.send_header("request-id", f"req_{uuid.uuid4().hex[:12]}")
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self) -> None:
-                fake.other.append("GET " + self.path)
-                self._send(
-                    404, b'{"type":"error","error":{"type":"not_found_error"}}', "application/json"
-                )
-
-            def do_HEAD(self) -> None:
-                fake.other.append("HEAD " + self.path)
-                self._send(200, b"", "text/plain")
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length)
-                path = self.path.split("?")[0]
-                if path.endswith("/count_tokens"):
-                    fake.other.append("POST " + path)
-                    self._send(200, b'{"input_tokens": 10}', "application/json")
-                    return
-                if not path.endswith("/v1/messages"):
-                    fake.other.append("POST " + path)
-                    self._send(
-                        404,
-                        b'{"type":"error","error":{"type":"not_found_error"}}',
-                        "application/json",
-                    )
-                    return
-                body = json.loads(raw)
-                reply = fake._answer(body)
-                model = str(body.get("model", "claude"))
-                if body.get("stream"):
-                    self._send(200, stream(reply, model), "text/event-stream")
-                else:
-                    self._send(
-                        200, json.dumps(message_json(reply, model)).encode(), "application/json"
-                    )
-
-        return Handler
+    def respond(self, request: Request) -> Response:
+        not_found = b'{"type":"error","error":{"type":"not_found_error"}}'
+        ids = (("request-id", f"req_{uuid.uuid4().hex[:12]}"),)
+        if request.method == "GET":
+            self.other.append("GET " + request.path)
+            return Response(404, "application/json", not_found, ids)
+        if request.method == "HEAD":
+            self.other.append("HEAD " + request.path)
+            return Response(200, "text/plain", b"", ids)
+        path = request.path.split("?")[0]
+        if path.endswith("/count_tokens"):
+            self.other.append("POST " + path)
+            return Response(200, "application/json", b'{"input_tokens": 10}', ids)
+        if not path.endswith("/v1/messages"):
+            self.other.append("POST " + path)
+            return Response(404, "application/json", not_found, ids)
+        body = json.loads(request.body)
+        reply = self._answer(body)
+        model = str(body.get("model", "claude"))
+        if body.get("stream"):
+            return Response(200, "text/event-stream", stream(reply, model), ids)
+        return Response(
+            200, "application/json", json.dumps(message_json(reply, model)).encode(), ids
+        )

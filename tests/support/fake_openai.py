@@ -8,16 +8,16 @@ test can assert what conversation the binary sent (`requests`).
 
 Which reply answers a request: the next scripted one; with nothing scripted left a plain "done." so
 the binary ends its turn instead of hanging (the test sees it in `unscripted`). Requests for other
-paths (`/models` and the like) get an empty JSON list.
+paths (`/models` and the like) get an empty JSON list. The server and the queue: `scripted_api`.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.scripted_api import Request, Response, ScriptedAPI, json_response
 
 Item = dict[str, Any]
 Reply = list[Item]
@@ -81,73 +81,37 @@ def stream(reply: Reply, model: str) -> bytes:
     return b"".join(out)
 
 
-class FakeOpenAI:
+class FakeOpenAI(ScriptedAPI[Reply]):
     """`with FakeOpenAI() as api: api.script(reply, ...)`; `api.base_url` for the provider config."""
 
     def __init__(self) -> None:
-        self.replies: list[Reply] = []
+        super().__init__()
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
-        self.unscripted = 0
-        self._lock = threading.Lock()
-        fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                fake.paths.append(f"GET {self.path}")
-                self._json({"object": "list", "data": [], "models": []})
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length)
-                fake.paths.append(f"POST {self.path}")
-                if self.headers.get("content-encoding") == "zstd":
-                    self._json({"error": "compressed bodies are not supported here"}, 400)
-                    return
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {"unparsed": raw.decode("utf-8", "replace")}
-                if not self.path.rstrip("/").endswith("/responses"):
-                    self._json({})
-                    return
-                with fake._lock:
-                    fake.requests.append(body)
-                    if fake.replies:
-                        reply = fake.replies.pop(0)
-                    else:
-                        fake.unscripted += 1
-                        reply = [message("done.")]
-                data = stream(reply, str(body.get("model", "fake")))
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _json(self, obj: Any, status: int = 200) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
 
     def script(self, *replies: Reply) -> None:
+        self.add(*replies)
+
+    def respond(self, request: Request) -> Response | None:
+        if request.method == "GET":
+            self.paths.append(f"GET {request.path}")
+            return json_response({"object": "list", "data": [], "models": []})
+        if request.method != "POST":
+            return None
+        self.paths.append(f"POST {request.path}")
+        if request.headers.get("content-encoding") == "zstd":
+            return json_response({"error": "compressed bodies are not supported here"}, 400)
+        try:
+            body = json.loads(request.body or b"{}")
+        except ValueError:
+            body = {"unparsed": request.body.decode("utf-8", "replace")}
+        if not request.path.rstrip("/").endswith("/responses"):
+            return json_response({})
         with self._lock:
-            self.replies.extend(replies)
-
-    def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+            self.requests.append(body)
+            reply = self.next_reply(json.dumps(body.get("input"))[-300:], [message("done.")])
+        return Response(200, "text/event-stream", stream(reply, str(body.get("model", "fake"))))

@@ -2,20 +2,23 @@
 the scripted API stand-in (`fake_anthropic.FakeAnthropic`), in a throwaway HOME.
 
 The hooks are the ones `rewind-ls install claude-code` writes, and the binary runs with a PATH that
-does NOT hold the virtualenv: the installed hook command must work on its own.
+does NOT hold the virtualenv: the installed hook command must work on its own. The home, the
+environment, `rewind-ls` and the terminal are `real_agent`'s; this is Claude Code's part.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.pinned import pinned_tool
+from tests.support.real_agent import AgentTerminal, RealAgent, rewind_ls_command
+
+__all__ = ["NOTEBOOK", "RealClaude", "claude_binary", "rewind_ls_command"]
 
 # A one-cell notebook for NotebookEdit (the real binary edits it by cell id).
 NOTEBOOK = json.dumps(
@@ -44,38 +47,24 @@ def claude_binary() -> Path:
     return pinned_tool("install-claude.sh", "CLAUDE_CODE_VERSION", VERSION, "REWIND_CLAUDE_BIN")
 
 
-def rewind_ls_command() -> list[str]:
-    """The venv's `rewind-ls` entry point, as a person who installed it in a virtualenv runs it."""
-    return [str(Path(sys.executable).parent / "rewind-ls")]
-
-
-class RealClaude:
+class RealClaude(RealAgent):
     """One throwaway Claude Code home and project, driven with `run()`."""
 
+    cli_env = ("REWIND_LS_HOME", "CLAUDE_CONFIG_DIR")
+
     def __init__(self, binary: Path, api: FakeAnthropic, base: Path, project: Path) -> None:
+        super().__init__(base, project)
         self.binary = binary
         self.api = api
-        self.home = base / "home"
         self.config = self.home / ".claude"
-        self.rewind_home = base / "rewind-home"
-        self.project = project
         self.config.mkdir(parents=True, exist_ok=True)
-        project.mkdir(parents=True, exist_ok=True)
-        self.env = {
-            # No virtualenv on PATH: the hook command installed must not depend on it.
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(self.home),
+        self.env |= {
             "CLAUDE_CONFIG_DIR": str(self.config),
-            "REWIND_LS_HOME": str(self.rewind_home),
-            # The hooks start the workspace watcher as in real use; it must not outlive the test
-            # by the default ten minutes (one inotify instance each).
-            "REWIND_LS_WATCH_IDLE": "20",
             "ANTHROPIC_BASE_URL": api.url,
             "ANTHROPIC_API_KEY": "sk-ant-test-offline",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_TELEMETRY": "1",
-            "LANG": "C.UTF-8",
         }
         self.trust(project)
 
@@ -103,22 +92,9 @@ class RealClaude:
         path.write_text(json.dumps({"permissions": {"allow": list(rules), "deny": list(deny)}}))
 
     def rewind_ls(
-        self, *args: str, cwd: Path | None = None, ok: bool = True, input: str = ""
+        self, *args: str, cwd: Path | None = None, ok: bool = True, input: str | None = ""
     ) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(
-            [*rewind_ls_command(), *args],
-            cwd=cwd or self.project,
-            env={**os.environ, **{k: self.env[k] for k in ("REWIND_LS_HOME", "CLAUDE_CONFIG_DIR")}},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            input=input,
-        )
-        if ok and proc.returncode != 0:
-            raise AssertionError(
-                f"rewind-ls {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
-            )
-        return proc
+        return super().rewind_ls(*args, cwd=cwd, ok=ok, input=input)
 
     def install_hooks(self) -> None:
         self.rewind_ls("install", "claude-code")
@@ -136,15 +112,7 @@ class RealClaude:
         cmd = [str(self.binary), "-p", prompt, "--output-format", "json", *args]
         if resume is not None:
             cmd += ["--resume", resume]
-        proc = subprocess.run(
-            cmd,
-            cwd=cwd or self.project,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = self.run_binary(cmd, cwd, timeout=180)
         if ok and proc.returncode != 0:
             raise AssertionError(
                 f"claude exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
@@ -162,51 +130,22 @@ class RealClaude:
         return LiveSession(self)
 
     def interactive(self, prompt: str, until: str, timeout: float = 30.0) -> str:
-        """Start the interactive UI on a pseudo-terminal with `prompt`, read the screen until `until`
-        shows up (or `timeout`), then kill it. Returns the screen text without escape codes."""
-        import pty
-        import re
-        import select
-        import signal
-        import time
-
-        pid, fd = pty.fork()
-        if pid == 0:  # the child: becomes the binary
-            os.chdir(self.project)
-            env = {**self.env, "TERM": "xterm-256color", "COLUMNS": "200", "LINES": "50"}
-            os.execve(str(self.binary), [str(self.binary), prompt], env)
-        screen = ""
-        raw = b""
+        """Start the interactive UI on a pseudo-terminal with `prompt`, read until `until` shows up
+        (or `timeout`), then kill it. Returns all it wrote, without escape codes."""
+        env = {**self.env, "COLUMNS": "200", "LINES": "50"}
+        term = AgentTerminal([str(self.binary), prompt], self.project, env, columns=200, lines=50)
         deadline = time.monotonic() + timeout
         try:
-            while time.monotonic() < deadline:
-                ready, _, _ = select.select([fd], [], [], 0.5)
-                if not ready:
-                    continue
-                try:
-                    chunk = os.read(fd, 65536)
-                except OSError:
-                    break
-                raw += chunk
-                screen = re.sub(
-                    r"\x1b(\[[0-9;?]*[A-Za-z]|\][^\x07]*\x07|.)", "", raw.decode("utf-8", "replace")
-                )
-                if until in " ".join(screen.split()):
-                    break
+            while time.monotonic() < deadline and until not in " ".join(term.plain().split()):
+                term.read(0.5)
         finally:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            os.close(fd)
-        return screen
+            term.close()
+        return term.plain()
 
     def transcript(self, session_id: str) -> Path:
         found = list((self.config / "projects").glob(f"*/{session_id}.jsonl"))
         assert len(found) == 1, f"transcript of {session_id}: {found}"
         return found[0]
-
-    def hook_log(self) -> str:
-        log = self.rewind_home / "rewind-ls.log"
-        return log.read_text() if log.exists() else ""
 
 
 class LiveSession:

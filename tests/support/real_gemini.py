@@ -4,7 +4,8 @@ GOOGLE_GEMINI_BASE_URL), in a throwaway HOME.
 
 The project is a trusted folder (`~/.gemini/trustedFolders.json`): Gemini CLI reads a project's
 settings, and so its hooks, only there. The hooks are the ones `rewind-ls install gemini` writes.
-The binary runs with a PATH that does NOT hold the virtualenv.
+The binary runs with a PATH that does NOT hold the virtualenv (node's folder only). The home, the
+environment and `rewind-ls` are `real_agent`'s; this is Gemini CLI's part.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from tests.support.fake_gemini import FakeGemini
 from tests.support.pinned import pinned_tool
-from tests.support.real_claude import rewind_ls_command
+from tests.support.real_agent import SYSTEM_PATH, RealAgent
 
 VERSION = "0.61.0"
 
@@ -30,14 +30,16 @@ def gemini_entry() -> Path:
     return pinned_tool("install-gemini.sh", "GEMINI_CLI_VERSION", VERSION, "REWIND_GEMINI_ENTRY")
 
 
-class RealGemini:
+class RealGemini(RealAgent):
+    """One throwaway Gemini CLI home and project, driven with `run()`."""
+
+    cli_env = ("REWIND_LS_HOME", "HOME")
+
     def __init__(self, entry: Path, api: FakeGemini, base: Path, project: Path) -> None:
+        super().__init__(base, project)
         self.entry = entry
         self.api = api
-        self.home = base / "home"
         self.gemini_home = self.home / ".gemini"
-        self.rewind_home = base / "rewind-home"
-        self.project = project
         self.gemini_home.mkdir(parents=True, exist_ok=True)
         (self.gemini_home / "settings.json").write_text(
             json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}})
@@ -47,40 +49,13 @@ class RealGemini:
         )
         node = shutil.which("node") or "node"
         self.node = node
-        self.env = {
-            "PATH": f"{os.path.dirname(node)}:/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(self.home),
-            "REWIND_LS_HOME": str(self.rewind_home),
+        self.env |= {
+            "PATH": f"{os.path.dirname(node)}:{SYSTEM_PATH}",
             "REWIND_LS_DEBUG": "1",
-            # The hooks start the workspace watcher as in real use; it must not outlive the test
-            # by the default ten minutes (one inotify instance each).
-            "REWIND_LS_WATCH_IDLE": "20",
             "GEMINI_API_KEY": "offline-test-key",
             "GOOGLE_GEMINI_BASE_URL": api.base_url,
             "GEMINI_CLI_NO_RELAUNCH": "true",
-            "LANG": "C.UTF-8",
         }
-
-    def rewind_ls(
-        self, *args: str, cwd: Path | None = None, ok: bool = True
-    ) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(
-            [*rewind_ls_command(), *args],
-            cwd=cwd or self.project,
-            env={
-                **os.environ,
-                "REWIND_LS_HOME": self.env["REWIND_LS_HOME"],
-                "HOME": str(self.home),
-            },
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if ok and proc.returncode != 0:
-            raise AssertionError(
-                f"rewind-ls {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
-            )
-        return proc
 
     def run(
         self,
@@ -102,15 +77,7 @@ class RealGemini:
             line = re.sub(r"(^|&& )gemini\b", rf"\g<1>{pinned}", command, count=1)
             assert line != command, command
             args = ["/bin/sh", "-c", f"{line} {shlex.join(options)}"]
-        proc = subprocess.run(
-            args,
-            cwd=cwd or self.project,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = self.run_binary(args, cwd, timeout=120)
         try:
             out: dict[str, Any] = json.loads(proc.stdout[proc.stdout.index("{") :])
         except ValueError:
@@ -118,7 +85,3 @@ class RealGemini:
         if proc.returncode != 0 or "error" in out or "session_id" not in out:
             raise AssertionError(f"gemini exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
         return str(out["session_id"])
-
-    def hook_log(self) -> str:
-        log = self.rewind_home / "rewind-ls.log"
-        return log.read_text() if log.exists() else ""

@@ -1,6 +1,6 @@
 """Issue #24: a turn's shell runs end by every road, and what two sessions' overlapping shell
 commands changed is shared, never credited silently to one of them. Through the real hook process
-with Claude Code 2.1.197's payloads; tests/agents/test_shell_sessions_real.py drives the binary."""
+with Claude Code 2.1.197's payloads; tests/agents/test_shell_runs_real.py drives the binary."""
 
 from __future__ import annotations
 

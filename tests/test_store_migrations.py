@@ -1,5 +1,5 @@
 """Schema 2 (the agent's prompt and tool_use ids, claimed once by a hook or a transcript) and 3
-(packs): a version-1 store written before them is migrated in place, and small parts of the reconstruction."""
+(packs): a version-1 store written before them is migrated in place; a newer store is refused."""
 
 from __future__ import annotations
 
@@ -7,14 +7,11 @@ import json
 import re
 import sqlite3
 import zlib
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from rewind_ls.core import store as store_mod
-from rewind_ls.core.agents.claude.events import TranscriptParser, apply_edit, apply_patch
-from rewind_ls.core.agents.claude.recorder import TranscriptRecorder
 from rewind_ls.core.store import RAW, SCHEMA_VERSION, Store, digest, store_dir_for
 
 # Schema 1: no agent_events, and no packs (blobs without their pack columns).
@@ -85,59 +82,3 @@ def test_newer_store_is_refused(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(Exception, match="newer rewind-ls"):
         Store.open(str(root), home=str(home), create=False)
-
-
-def test_edit_reconstruction() -> None:
-    assert apply_edit("a two two\n", "two", "2", False) == "a 2 two\n"
-    assert apply_edit("a two two\n", "two", "2", True) == "a 2 2\n"
-    assert apply_edit("abc", "zzz", "y", False) is None
-    patch = [
-        {
-            "oldStart": 1,
-            "oldLines": 2,
-            "newStart": 1,
-            "newLines": 2,
-            "lines": [" one", "-two", "+TWO"],
-        }
-    ]
-    assert apply_patch("one\ntwo\nthree\n", patch) == "one\nTWO\nthree\n"
-    assert apply_patch("one\nsomething else\n", patch) is None
-
-
-def test_turn_end_without_timestamp_closes_the_turn_read_in_the_same_poll(tmp_path: Path) -> None:
-    """Claude Code writes `last-prompt` without a timestamp. Read in one poll with its prompt, it
-    must still close that turn (not sort first, close nothing, and leave the turn open), and the
-    turn's end time is the time of the line before it (never 1970)."""
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.txt").write_text("one\n")
-    store = Store.open(str(root), home=str(tmp_path / "home"), create=True)
-    parser = TranscriptParser(str(tmp_path / "t.jsonl"))
-    lines = [
-        {
-            "type": "user",
-            "sessionId": "s1",
-            "promptId": "p1",
-            "timestamp": "2026-11-23T10:00:00.000Z",
-            "message": {"role": "user", "content": "first"},
-        },
-        {"type": "last-prompt", "sessionId": "s1", "lastPrompt": "first"},
-        {
-            "type": "user",
-            "sessionId": "s1",
-            "promptId": "p2",
-            "timestamp": "2026-11-23T10:00:05.000Z",
-            "message": {"role": "user", "content": "second"},
-        },
-        {"type": "last-prompt", "sessionId": "s1", "lastPrompt": "second"},
-    ]
-    events = [ev for line in lines for ev in parser.feed(line)]
-    rec = TranscriptRecorder(store, live=False)
-    rec.record(events)
-    turns = store.turns("s1")
-    assert [t.prompt for t in turns] == ["first", "second"]
-    assert [t.ended_at for t in turns] == [
-        datetime(2026, 11, 23, 10, 0, 0, tzinfo=UTC).timestamp(),
-        datetime(2026, 11, 23, 10, 0, 5, tzinfo=UTC).timestamp(),
-    ]
-    assert store.session("s1").open_turn is None

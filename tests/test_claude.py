@@ -1,8 +1,9 @@
-"""Hook and fork fixes of issue #10 driven through the real hook process with the payload shapes
-Claude Code 2.1.197 sends: what the real binary cannot be made to show on demand (a filesystem-root
-cwd, a broken hook command, damaged transcript lines, a session without CLAUDE_PROJECT_DIR), and
-fast checks of what tests/agents/test_claude_real.py shows with the binary (compaction inside a
-turn, the subagent in the turn's notice)."""
+"""Claude Code support without the binary. The hook process driven with the payload shapes Claude
+Code 2.1.197 sends: what the real binary cannot be made to show on demand (a filesystem-root cwd, a
+broken hook command, damaged transcript lines, a session without CLAUDE_PROJECT_DIR), and fast checks
+of what tests/agents/test_claude_real.py shows with the binary (compaction inside a turn, the
+subagent in the turn's notice). And small parts of rebuilding turns from the transcript
+(core/agents/claude/events.py, recorder.py; tests/agents/test_claude_transcript.py runs the binary)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,15 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from rewind_ls.core.agents.claude import transcript
+from rewind_ls.core.agents.claude.events import TranscriptParser, apply_edit, apply_patch
+from rewind_ls.core.agents.claude.recorder import TranscriptRecorder
+from rewind_ls.core.store import Store
 from tests.conftest import Cli
 from tests.support.agent import FakeClaude, run_hook
 
@@ -188,3 +193,59 @@ def test_fork_survives_bad_lines_and_leaves_nothing_on_failure(
     with pytest.raises(OSError):
         transcript.fork(str(path), "second", 0.0, "p2")
     assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_edit_reconstruction() -> None:
+    assert apply_edit("a two two\n", "two", "2", False) == "a 2 two\n"
+    assert apply_edit("a two two\n", "two", "2", True) == "a 2 2\n"
+    assert apply_edit("abc", "zzz", "y", False) is None
+    patch = [
+        {
+            "oldStart": 1,
+            "oldLines": 2,
+            "newStart": 1,
+            "newLines": 2,
+            "lines": [" one", "-two", "+TWO"],
+        }
+    ]
+    assert apply_patch("one\ntwo\nthree\n", patch) == "one\nTWO\nthree\n"
+    assert apply_patch("one\nsomething else\n", patch) is None
+
+
+def test_turn_end_without_timestamp_closes_the_turn_read_in_the_same_poll(tmp_path: Path) -> None:
+    """Claude Code writes `last-prompt` without a timestamp. Read in one poll with its prompt, it
+    must still close that turn (not sort first, close nothing, and leave the turn open), and the
+    turn's end time is the time of the line before it (never 1970)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("one\n")
+    store = Store.open(str(root), home=str(tmp_path / "home"), create=True)
+    parser = TranscriptParser(str(tmp_path / "t.jsonl"))
+    lines = [
+        {
+            "type": "user",
+            "sessionId": "s1",
+            "promptId": "p1",
+            "timestamp": "2026-11-23T10:00:00.000Z",
+            "message": {"role": "user", "content": "first"},
+        },
+        {"type": "last-prompt", "sessionId": "s1", "lastPrompt": "first"},
+        {
+            "type": "user",
+            "sessionId": "s1",
+            "promptId": "p2",
+            "timestamp": "2026-11-23T10:00:05.000Z",
+            "message": {"role": "user", "content": "second"},
+        },
+        {"type": "last-prompt", "sessionId": "s1", "lastPrompt": "second"},
+    ]
+    events = [ev for line in lines for ev in parser.feed(line)]
+    rec = TranscriptRecorder(store, live=False)
+    rec.record(events)
+    turns = store.turns("s1")
+    assert [t.prompt for t in turns] == ["first", "second"]
+    assert [t.ended_at for t in turns] == [
+        datetime(2026, 11, 23, 10, 0, 0, tzinfo=UTC).timestamp(),
+        datetime(2026, 11, 23, 10, 0, 5, tzinfo=UTC).timestamp(),
+    ]
+    assert store.session("s1").open_turn is None

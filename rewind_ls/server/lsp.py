@@ -4,10 +4,11 @@ errors, and the routes: the decorators a handler module uses to say which reques
 command it answers, and `install`, which registers them on a server.
 
 `rewind/*` requests are registered from `rewind_ls.protocol.methods.METHODS` (method -> params
-model, result model): a request is one line there, one handler here (`@request(method)`, taking
-the validated params, returning the result's data) and one `Service` method. The route parses the
-params, waits for the workspace, validates and dumps the result, and turns every failure into a
-JSON-RPC error; a table line without a handler (or a handler without a line) fails at start-up.
+model, result model): a request is one line there, one handler in `handlers/` (`@request(method)`,
+taking the validated params, returning the result's data) and one `Service` method. The endpoint
+(`endpoint_of`) waits for the workspace, parses the params, validates and dumps the result, and
+turns every failure into a JSON-RPC error. A table line without a handler fails at start-up, a
+handler without a table line at import.
 
 pygls and lsprotocol are imported only by this module, `restore_driver.py`, `app.py` and the
 modules of `handlers/`; the rest of `server/` is plain Python over the core.

@@ -2,7 +2,7 @@
 
 Every tool call runs two hooks, and Python's start-up with `site` (the venv's `.pth` files, the
 editable-install finder) costs more than the hook's own work. So the command written into the
-agents' settings (`claude_settings.default_command`) starts the interpreter isolated and without
+agents' settings (`core.agents.settings.default_command`) starts the interpreter isolated and without
 `site` and runs this file as a script (the file, not the folder, which would load `runpy`). Then
 `sys.path` holds neither this folder nor its parent: `_launch_path` puts there only what the hook
 path needs, the folder holding the

@@ -1,5 +1,5 @@
 """The hook process: `rewind-ls hook AGENT` reads one JSON payload on stdin and hands it to the
-agent's adapter (`claude_hook`, `codex_hook`, `gemini_hook`, through the agent registry).
+agent's adapter (`claude.hook`, `codex.hook`, `gemini.hook`, through the agent registry).
 
 Runs on every agent edit, so it imports only the core (stdlib + the store), and never fails the
 agent: `run()` turns every error into a message on stderr and in the log, exit 0.

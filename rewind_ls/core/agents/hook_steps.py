@@ -1,4 +1,4 @@
-"""The steps every agent's hook adapter takes, once (claude_hook, codex_hook, gemini_hook map their
+"""The steps every agent's hook adapter takes, once (claude.hook, codex.hook, gemini.hook map their
 payloads onto these).
 
 Runs in the hook process on every agent edit: imports only the stdlib and the core.

@@ -1,5 +1,5 @@
 """Doctor's check on Claude Code's hooks: sessions with prompts or tool calls that only the
-transcript reported (recorded by `transcript_recorder`), whose hooks are therefore not firing.
+transcript reported (recorded by `claude.recorder`), whose hooks are therefore not firing.
 
 A session recorded from its transcript alone is not evidence of broken hooks when it ran before
 the hooks were installed (a past session imported, or read by the language server at its start):

@@ -7,7 +7,7 @@ A transcript (and each subagent's file beside it) holds what rewind-ls needs, as
 NotebookEdit's carries `original_file`/`updated_file`. Subagent files carry the tool calls and their
 results but no `toolUseResult`: there the "before" is the last content rewind-ls knows.
 
-Reading only: recording the events is `transcript_recorder`'s job.
+Reading only: recording the events is `claude.recorder`'s job.
 """
 
 from __future__ import annotations

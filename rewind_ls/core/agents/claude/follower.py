@@ -1,6 +1,6 @@
 """Following a workspace's Claude Code transcripts while the language server runs, for when hooks
 do not fire: finding the workspace's transcripts (and their subagents' files), reading only the
-bytes appended since the last poll, and recording what no hook recorded (`transcript_recorder`),
+bytes appended since the last poll, and recording what no hook recorded (`claude.recorder`),
 with a workspace scan at the prompt boundaries it sees (as the hooks would have). What a transcript
 held before the follower started is recorded as past, without a scan, like `import`.
 """

@@ -1,4 +1,4 @@
-"""Recording Claude Code transcript events (from `transcript_events`) in a workspace store, for
+"""Recording Claude Code transcript events (from `claude.events`) in a workspace store, for
 when hooks do not fire.
 
 Everything is recorded through the store, each prompt id and tool_use id once: the hooks claim the
@@ -6,7 +6,7 @@ same ids (`Store.claim_event`), so whichever records first wins and the other sk
 hook recorded without its before (no PreToolUse) gets the transcript's before.
 
 `import_transcripts` records past sessions (no workspace scan: shell side effects of those turns may
-be missing, and the turn says so); `transcript_follower` records them live.
+be missing, and the turn says so); `claude.follower` records them live.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ or written: every path goes through `relative_path` (capture) or `safe_target` (
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -163,10 +164,23 @@ def real_root(root: str) -> str:
 
 def real_uri(root_real: str, rel: str) -> str:
     """`to_uri` for a root already resolved by `real_root` (a listing of many files resolves it
-    once)."""
+    once). Percent-encoding works character by character, so the root's part and the path's part
+    are quoted apart and remembered: a page of a listing quotes each name once, not per turn."""
+    return _quoted_root(root_real) + _quoted_rel(rel)
+
+
+@functools.lru_cache(maxsize=64)
+def _quoted_root(root_real: str) -> str:
     from urllib.parse import quote
 
-    return "file://" + quote(os.path.join(root_real, *rel.split("/")).replace(os.sep, "/"))
+    return "file://" + quote(root_real.replace(os.sep, "/").rstrip("/")) + "/"
+
+
+@functools.lru_cache(maxsize=8192)
+def _quoted_rel(rel: str) -> str:
+    from urllib.parse import quote
+
+    return quote(os.path.join(*rel.split("/")).replace(os.sep, "/"))
 
 
 def from_uri(uri: str) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import re
-import sqlite3
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -162,23 +161,21 @@ def list_sessions(
 
 # Answers of the listing's whole-table queries (a session's turn count, the forks' origins), kept
 # while the database is unchanged: a view refreshing a 10k-turn session reads only its page again.
-# Key: the store's path and the query; value: the connection, its stamp, the answer.
-_MEMO: dict[tuple[Any, ...], tuple[sqlite3.Connection, tuple[int, int], Any]] = {}
+# Key: the store's path and the query; value: the store, its write mark, the answer.
+_MEMO: dict[tuple[Any, ...], tuple[Store, tuple[int, int], Any]] = {}
 
 
 def _unchanged_since(store: Store, query: tuple[str, ...], compute: Callable[[], T]) -> T:
-    """`compute()`, or its answer from the last call when the database has not changed since.
-    The stamp is SQLite's own: `data_version` moves when another connection commits, and
-    `total_changes` when this one writes (committed or not). The entry holds its connection, so
-    a later connection never matches it by a reused id."""
-    conn = store.conn
-    stamp = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+    """`compute()`, or its answer from the last call when nothing was committed to the store
+    since (`Store.write_mark`: another connection's commits and this one's writes). The entry
+    holds its store, so a store opened later never matches it by a reused id."""
+    mark = store.write_mark()
     key = (store.path, *query)
     held = _MEMO.get(key)
-    if held is not None and held[0] is conn and held[1] == stamp:
+    if held is not None and held[0] is store and held[1] == mark:
         return held[2]  # type: ignore[no-any-return]
     answer = compute()
-    _MEMO[key] = (conn, stamp, answer)
+    _MEMO[key] = (store, mark, answer)
     return answer
 
 

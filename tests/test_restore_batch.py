@@ -146,3 +146,30 @@ def test_place_without_renameat2_never_replaces(tmp_path: Path, monkeypatch) -> 
         b.unlink()
         assert fs.place(str(a), str(b)) is True
     assert not a.exists() and b.read_text() == "new"
+
+
+def test_a_finished_restore_is_not_searched_for_backups_again(
+    ws: Path, agent: FakeClaude, cli: Cli, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Every command starts with a recovery that looks for the backups a killed restore left. A
+    restore that finished (no backup kept, emptied folders removed) says so in its journal as its
+    last step, so the recovery does not look for its thousands of backups again; one killed
+    before that step is still searched (test_reliability_crash kills it at every commit)."""
+    from rewind_ls.core.restore import recovery
+    from rewind_ls.core.store import Store
+
+    _setup(ws, agent, cli)
+    _turn(agent)
+    cli("rewind", "1", "--yes")
+    looked: list[str] = []
+    real_exists = pinned.Pinned.exists
+
+    def exists(self: pinned.Pinned, full: str) -> bool:
+        looked.append(full)
+        return real_exists(self, full)
+
+    monkeypatch.setattr(pinned.Pinned, "exists", exists)
+    monkeypatch.setenv("REWIND_LS_HOME", str(cli.home))
+    with Store.open(str(ws)) as store:
+        recovery._discard_leftover_backups(store)
+    assert looked == []

@@ -132,3 +132,23 @@ async def test_list_turns_pages_over_the_wire(
         assert f"{TURNS - 10} older turns not shown" in timeline["text"]
     finally:
         await client.shutdown_session()
+
+
+def test_a_page_counts_turns_written_since_by_this_or_another_connection(
+    ws: Path, store: Store
+) -> None:
+    """The listing keeps its whole-table answers (turn counts, fork origins) while the database is
+    unchanged; a turn written by this connection or by another process is counted at once."""
+    _record(ws, store, n=3)
+    assert list_sessions(store, "s", limit=2)["sessions"][0]["turn_count"] == 3
+    assert list_sessions(store, "s", limit=2)["sessions"][0]["turn_count"] == 3
+    _record(ws, store, n=1)  # this connection
+    assert list_sessions(store, "s", limit=2)["sessions"][0]["turn_count"] == 4
+    with Store.open(str(ws)) as other:  # another connection, as a hook process writes
+        _record(ws, other, n=2)
+    page = list_sessions(store, "s", limit=2)["sessions"][0]
+    assert page["turn_count"] == 6 and page["older_cursor"] == "5"
+    with Store.open(str(ws)) as other:  # a fork, recorded elsewhere, shows at once
+        assert other.inherit_turns("s", "fork", 3, str(ws / "fork.jsonl")) == 2
+    forks = {s["id"]: s["fork_of"] for s in list_sessions(store, limit=1)["sessions"]}
+    assert forks["fork"] == {"session_id": "s", "before_number": 3}

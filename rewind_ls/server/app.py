@@ -32,11 +32,15 @@ def serve(tcp: str | None = None, log_level: str = "info", log_file: str | None 
         os.chmod(path, 0o600)
     except OSError:
         pass
+    level = getattr(logging, log_level.upper(), logging.INFO)
     logging.basicConfig(
-        filename=path,
-        level=getattr(logging, log_level.upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        filename=path, level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if level > logging.DEBUG:
+        # pygls logs every message it sends, whole, at INFO ("Sending data: ..."): a 40 KB turn
+        # page written to the log on every refresh (6x the page's own time with 10k turns, and
+        # source code in the log). Its warnings and errors still reach the log; debug keeps all.
+        logging.getLogger("pygls").setLevel(logging.WARNING)
     if tcp:
         host, _, port = tcp.rpartition(":")
         try:

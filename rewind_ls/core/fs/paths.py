@@ -3,6 +3,7 @@ or written: every path goes through `relative_path` (capture) or `safe_target` (
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -126,15 +127,30 @@ def safe_target(root: str, rel: str) -> str:
     """Absolute path for writing `rel`, after checking that no existing component is a symlink that
     leads outside the workspace and that the file itself is not a symlink (we replace names, never
     write through links)."""
-    check_relative(rel)
+    return _safe_target(os.path.realpath(root), rel, {})
+
+
+def safe_targets(root: str, rels: list[str]) -> list[str]:
+    """`safe_target` of many paths (a restore writes thousands): the root and each folder are
+    resolved once for all of them, not once per path."""
     root_real = os.path.realpath(root)
+    real_folders: dict[str, str] = {}
+    return [_safe_target(root_real, rel, real_folders) for rel in rels]
+
+
+def _safe_target(root_real: str, rel: str, real_folders: dict[str, str]) -> str:
+    check_relative(rel)
     full = os.path.join(root_real, *rel.split("/"))
     parent = os.path.dirname(full)
-    probe = parent
-    # The nearest existing ancestor must resolve inside the root.
-    while not os.path.lexists(probe):
-        probe = os.path.dirname(probe)
-    real_parent = os.path.realpath(probe)
+    real_parent = real_folders.get(parent)
+    if real_parent is None:
+        probe = parent
+        # The nearest existing ancestor must resolve inside the root.
+        while not os.path.lexists(probe):
+            probe = os.path.dirname(probe)
+        real_parent = os.path.realpath(probe)
+        if probe == parent:
+            real_folders[parent] = real_parent
     if not is_within(real_parent, root_real):
         raise OutsideWorkspace(
             rel, root_real, "a parent folder is a link that leads outside the workspace"
@@ -163,10 +179,23 @@ def real_root(root: str) -> str:
 
 def real_uri(root_real: str, rel: str) -> str:
     """`to_uri` for a root already resolved by `real_root` (a listing of many files resolves it
-    once)."""
+    once). Percent-encoding works character by character, so the root's part and the path's part
+    are quoted apart and remembered: a page of a listing quotes each name once, not per turn."""
+    return _quoted_root(root_real) + _quoted_rel(rel)
+
+
+@functools.lru_cache(maxsize=64)
+def _quoted_root(root_real: str) -> str:
     from urllib.parse import quote
 
-    return "file://" + quote(os.path.join(root_real, *rel.split("/")).replace(os.sep, "/"))
+    return "file://" + quote(root_real.replace(os.sep, "/").rstrip("/")) + "/"
+
+
+@functools.lru_cache(maxsize=8192)
+def _quoted_rel(rel: str) -> str:
+    from urllib.parse import quote
+
+    return quote(os.path.join(*rel.split("/")).replace(os.sep, "/"))
 
 
 def from_uri(uri: str) -> str:

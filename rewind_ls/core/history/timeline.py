@@ -5,9 +5,11 @@ wire's camelCase through `rewind_ls.protocol`), and the timeline text document
 
 from __future__ import annotations
 
+import functools
 import re
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from rewind_ls.core.capture.recorder import REWIND_SESSION, reconstructed_note, turn_info
 from rewind_ls.core.errors import BadInput, UnknownTurn
@@ -15,6 +17,8 @@ from rewind_ls.core.fs.paths import real_root, real_uri
 from rewind_ls.core.model import Change, PathChange, Turn, TurnState, shared_turns
 from rewind_ls.core.restore.plan import current_session
 from rewind_ls.core.store import Store
+
+T = TypeVar("T")
 
 
 def iso(ts: float | None) -> str | None:
@@ -110,7 +114,9 @@ def list_sessions(
     counts: dict[str, int] = {}
     for s in sessions:
         states = _SHOWN_RESTORE_POINTS if s.id == REWIND_SESSION else None
-        counts[s.id] = store.turn_count(s.id, states)
+        counts[s.id] = _unchanged_since(
+            store, ("count", s.id), functools.partial(store.turn_count, s.id, states)
+        )
         if only_turn is not None:
             pages[s.id] = ([only_turn], None)
         elif limit is None:
@@ -129,7 +135,7 @@ def list_sessions(
     for c in changes:
         by_turn.setdefault(c.turn_id, []).append(c)
     root = real_root(store.root)  # once, not per file (a realpath is a walk of the folders)
-    forks = store.fork_origins()
+    forks = _unchanged_since(store, ("forks",), store.fork_origins)
     out = []
     for s in sessions:
         turns, cursor = pages[s.id]
@@ -151,6 +157,26 @@ def list_sessions(
             }
         )
     return {"workspace": store.root, "current_session_id": current_session(store), "sessions": out}
+
+
+# Answers of the listing's whole-table queries (a session's turn count, the forks' origins), kept
+# while the database is unchanged: a view refreshing a 10k-turn session reads only its page again.
+# Key: the store's path and the query; value: the store, its write mark, the answer.
+_MEMO: dict[tuple[Any, ...], tuple[Store, tuple[int, int], Any]] = {}
+
+
+def _unchanged_since(store: Store, query: tuple[str, ...], compute: Callable[[], T]) -> T:
+    """`compute()`, or its answer from the last call when nothing was committed to the store
+    since (`Store.write_mark`: another connection's commits and this one's writes). The entry
+    holds its store, so a store opened later never matches it by a reused id."""
+    mark = store.write_mark()
+    key = (store.path, *query)
+    held = _MEMO.get(key)
+    if held is not None and held[0] is store and held[1] == mark:
+        return held[2]  # type: ignore[no-any-return]
+    answer = compute()
+    _MEMO[key] = (store, mark, answer)
+    return answer
 
 
 def _cursor_number(before: str | None) -> int | None:

@@ -18,6 +18,7 @@ from rewind_ls.core.restore.plan import PathPlan, Plan
 from rewind_ls.core.restore.point import ROLLED_BACK, finish_restore_point, open_restore_point
 from rewind_ls.core.restore.swap import (
     discard_backups,
+    mark_backups_gone,
     pause,
     remove_emptied_dirs,
     restore_lock,
@@ -72,6 +73,8 @@ def _swap_all(store: Store, plan: Plan, items: Sequence[PathPlan]) -> Outcome:
     kept = discard_backups(ops)
     chosen = {p.path for p in items}
     remove_emptied_dirs(ops, keep={p.path for p in plan.conflicts if p.path not in chosen})
+    if ops and not kept:
+        mark_backups_gone(store, point)
     left = [p.path for p in plan.conflicts if p.path not in chosen]
     note = f"; {len(left)} conflicting path(s) left alone: {', '.join(left)}" if left else ""
     if kept:

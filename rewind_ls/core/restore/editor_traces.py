@@ -59,22 +59,50 @@ def _nvim_swap_dirs() -> list[str]:
     return [os.path.join(state, "nvim", "swap")]
 
 
-def unsaved_trace(root: str, rel: str) -> str | None:
-    """Why `rel` has unsaved text in an editor that did not tell rewind-ls, or None."""
+def _names(folder: str, listed: dict[str, frozenset[str]] | None) -> frozenset[str] | None:
+    """The names in `folder`, listed once per restore (`listed`); None without a cache."""
+    if listed is None:
+        return None
+    names = listed.get(folder)
+    if names is None:
+        try:
+            names = frozenset(os.listdir(folder))
+        except OSError:
+            names = frozenset()
+        listed[folder] = names
+    return names
+
+
+def unsaved_trace(
+    root: str, rel: str, listed: dict[str, frozenset[str]] | None = None
+) -> str | None:
+    """Why `rel` has unsaved text in an editor that did not tell rewind-ls, or None. `listed`:
+    folder listings kept across the paths of one restore, so a folder is read once instead of
+    probing 33 names (a lock file and 32 swap names) per path."""
     full = os.path.join(root, *rel.split("/"))
     folder, name = os.path.split(full)
+    here = _names(folder, listed)
     lock = os.path.join(folder, ".#" + name)
-    if os.path.islink(lock):
+    if (here is None or ".#" + name in here) and os.path.islink(lock):
         try:
             owner = os.readlink(lock)
         except OSError:
             owner = ""
         who = f" ({owner})" if owner else ""
         return f"an unsaved Emacs buffer holds it (lock file .#{name}{who})"
-    candidates = [os.path.join(folder, "." + name + s) for s in _SWAP_SUFFIXES]
+    candidates = [
+        os.path.join(folder, "." + name + s)
+        for s in _SWAP_SUFFIXES
+        if here is None or "." + name + s in here
+    ]
     encoded = full.replace(os.sep, "%")
     for d in _nvim_swap_dirs():
-        candidates.extend(os.path.join(d, encoded + s) for s in _SWAP_SUFFIXES)
+        there = _names(d, listed)
+        candidates.extend(
+            os.path.join(d, encoded + s)
+            for s in _SWAP_SUFFIXES
+            if there is None or encoded + s in there
+        )
     for swap in candidates:
         if not os.path.exists(swap):
             continue
@@ -89,10 +117,11 @@ def unsaved_trace(root: str, rel: str) -> str | None:
 
 def mark_unsaved_elsewhere(plan: Plan, root: str, skip: Collection[str] = ()) -> None:
     """Give every path `plan` would write a conflict when another editor holds it unsaved."""
+    listed: dict[str, frozenset[str]] = {}
     for pp in plan.paths:
         if pp.conflict is not None or not pp.will_write or pp.path in skip:
             continue
-        reason = unsaved_trace(root, pp.path)
+        reason = unsaved_trace(root, pp.path, listed)
         if reason is not None:
             pp.conflict = Conflict(
                 ConflictKind.MODIFIED_OUTSIDE,

@@ -72,6 +72,7 @@ class Pinned:
     def __init__(self, root: str) -> None:
         self.root = os.path.realpath(root)
         self._fds: dict[str, int] = {}
+        self._ids: dict[str, tuple[int, int]] = {}
 
     def __enter__(self) -> Pinned:
         return self
@@ -83,6 +84,7 @@ class Pinned:
         for fd in self._fds.values():
             os.close(fd)
         self._fds.clear()
+        self._ids.clear()
 
     def rel(self, full: str) -> str:
         return os.path.relpath(full, self.root).replace(os.sep, "/")
@@ -133,17 +135,41 @@ class Pinned:
         directory = os.path.dirname(full)
         if directory == self.root:
             return
-        pinned = os.fstat(self.folder(directory))
-        try:
-            here = os.stat(directory) if os.path.realpath(directory) == directory else None
-        except OSError:
-            here = None
-        if here is None or (here.st_dev, here.st_ino) != (pinned.st_dev, pinned.st_ino):
+        self.folder(directory)
+        if not self._in_place(directory):
             rel = self.rel(directory)
             raise ConflictError(
                 f"{rel}: this folder was moved or replaced during the restore; left as found",
                 [self.rel(full)],
             )
+
+    def _identity(self, directory: str) -> tuple[int, int]:
+        """(device, inode) of the pinned folder `directory`: what its descriptor is, for good."""
+        known = self._ids.get(directory)
+        if known is None:
+            st = os.fstat(self._fds[directory])
+            known = self._ids.setdefault(directory, (st.st_dev, st.st_ino))
+        return known
+
+    def _in_place(self, directory: str) -> bool:
+        """Each folder from `directory` up to the root's child is still the entry of its name in
+        its pinned parent, and not a link: the path, walked from the root today, leads through no
+        link to the very folder pinned (what `realpath(directory) == directory` and a stat of it
+        said, in one `fstatat` per level and a stat of the root instead of a walk from `/`)."""
+        while directory != self.root:
+            parent, name = os.path.split(directory)
+            try:
+                st = os.stat(name, dir_fd=self._fds[parent], follow_symlinks=False)
+            except (OSError, KeyError):
+                return False
+            if not stat.S_ISDIR(st.st_mode) or (st.st_dev, st.st_ino) != self._identity(directory):
+                return False
+            directory = parent
+        try:  # the root itself, still a folder at its path (not moved, not a link)
+            st = os.stat(self.root, follow_symlinks=False)
+        except OSError:
+            return False
+        return stat.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) == self._identity(self.root)
 
     def lstat(self, full: str) -> os.stat_result | None:
         """What the name `full` is now (not following a link); None when it or its folder is gone."""

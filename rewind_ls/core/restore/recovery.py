@@ -31,6 +31,7 @@ from rewind_ls.core.restore.rollback import (
     undo_op,
 )
 from rewind_ls.core.restore.swap import (
+    BACKUPS_GONE,
     Reached,
     discard_backups,
     remove_emptied_dirs,
@@ -352,6 +353,7 @@ def _discard_leftover_backups(store: Store) -> None:
     """A process killed after marking its restore applied may leave backup files behind: deleted
     when their content is in the store, kept otherwise."""
     journals = [json.loads(info) if info else {} for info in store.recent_restore_journals(5)]
+    journals = [j for j in journals if not j.get(BACKUPS_GONE)]
     if not any(j.get("ops") for j in journals):
         return
     with Pinned(store.root) as fs:

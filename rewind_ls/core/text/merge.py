@@ -137,6 +137,12 @@ def diffstat(old: bytes, new: bytes) -> tuple[int, int]:
         return 0, 0
     a = old.splitlines(True)
     b = new.splitlines(True)
+    # The common first and last lines count for nothing either way (they cancel in the multiset
+    # difference, and the diff trims them first too): a restore of thousands of one-line edits
+    # counts only the changed middles.
+    head = _run_forward(a, 0, b, 0, min(len(a), len(b)))
+    tail = _run_backward(a, len(a), b, len(b), min(len(a), len(b)) - head)
+    a, b = a[head : len(a) - tail], b[head : len(b) - tail]
     from collections import Counter
 
     ca, cb = Counter(a), Counter(b)

@@ -896,3 +896,23 @@ def test_rewind_changes_opens_a_before_after_diff_tab_per_file(
     assert c_before["lines"] == [""] and c_after["lines"] == ["c1"]  # created by the turn
     assert read(ws, "a.txt") == b"a2\n"  # nothing written
     assert any("Turn #1 changed 2 file(s)" in n["msg"] for n in ed.notes()), ed.notes()
+
+
+def test_you_are_here_is_the_restore_made_in_the_same_second_as_the_latest_turn(
+    workspace: tuple[Path, Path], editor: Any
+) -> None:
+    """Times in the turn list are to the second: a restore point of the same second as the latest
+    turn's start was made after it (the picker test above failed whenever both fell in one second)."""
+    ed = editor()
+    same = "2026-11-26T03:36:00Z"
+    here = ed.nv.lua(
+        "return require('rewind.turns').here_id(...)",
+        {
+            "currentSessionId": "s",
+            "sessions": [
+                {"id": "s", "kind": "agent", "turns": [{"id": "t2", "startedAt": same}]},
+                {"id": "rewind", "kind": "rewind", "turns": [{"id": "r1", "startedAt": same}]},
+            ],
+        },
+    )
+    assert here == "r1"

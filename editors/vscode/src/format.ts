@@ -120,7 +120,9 @@ export function hereTurnId(list: ListTurnsResult): string | undefined {
     s?.turns.reduce<TurnInfo | undefined>((a, t) => (!a || t.startedAt > a.startedAt ? t : a), undefined);
   const turn = newest(list.sessions.find((s) => s.id === list.currentSessionId));
   const restore = newest(list.sessions.find((s) => s.kind === 'rewind'));
-  if (restore && (!turn || restore.startedAt > turn.startedAt)) return restore.id;
+  // Times are to the second: a restore point of the same second as the latest turn's start was made
+  // after it (a restore follows the turn it undoes), so a tie is the restore's.
+  if (restore && (!turn || restore.startedAt >= turn.startedAt)) return restore.id;
   return turn?.id;
 }
 

@@ -265,7 +265,9 @@ function M.here_id(list)
   local current = M.current_turns(list)
   local turn = current[#current]
   local restore = M.restore_points(list)[1]
-  if restore and (turn == nil or restore.startedAt > turn.startedAt) then
+  -- Times are to the second: a restore point of the same second as the latest turn's start was
+  -- made after it (a restore follows the turn it undoes), so a tie is the restore's.
+  if restore and (turn == nil or restore.startedAt >= turn.startedAt) then
     return restore.id
   end
   return turn and turn.id

@@ -92,8 +92,9 @@ def turn_arg(store: Store, args: argparse.Namespace) -> Any:
 
     if args.turn is None:
         from rewind_ls.cli.picker import ask_turn
+        from rewind_ls.core.model import Scope
 
-        scope = getattr(args, "scope", "code")
+        scope = Scope(getattr(args, "scope", Scope.CODE))
         args.turn = ask_turn(store, args.command, interactive=not args.json, scope=scope)
     args.session = session_arg(store, args.session)
     return resolve_turn(store, args.turn, args.session)

@@ -25,6 +25,7 @@ from rewind_ls.cli.style import (
     safe,
 )
 from rewind_ls.core.errors import RewindError
+from rewind_ls.core.model import Scope
 from rewind_ls.core.store import Store
 
 
@@ -151,7 +152,9 @@ _OFFER: dict[str, Callable[[Entry], bool]] = {
 }
 
 
-def ask_turn(store: Store, command: str, interactive: bool = True, scope: str = "code") -> str:
+def ask_turn(
+    store: Store, command: str, interactive: bool = True, scope: Scope = Scope.CODE
+) -> str:
     """The turn id for `command` when TURN was left out: picked on a terminal, otherwise an error
     naming the missing argument (what argparse would say, with what to do about it). `scope`:
     what a rewind restores (the conversation needs a turn that has one)."""
@@ -160,7 +163,7 @@ def ask_turn(store: Store, command: str, interactive: bool = True, scope: str = 
             f"{command}: TURN is missing (a turn number or id; `rewind-ls turns` lists them). "
             "Without it rewind-ls opens a picker, which needs a terminal."
         )
-    offer = _OFFER["summarize"] if command == "rewind" and scope != "code" else _OFFER[command]
+    offer = _OFFER["summarize"] if command == "rewind" and scope != Scope.CODE else _OFFER[command]
     chosen = pick(store, False, f"{command}: pick a turn", offer)
     if chosen is None:
         raise Cancelled("cancelled; nothing written")

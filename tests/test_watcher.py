@@ -431,3 +431,18 @@ def test_watch_limit_means_a_full_walk(ws: Path, store: Store) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_the_watcher_runs_our_package_not_a_workspaces_own_rewind_ls(
+    ws: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`python -m` puts the caller's folder first on sys.path, and a hook's folder is the workspace:
+    a workspace holding a `rewind_ls` folder of its own (a fork of this project) must not be what
+    the detached watcher imports and runs."""
+    planted = ws / "rewind_ls"
+    planted.mkdir()
+    marker = ws.parent / "planted-package-ran"
+    (planted / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.chdir(ws)
+    _start_watcher(store)
+    assert not marker.exists()

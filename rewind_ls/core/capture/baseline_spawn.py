@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable
 
-from rewind_ls.core.fs.config import ensure_private_dir
+from rewind_ls.core.fs import detached
 from rewind_ls.core.store import Store
 
 META_BASELINE = "scan.baseline"  # store meta: "complete" once every non-ignored file is stored
@@ -25,7 +25,6 @@ PROGRESS = "progress"
 STARTING = "starting"
 # A start claimed this long ago whose worker never took the lock (killed before it got going).
 _STARTING_STALE = 30.0
-_spawned: list[int] = []  # children of a long-lived process (the server), reaped when seen
 
 
 def baseline_complete(store: Store) -> bool:
@@ -37,20 +36,8 @@ def worker_dir(store_path: str) -> str:
 
 
 def alive(store_path: str) -> bool:
-    """Whether a worker holds the lock (a shared lock taken and dropped at once: never blocks)."""
-    import fcntl
-
-    try:
-        fd = os.open(os.path.join(worker_dir(store_path), LOCK), os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    """Whether a worker holds the lock."""
+    return detached.lock_held(os.path.join(worker_dir(store_path), LOCK))
 
 
 def busy(store_path: str) -> bool:
@@ -94,72 +81,21 @@ def wait_for_baseline(
 
 def worker_pid(store_path: str) -> int | None:
     """The pid the running worker wrote into its lock file (tests and the benchmark use it)."""
-    try:
-        with open(os.path.join(worker_dir(store_path), LOCK), "rb") as f:
-            return int(f.read().strip() or b"0") or None
-    except (OSError, ValueError):
-        return None
+    return detached.lock_pid(os.path.join(worker_dir(store_path), LOCK))
 
 
 def ensure_running(root: str, store_path: str) -> bool:
-    """Start the workspace's baseline worker unless one runs or is starting: detached, in its own
-    session, through `posix_spawn` (no `subprocess` import, no fork of a large process). True when
-    one runs or was started."""
-    import sys
-
-    for pid in list(_spawned):
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                _spawned.remove(pid)
-        except ChildProcessError:
-            _spawned.remove(pid)
+    """Start the workspace's baseline worker unless one runs or is starting (`fs.detached`). True
+    when one runs or was started."""
     if alive(store_path):
         return True
-    if not _claim_start(worker_dir(store_path)):
-        return True  # another scan is starting it
-    null = os.devnull
-    try:
-        pid = os.posix_spawn(
-            sys.executable,
-            [sys.executable, "-m", "rewind_ls.core.capture.baseline_worker", root, store_path],
-            # Not the workspace's own folder first on sys.path (`-m` puts the cwd there, and a
-            # workspace may hold a `rewind_ls` folder): Python 3.11+ reads PYTHONSAFEPATH.
-            {**os.environ, "PYTHONSAFEPATH": "1"},
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
-            ],
-            setsid=True,
-        )
-    except OSError:
-        _unclaim(worker_dir(store_path))
-        return False  # the next boundary's scan goes on with the baseline itself
-    _spawned.append(pid)
-    return True
-
-
-def _claim_start(wdir: str) -> bool:
-    """Only one scan starts a worker while it gets going (every scan meanwhile finds none alive)."""
+    wdir = worker_dir(store_path)
     marker = os.path.join(wdir, STARTING)
+    if not detached.claim_start(marker, wdir, _STARTING_STALE):
+        return True  # another scan is starting it
     try:
-        if time.time() - os.stat(marker).st_mtime < _STARTING_STALE:
-            return False
-        os.unlink(marker)  # its worker never got going
-    except FileNotFoundError:
-        pass
+        detached.spawn("rewind_ls.core.capture.baseline_worker", root, store_path)
     except OSError:
-        return False
-    try:
-        ensure_private_dir(wdir)
-        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
-    except OSError:
-        return False
+        detached.unclaim(marker)
+        return False  # the next boundary's scan goes on with the baseline itself
     return True
-
-
-def _unclaim(wdir: str) -> None:
-    try:
-        os.unlink(os.path.join(wdir, STARTING))
-    except OSError:
-        pass

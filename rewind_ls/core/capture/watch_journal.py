@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import time
 
-from rewind_ls.core.fs.config import ensure_private_dir
+from rewind_ls.core.fs import detached
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,8 +45,6 @@ _STARTING_STALE = 10.0
 SYNC_TIMEOUT = 0.5
 # After the watcher stopped on a watch limit, no new one is started for this long.
 LIMIT_BACKOFF_SECONDS = 600.0
-
-_spawned: list[int] = []  # watcher pids this process started (reaped, never left as zombies)
 
 
 def enabled() -> bool:
@@ -92,29 +90,13 @@ def unescape(text: str) -> str:
 
 
 def alive(wdir: str) -> bool:
-    """Whether a watcher holds the lock (a shared lock taken and dropped at once: never blocks)."""
-    import fcntl
-
-    try:
-        fd = os.open(os.path.join(wdir, LOCK), os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)  # closing drops the shared lock, if taken
-    return False
+    """Whether a watcher holds the lock."""
+    return detached.lock_held(os.path.join(wdir, LOCK))
 
 
 def watcher_pid(wdir: str) -> int | None:
     """The pid the running watcher wrote into its lock file (tests and the benchmark stop it)."""
-    try:
-        with open(os.path.join(wdir, LOCK), "rb") as f:
-            return int(f.read().strip() or b"0") or None
-    except (OSError, ValueError):
-        return None
+    return detached.lock_pid(os.path.join(wdir, LOCK))
 
 
 def _held_off(wdir: str) -> bool:
@@ -127,56 +109,19 @@ def _held_off(wdir: str) -> bool:
 
 
 def ensure_running(root: str, store_path: str) -> None:
-    """Start the workspace's watcher if none runs: detached, in its own session, through
-    `posix_spawn` (no `subprocess` import and no fork of a large process on the hook path)."""
-    import sys
-
-    for pid in list(_spawned):
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                _spawned.remove(pid)
-        except ChildProcessError:
-            _spawned.remove(pid)
+    """Start the workspace's watcher if none runs (`fs.detached`)."""
     wdir = watch_dir(store_path)
-    if alive(wdir) or _held_off(wdir) or not _claim_start(wdir):
+    if alive(wdir) or _held_off(wdir):
         return
-    null = os.devnull
+    # Its sync folder made owner-only with the marker (a watcher needs it at once).
+    if not detached.claim_start(
+        os.path.join(wdir, STARTING), os.path.join(wdir, SYNC_DIR), _STARTING_STALE
+    ):
+        return
     try:
-        pid = os.posix_spawn(
-            sys.executable,
-            [sys.executable, "-m", "rewind_ls.core.capture.watcher", root, store_path],
-            dict(os.environ),
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
-            ],
-            setsid=True,
-        )
+        detached.spawn("rewind_ls.core.capture.watcher", root, store_path)
     except OSError:
         return  # no watcher: every scan walks, as without one
-    _spawned.append(pid)
-
-
-def _claim_start(wdir: str) -> bool:
-    """Only one scan starts a watcher while it is getting ready (Python start-up and its watches
-    take a moment, and every scan meanwhile finds no watcher)."""
-    marker = os.path.join(wdir, STARTING)
-    try:
-        if time.time() - os.stat(marker).st_mtime < _STARTING_STALE:
-            return False
-        os.unlink(marker)  # its watcher never got going
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return False
-    try:
-        # Owner-only like the rest of the store (makedirs gives only the leaf its mode).
-        ensure_private_dir(os.path.join(wdir, SYNC_DIR))
-        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
-    except OSError:
-        return False
-    return True
 
 
 class Synced:

@@ -168,28 +168,38 @@ def merge3(base: bytes, ours: bytes, theirs: bytes) -> MergeResult:
         return MergeResult(ours, [])
     if ours == base:
         return MergeResult(theirs, [])
-    b = base.splitlines(True)
-    o = ours.splitlines(True)
-    t = theirs.splitlines(True)
     out: list[bytes] = []
     conflicts: list[MergeConflict] = []
+    for part in _merged(base.splitlines(True), ours.splitlines(True), theirs.splitlines(True)):
+        if isinstance(part, MergeConflict):
+            conflicts.append(part)
+        else:
+            out.extend(part)
+    if conflicts:
+        return MergeResult(None, conflicts)
+    return MergeResult(b"".join(out), [])
+
+
+def _merged(
+    b: list[bytes], o: list[bytes], t: list[bytes]
+) -> Iterator[list[bytes] | MergeConflict]:
+    """The three-way merge of line lists, in order: runs of lines it settles, and the conflicts
+    (base region, our lines, their lines) between them (the walk `merge3` and `merge3_markers`
+    share)."""
     # Line offset side_index - base_index after the regions consumed so far, per side.
     shift = [0, 0]
     pos = 0  # next base line not yet emitted
     for lo, hi, group in _regions(_diff(b, o), _diff(b, t)):
-        out.extend(b[pos:lo])
+        yield b[pos:lo]
         pos = hi
         mine, other = _side_spans((o, t), group, lo, hi, shift)
         if not group[1]:
-            out.extend(mine)
+            yield mine
         elif not group[0] or mine == other:
-            out.extend(other)
+            yield other
         else:
-            conflicts.append(MergeConflict(lo, hi, mine, other))
-    if conflicts:
-        return MergeResult(None, conflicts)
-    out.extend(b[pos:])
-    return MergeResult(b"".join(out), [])
+            yield MergeConflict(lo, hi, mine, other)
+    yield b[pos:]
 
 
 def merge3_markers(
@@ -208,34 +218,26 @@ def merge3_markers(
     mine_l, base_l, theirs_l = (label.encode("utf-8", "replace") for label in labels)
     out: list[bytes] = []
     count = 0
-    shift = [0, 0]
-    pos = 0
 
     def block(lines: list[bytes]) -> None:
         out.extend(lines)
         if lines and not lines[-1].endswith((b"\n", b"\r")):
             out.append(eol)
 
-    for lo, hi, group in _regions(_diff(b, o), _diff(b, t)):
-        out.extend(b[pos:lo])
-        pos = hi
-        mine, other = _side_spans((o, t), group, lo, hi, shift)
-        if not group[1]:
-            out.extend(mine)
-        elif not group[0] or mine == other:
-            out.extend(other)
-        else:
-            count += 1
-            if out and not out[-1].endswith((b"\n", b"\r")):
-                out.append(eol)
-            out.append(b"<<<<<<< " + mine_l + eol)
-            block(mine)
-            out.append(b"||||||| " + base_l + eol)
-            block(b[lo:hi])
-            out.append(b"=======" + eol)
-            block(other)
-            out.append(b">>>>>>> " + theirs_l + eol)
-    out.extend(b[pos:])
+    for part in _merged(b, o, t):
+        if not isinstance(part, MergeConflict):
+            out.extend(part)
+            continue
+        count += 1
+        if out and not out[-1].endswith((b"\n", b"\r")):
+            out.append(eol)
+        out.append(b"<<<<<<< " + mine_l + eol)
+        block(part.ours)
+        out.append(b"||||||| " + base_l + eol)
+        block(b[part.base_start : part.base_end])
+        out.append(b"=======" + eol)
+        block(part.theirs)
+        out.append(b">>>>>>> " + theirs_l + eol)
     return b"".join(out), count
 
 

@@ -6,6 +6,7 @@ import {
   errorText,
   filesSummary,
   formatTime,
+  hereTurnId,
   pathsToSave,
   pickerEntries,
   sessionTitle,
@@ -247,5 +248,19 @@ describe('resultReport and errorText', () => {
   it('shows a JSON-RPC error message as it is', () => {
     assert.equal(errorText({ code: -32602, message: 'unknown turn 7' }), 'unknown turn 7');
     assert.equal(errorText('plain'), 'plain');
+  });
+});
+
+describe('hereTurnId', () => {
+  it('gives a tie to the restore point: times are to the second and a restore follows its turn', () => {
+    const same = '2026-11-26T03:36:00Z';
+    const list = {
+      currentSessionId: 's1',
+      sessions: [
+        { id: 's1', kind: 'agent', turns: [{ ...turn(2, 'two'), startedAt: same }] },
+        { id: 'rewind', kind: 'rewind', turns: [{ ...turn(1, 'rewind to turn 2', 'rewind'), startedAt: same }] },
+      ],
+    } as unknown as ListTurnsResult;
+    assert.equal(hereTurnId(list), 'rewind-t1');
   });
 });

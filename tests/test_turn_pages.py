@@ -3,13 +3,17 @@ session a page at a time, newest first, and every turn is reachable through the 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from rewind_ls.core.capture import baseline_spawn
 from rewind_ls.core.capture.recorder import Recorder
 from rewind_ls.core.errors import BadInput
 from rewind_ls.core.history.timeline import list_sessions, timeline_text
@@ -34,6 +38,21 @@ def _record(ws: Path, store: Store, session: str = "s", n: int = TURNS) -> list[
         ids.append(turn)
     rec.end_turn(session)
     return ids
+
+
+@contextlib.contextmanager
+def _first_checkpoint_running(store_path: str, done: int, total: int) -> Iterator[None]:
+    """A baseline worker as the others see one: its lock held, its progress file written."""
+    wdir = baseline_spawn.worker_dir(store_path)
+    os.makedirs(wdir, exist_ok=True)
+    fd = os.open(os.path.join(wdir, baseline_spawn.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        with open(os.path.join(wdir, baseline_spawn.PROGRESS), "w", encoding="ascii") as f:
+            f.write(f"{done} {total}\n")
+        yield
+    finally:
+        os.close(fd)
 
 
 @pytest.fixture
@@ -130,6 +149,32 @@ async def test_list_turns_pages_over_the_wire(
         assert [t["id"] for t in one["sessions"][0]["turns"]] == [ids[3]]
         timeline = as_dict(await request(client, "rewind/timeline", {"limit": 10}))
         assert f"{TURNS - 10} older turns not shown" in timeline["text"]
+    finally:
+        await client.shutdown_session()
+
+
+async def test_list_turns_carries_the_first_checkpoints_progress_while_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The editors' status bars and views show the background first checkpoint from
+    `rewind/listTurns`: `baseline` is set while a worker runs and null once it is done."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    monkeypatch.setenv("REWIND_LS_HOME", str(home))
+    monkeypatch.setenv("REWIND_LS_WATCH", "0")
+    with Store.open(str(ws)) as store:
+        _record(ws, store, n=3)
+        store_path = store.path
+    client, _editor = await start(ws, home)
+    try:
+        before = as_dict(await request(client, "rewind/listTurns", {"limit": 1}))
+        assert before["baseline"] is None
+        with _first_checkpoint_running(store_path, 1500, 4000):
+            running = as_dict(await request(client, "rewind/listTurns", {"limit": 1}))
+            assert running["baseline"] == {"done": 1500, "total": 4000}
+            assert running["sessions"][0]["turnCount"] == 3
+        after = as_dict(await request(client, "rewind/listTurns", {"limit": 1}))
+        assert after["baseline"] is None
     finally:
         await client.shutdown_session()
 

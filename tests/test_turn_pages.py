@@ -3,22 +3,19 @@ session a page at a time, newest first, and every turn is reachable through the 
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rewind_ls.core.capture import baseline_spawn
 from rewind_ls.core.capture.recorder import Recorder
 from rewind_ls.core.errors import BadInput
 from rewind_ls.core.history.timeline import list_sessions, timeline_text
 from rewind_ls.core.store import Store
 from tests.conftest import Cli
+from tests.support.baseline import first_checkpoint_running
 from tests.support.lsp_client import start
 from tests.test_server import as_dict, request
 
@@ -38,21 +35,6 @@ def _record(ws: Path, store: Store, session: str = "s", n: int = TURNS) -> list[
         ids.append(turn)
     rec.end_turn(session)
     return ids
-
-
-@contextlib.contextmanager
-def _first_checkpoint_running(store_path: str, done: int, total: int) -> Iterator[None]:
-    """A baseline worker as the others see one: its lock held, its progress file written."""
-    wdir = baseline_spawn.worker_dir(store_path)
-    os.makedirs(wdir, exist_ok=True)
-    fd = os.open(os.path.join(wdir, baseline_spawn.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    try:
-        with open(os.path.join(wdir, baseline_spawn.PROGRESS), "w", encoding="ascii") as f:
-            f.write(f"{done} {total}\n")
-        yield
-    finally:
-        os.close(fd)
 
 
 @pytest.fixture
@@ -169,7 +151,7 @@ async def test_list_turns_carries_the_first_checkpoints_progress_while_it_runs(
     try:
         before = as_dict(await request(client, "rewind/listTurns", {"limit": 1}))
         assert before["baseline"] is None
-        with _first_checkpoint_running(store_path, 1500, 4000):
+        with first_checkpoint_running(store_path, 1500, 4000):
             running = as_dict(await request(client, "rewind/listTurns", {"limit": 1}))
             assert running["baseline"] == {"done": 1500, "total": 4000}
             assert running["sessions"][0]["turnCount"] == 3

@@ -15,6 +15,7 @@ from rewind_ls.core.errors import BadInput
 from rewind_ls.core.history.timeline import list_sessions, timeline_text
 from rewind_ls.core.store import Store
 from tests.conftest import Cli
+from tests.support.baseline import first_checkpoint_running
 from tests.support.lsp_client import start
 from tests.test_server import as_dict, request
 
@@ -130,6 +131,32 @@ async def test_list_turns_pages_over_the_wire(
         assert [t["id"] for t in one["sessions"][0]["turns"]] == [ids[3]]
         timeline = as_dict(await request(client, "rewind/timeline", {"limit": 10}))
         assert f"{TURNS - 10} older turns not shown" in timeline["text"]
+    finally:
+        await client.shutdown_session()
+
+
+async def test_list_turns_carries_the_first_checkpoints_progress_while_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The editors' status bars and views show the background first checkpoint from
+    `rewind/listTurns`: `baseline` is set while a worker runs and null once it is done."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    monkeypatch.setenv("REWIND_LS_HOME", str(home))
+    monkeypatch.setenv("REWIND_LS_WATCH", "0")
+    with Store.open(str(ws)) as store:
+        _record(ws, store, n=3)
+        store_path = store.path
+    client, _editor = await start(ws, home)
+    try:
+        before = as_dict(await request(client, "rewind/listTurns", {"limit": 1}))
+        assert before["baseline"] is None
+        with first_checkpoint_running(store_path, 1500, 4000):
+            running = as_dict(await request(client, "rewind/listTurns", {"limit": 1}))
+            assert running["baseline"] == {"done": 1500, "total": 4000}
+            assert running["sessions"][0]["turnCount"] == 3
+        after = as_dict(await request(client, "rewind/listTurns", {"limit": 1}))
+        assert after["baseline"] is None
     finally:
         await client.shutdown_session()
 

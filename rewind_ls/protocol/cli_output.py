@@ -19,7 +19,7 @@ from rewind_ls.protocol.base import (
 )
 from rewind_ls.protocol.restore import Conflict, ConversationFork
 from rewind_ls.protocol.review import BlameResult
-from rewind_ls.protocol.turns import ListTurnsResult, SessionInfo, TurnInfo
+from rewind_ls.protocol.turns import SessionInfo, TurnInfo, TurnsListing
 
 # --- the CLI's --json output --------------------------------------------------------------------
 # The same vocabulary as the protocol (a turn is a TurnInfo in both). Unknown fields are an error:
@@ -40,8 +40,9 @@ class CliSessionInfo(SessionInfo, Output):
     turns: list[CliTurnInfo]  # type: ignore[assignment]
 
 
-class TurnsOutput(ListTurnsResult, Output):
-    """`rewind-ls turns --json`."""
+class TurnsOutput(TurnsListing, Output):
+    """`rewind-ls turns --json`. Without the first checkpoint's `baseline` (its text output says
+    it): the object keeps exactly the keys it always had, for the scripts that read it."""
 
     sessions: list[CliSessionInfo]  # type: ignore[assignment]
     unrecorded: list[str] = Field(

@@ -90,9 +90,25 @@ class ListTurnsParams(Params):
     )
 
 
-class ListTurnsResult(Result):
+class BaselineProgress(Result):
+    done: int = Field(description="Files of the workspace the first checkpoint has stored.")
+    total: int = Field(description="Files it has to store; 0 while it is still listing them.")
+
+
+class TurnsListing(Result):
+    """What `rewind/listTurns` and `rewind-ls turns --json` share."""
+
     workspace: str
     current_session_id: str | None = Field(
         description="The agent session with the latest activity (what a bare turn number means)."
     )
     sessions: list[SessionInfo]
+
+
+class ListTurnsResult(TurnsListing):
+    baseline: BaselineProgress | None = Field(
+        default=None,
+        description="Set while the first checkpoint of a large workspace is still being taken in "
+        "the background (a rewind keeps every file it has not stored yet as it is); ask again "
+        "until it is gone.",
+    )

@@ -27,6 +27,7 @@ for p in (HERE, HERE.parent):  # nvim_support, and support.agent (tests/ has no 
 
 from nvim_support import REPO, Nvim, nvim_env  # noqa: E402
 from support.agent import FakeClaude  # noqa: E402
+from support.baseline import first_checkpoint_running, write_progress  # noqa: E402
 
 pytestmark = pytest.mark.editor
 
@@ -804,6 +805,42 @@ def test_turn_list_is_read_a_page_at_a_time(workspace: tuple[Path, Path], editor
     assert [len(x) for x in labels] == [3, 5, 5], labels  # 2 turns + older, 4 + older, all 5
     assert labels[0][-1] == "Older turns… (3 more)", labels
     assert read(ws, "a.txt") == b"a0\n" and read(ws, "c.txt") is None
+
+
+def _statusline_is(ed: Editor, text: str) -> None:
+    shown = ed.nv.wait_for(
+        "(function() local s = require('rewind').statusline()"
+        f" return s == {json.dumps(text, ensure_ascii=False)} and s end)()",
+        what=f"the statusline to show {text!r}",
+    )
+    assert shown == text
+
+
+def test_statusline_and_picker_show_the_first_checkpoint_while_it_runs(
+    workspace: tuple[Path, Path], editor: Any
+) -> None:
+    """#29: while the first checkpoint of a large workspace runs in the background (`baseline` of
+    rewind/listTurns), the statusline shows its progress instead of the turn count, moving as the
+    worker goes on, and `:Rewind`'s picker says it; the plugin asks again until it is done (the
+    server sends no notification then), and the turn count comes back."""
+    ws, home = workspace
+    two_turns(ws, home)
+    from rewind_ls.core.store import Store
+
+    with Store.open(str(ws), home=str(home)) as store:
+        store_path = store.path
+    with first_checkpoint_running(store_path, 1500, 4000):
+        ed = editor()
+        ed.nv.lua("require('rewind.ui').POLL_MS = 200")
+        ed.open("a.txt")
+        _statusline_is(ed, "⟳ first checkpoint 1500/4000")
+        last = ed.run("Rewind", answers=[])
+        assert last["status"] == "cancelled", last
+        prompt = ed.selects()[0]["prompt"]
+        assert prompt.endswith("[first checkpoint 1500/4000 in progress]"), prompt
+        write_progress(store_path, 3000, 4000)
+        _statusline_is(ed, "⟳ first checkpoint 3000/4000")
+    _statusline_is(ed, "⟲ 2 turns")
 
 
 def test_picker_names_the_fork_it_lists(workspace: tuple[Path, Path], editor: Any) -> None:

@@ -605,6 +605,55 @@ def test_server_discovery_in_vscode(tmp_path: Path) -> None:
     ), icons
 
 
+def test_status_bar_and_view_show_the_first_checkpoint_while_it_runs(tmp_path: Path) -> None:
+    """#29: while the first checkpoint of a large workspace runs in the background (a worker holds
+    its lock; `baseline` of rewind/listTurns), the status bar shows "first checkpoint N/M" moving as
+    the worker goes on, and the Rewind view says it; the extension asks again until it is done (the
+    server sends no notification then), and the turn count comes back."""
+    from rewind_ls.core.capture import baseline_spawn
+    from rewind_ls.core.store import Store
+
+    ws, home, agent = _two_turns(tmp_path)
+    with Store.open(str(ws), home=str(home)) as store:
+        store_path = store.path
+    wdir = Path(baseline_spawn.worker_dir(store_path))
+    wdir.mkdir(parents=True, exist_ok=True)
+    progress = wdir / baseline_spawn.PROGRESS
+    progress.write_text("1500 4000\n")
+    # The worker, as the others see it: a process holding the lock (the last step ends it).
+    hold = (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(600)"
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-c", hold, str(wdir / baseline_spawn.LOCK)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert worker.stdout is not None and worker.stdout.readline().strip() == "locked"
+        steps: list[dict[str, Any]] = [
+            {"do": "open-workbench"},
+            {"do": "wait-status", "text": "first checkpoint 1500/4000"},
+            {"do": "click", "selector": '.activitybar .action-label[aria-label^="Rewind"]'},
+            {
+                "do": "wait-for",
+                "selector": ".pane-body",
+                "text": "First checkpoint of this workspace in progress (1500 of 4000 files)",
+            },
+            {"do": "screenshot", "name": "vscode-first-checkpoint.png"},
+            {"do": "exec", "argv": ["/bin/sh", "-c", f"echo 3000 4000 > '{progress}'"]},
+            {"do": "wait-status", "text": "first checkpoint 3000/4000"},
+            {"do": "exec", "argv": ["kill", str(worker.pid)]},
+            {"do": "wait-status", "text": "2 turns"},
+            {"do": "wait-for", "selector": ROW, "text": "second prompt"},
+        ]
+        _run_vscode(tmp_path, ws, agent, steps)
+    finally:
+        worker.kill()
+        worker.wait()
+
+
 def test_extension_npm_test() -> None:
     """`npm test` in editors/vscode: tsc --noEmit (strict), eslint, node:test unit tests."""
     require_tools()

@@ -280,7 +280,7 @@ export class Commands {
     try {
       list = await this.listTurns({ turnId });
     } catch {
-      list = { workspace: '', currentSessionId: null, sessions: [] };
+      list = { workspace: '', currentSessionId: null, sessions: [], baseline: null };
     }
     for (const s of list.sessions) {
       const t = s.turns.find((t) => t.id === turnId);

@@ -4,11 +4,11 @@ import type { Middleware } from 'vscode-languageclient/node';
 import { Commands } from './commands';
 import { RewindContentProvider, SCHEME } from './contentProvider';
 import { LatestTurnDecorations, reviewTurn, showTurnChanges } from './review';
-import { currentTurnCount, errorText, statusText } from './format';
+import { baselineMessage, currentTurnCount, errorText, statusText } from './format';
 import { confirmLensRestore } from './lensConfirm';
 import { type RestoreOptions, type Scope, ServerCommands } from './protocol';
 import { RewindServer } from './server';
-import { type Node, TurnsView } from './view';
+import { BASELINE_POLL_MS, type Node, TurnsView } from './view';
 
 const SCOPES: readonly string[] = ['code', 'conversation', 'both'];
 
@@ -57,7 +57,13 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     };
 
-  const view = new TurnsView((params) => cmds.listTurns(params), output);
+  const view = new TurnsView(
+    (params) => cmds.listTurns(params),
+    output,
+    (message) => {
+      tree.message = message;
+    },
+  );
   const tree = vscode.window.createTreeView('rewind.turns', { treeDataProvider: view, showCollapseAll: true });
   const onNode =
     (fn: (node: Node) => Promise<void>) =>
@@ -73,10 +79,15 @@ export function activate(context: vscode.ExtensionContext): void {
   const status = vscode.window.createStatusBarItem('rewind.turns', vscode.StatusBarAlignment.Left, 10);
   status.name = 'Rewind';
   status.command = 'rewind.rewindToTurn';
-  status.tooltip = 'Rewind: turns of the current agent session. Click to rewind.';
+  const STATUS_TOOLTIP = 'Rewind: turns of the current agent session. Click to rewind.';
+  status.tooltip = STATUS_TOOLTIP;
   let refreshTimer: NodeJS.Timeout | undefined;
+  // Set while the first checkpoint runs in the background: the status bar asks again until it is done.
+  let pollTimer: NodeJS.Timeout | undefined;
   const refreshStatus = (): void => {
     if (refreshTimer) clearTimeout(refreshTimer);
+    if (pollTimer) clearTimeout(pollTimer);
+    pollTimer = undefined;
     refreshTimer = setTimeout(() => {
       refreshTimer = undefined;
       if (!vscode.workspace.getConfiguration('rewind').get<boolean>('statusBar.enabled', true)) {
@@ -86,8 +97,10 @@ export function activate(context: vscode.ExtensionContext): void {
       if (!server.running) return;
       cmds.listTurns({ limit: 1 }).then(
         (list) => {
-          status.text = statusText(currentTurnCount(list));
+          status.text = statusText(currentTurnCount(list), list.baseline);
+          status.tooltip = baselineMessage(list.baseline) ?? STATUS_TOOLTIP;
           status.show();
+          if (list.baseline) pollTimer = setTimeout(refreshStatus, BASELINE_POLL_MS);
         },
         (e) => output.appendLine(`status bar: ${errorText(e)}`),
       );
@@ -98,6 +111,7 @@ export function activate(context: vscode.ExtensionContext): void {
     output,
     server,
     status,
+    { dispose: () => pollTimer && clearTimeout(pollTimer) },
     server.onDidChangeTurns(refreshStatus),
     view,
     tree,

@@ -1,5 +1,6 @@
 // What the person sees: quick pick items, messages. Pure (no vscode import): unit-tested.
 import type {
+  BaselineProgress,
   FilePreview,
   ListTurnsResult,
   RestoreResult,
@@ -183,8 +184,21 @@ export function currentTurnCount(list: ListTurnsResult | undefined): number {
   return list.sessions.find((s) => s.id === list.currentSessionId)?.turnCount ?? 0;
 }
 
-export function statusText(count: number): string {
+/** The status bar: the current session's turn count, or while the first checkpoint of a large
+ * workspace is still being taken in the background, its progress. */
+export function statusText(count: number, baseline: BaselineProgress | null = null): string {
+  if (baseline) {
+    const counted = baseline.total ? ` ${baseline.done}/${baseline.total}` : '…';
+    return `$(sync~spin) first checkpoint${counted}`;
+  }
   return `$(history) ${count} ${count === 1 ? 'turn' : 'turns'}`;
+}
+
+/** What the view and the status bar's tooltip say while the first checkpoint runs; undefined after. */
+export function baselineMessage(baseline: BaselineProgress | null): string | undefined {
+  if (!baseline) return undefined;
+  const counted = baseline.total ? `${baseline.done} of ${baseline.total} files` : 'listing the files';
+  return `First checkpoint of this workspace in progress (${counted}), in the background: a rewind keeps every file not recorded yet as it is.`;
 }
 
 export interface ScopeItem {

@@ -2,7 +2,7 @@
 // rewind one file). It reads rewind/listTurns a page at a time (the newest turns of each session, then
 // "Older turns…" on demand) and refreshes on rewind/didChangeTurns.
 import * as vscode from 'vscode';
-import { errorText, formatTime, hereTurnId, promptSummary, sessionTitle, TURN_PAGE, turnName, withOlderPage, YOU_ARE_HERE } from './format';
+import { baselineMessage, errorText, formatTime, hereTurnId, promptSummary, sessionTitle, TURN_PAGE, turnName, withOlderPage, YOU_ARE_HERE } from './format';
 import type { FileChange, ListTurnsParams, ListTurnsResult, SessionInfo, TurnInfo } from './protocol';
 
 export type Node =
@@ -30,6 +30,9 @@ function orderedSessions(list: ListTurnsResult): { session: SessionInfo; current
   ];
 }
 
+// How often the view and the status bar ask again while the first checkpoint runs in the background.
+export const BASELINE_POLL_MS = 2000;
+
 export class TurnsView implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
@@ -39,10 +42,14 @@ export class TurnsView implements vscode.TreeDataProvider<Node> {
   private readonly command: vscode.Disposable;
   // The row of the current state ("you are here"), from the last listing.
   private here: string | undefined;
+  // Set while the first checkpoint runs: the next refresh (the view polls until it is done).
+  private poll: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly load: (params?: ListTurnsParams) => Promise<ListTurnsResult>,
     private readonly output: vscode.OutputChannel,
+    // The view's message line (TreeView.message): the first checkpoint's progress, or none.
+    private readonly showMessage: (text: string | undefined) => void = () => undefined,
   ) {
     this.command = vscode.commands.registerCommand(LOAD_OLDER_COMMAND, (node: Node) => this.loadOlder(node));
   }
@@ -52,6 +59,7 @@ export class TurnsView implements vscode.TreeDataProvider<Node> {
   }
 
   dispose(): void {
+    if (this.poll) clearTimeout(this.poll);
     this.command.dispose();
     this.changed.dispose();
   }
@@ -76,6 +84,13 @@ export class TurnsView implements vscode.TreeDataProvider<Node> {
         return [];
       }
       this.here = hereTurnId(list);
+      this.showMessage(baselineMessage(list.baseline));
+      if (list.baseline && !this.poll) {
+        this.poll = setTimeout(() => {
+          this.poll = undefined;
+          this.refresh();
+        }, BASELINE_POLL_MS);
+      }
       return orderedSessions(list).map(({ session, current }) => ({ kind: 'session', session, current }));
     }
     if (node.kind === 'session') {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from rewind_ls.core.capture.baseline_spawn import progress
 from rewind_ls.core.capture.recorder import read_current
 from rewind_ls.core.errors import UnknownTurn
 from rewind_ls.core.history.diff import turn_diff
@@ -34,7 +35,11 @@ class TurnsWork(ServiceBase):
     ) -> dict[str, Any]:
         if session_id is not None and self.store.session(session_id) is None:
             raise UnknownTurn(session_id, "no session with that id in this workspace")
-        return list_sessions(self.store, session_id, limit, before, turn_id)
+        listing = list_sessions(self.store, session_id, limit, before, turn_id)
+        first = progress(self.store.path)
+        if first is not None:
+            listing["baseline"] = {"done": first[0], "total": first[1]}
+        return listing
 
     def timeline(self, session_id: str | None, limit: int | None = None) -> dict[str, Any]:
         """The timeline text and the URI a client shows it under: a name inside the workspace that

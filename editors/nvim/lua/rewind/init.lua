@@ -121,7 +121,13 @@ local function pick_turn(client, prompt, restores)
       vim.list_extend(items, turns.restore_points(list))
       here_id = turns.here_id(list)
     end
-    turn = numbered.select_turn(items, prompt .. turns.fork_label(session), older_label, here_id)
+    local title = prompt .. turns.fork_label(session)
+    local first = turns.baseline_label(list)
+    if first then
+      -- A rewind now keeps every file the background checkpoint has not stored yet as it is.
+      title = string.format('%s [%s in progress]', title, first)
+    end
+    turn = numbered.select_turn(items, title, older_label, here_id)
     if turn == numbered.OLDER then
       local ferr = turns.fetch_older(client, list, session)
       if ferr then

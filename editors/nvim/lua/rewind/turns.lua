@@ -85,6 +85,20 @@ function M.current_count(list)
   return s and (s.turnCount or #s.turns) or 0
 end
 
+--- While the first checkpoint of a large workspace is taken in the background (`baseline` of
+--- rewind/listTurns): "first checkpoint 1500/4000" ("first checkpoint…" while it lists the files);
+--- nil when none runs.
+function M.baseline_label(list)
+  local b = list and list.baseline
+  if b == nil or b == vim.NIL then
+    return nil
+  end
+  if (b.total or 0) > 0 then
+    return string.format('first checkpoint %d/%d', b.done, b.total)
+  end
+  return 'first checkpoint…'
+end
+
 --- The cached list, or a synchronous fetch (for completion).
 function M.cached_or_sync(client)
   if not client then

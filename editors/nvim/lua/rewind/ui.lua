@@ -84,8 +84,28 @@ local function refresh(client)
   end)
 end
 
+--- How often the statusline asks again while the first checkpoint runs in the background.
+M.POLL_MS = 2000
+local polling = {}
+
+--- Asks for the turn list again in POLL_MS (once at a time): the server sends no notification when the
+--- background first checkpoint ends, so the statusline polls while it shows one.
+local function poll(client)
+  if polling[client.id] then
+    return
+  end
+  polling[client.id] = true
+  vim.defer_fn(function()
+    polling[client.id] = nil
+    if vim.lsp.get_client_by_id(client.id) then
+      refresh(client)
+    end
+  end, M.POLL_MS)
+end
+
 --- For 'statusline' / lualine: "⟲ 3 turns" of the current agent session, "⟲ rewinding…" while an operation
---- runs, "" when rewind-ls is not attached. Never waits for the server.
+--- runs, "⟳ first checkpoint 1500/4000" while the first checkpoint of a large workspace is taken in
+--- the background, "" when rewind-ls is not attached. Never waits for the server.
 function M.statusline()
   local state = require('rewind.state')
   if state.busy then
@@ -99,6 +119,11 @@ function M.statusline()
   if not list then
     refresh(client)
     return ''
+  end
+  local first = turns.baseline_label(list)
+  if first then
+    poll(client)
+    return '⟳ ' .. first
   end
   local n = turns.current_count(list)
   return string.format('⟲ %d %s', n, n == 1 and 'turn' or 'turns')

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  baselineMessage,
   conflictPrompt,
   currentTurnCount,
   errorText,
@@ -81,6 +82,7 @@ describe('pickerEntries', () => {
   const list: ListTurnsResult = {
     workspace: '/w',
     currentSessionId: 's1',
+    baseline: null,
     sessions: [
       { id: 'old-session', kind: 'agent', agent: 'claude-code', transcriptPath: null, startedAt: local(2026, 11, 21, 8, 0), lastActivityAt: local(2026, 11, 21, 9, 0), turnCount: 1, olderCursor: null, forkOf: null, turns: [turn(1, 'old', 'old-session')] },
       { id: 's1', kind: 'agent', agent: null, transcriptPath: null, startedAt: local(2026, 11, 22, 14, 0), lastActivityAt: local(2026, 11, 22, 14, 2), turnCount: 2, olderCursor: null, forkOf: null, turns: [turn(1, 'first'), turn(2, 'second')] },
@@ -106,6 +108,17 @@ describe('pickerEntries', () => {
     assert.equal(statusText(1), '$(history) 1 turn');
     assert.equal(statusText(2), '$(history) 2 turns');
   });
+  it('shows the first checkpoint\'s progress instead while it runs in the background', () => {
+    assert.equal(statusText(2, { done: 120, total: 1000 }), '$(sync~spin) first checkpoint 120/1000');
+    assert.equal(statusText(2, { done: 0, total: 0 }), '$(sync~spin) first checkpoint…');
+    assert.equal(statusText(2, null), '$(history) 2 turns');
+    assert.equal(
+      baselineMessage({ done: 120, total: 1000 }),
+      'First checkpoint of this workspace in progress (120 of 1000 files), in the background: a rewind keeps every file not recorded yet as it is.',
+    );
+    assert.match(baselineMessage({ done: 0, total: 0 }) ?? '', /\(listing the files\)/);
+    assert.equal(baselineMessage(null), undefined);
+  });
 });
 
 describe('forked sessions', () => {
@@ -117,7 +130,7 @@ describe('forked sessions', () => {
     };
     assert.match(sessionTitle(fork, NOW), /^claude-code session f0f0f0f0 · fork of a1b2c3d4 before #3 · /);
     const other = { ...fork, id: 'a1b2c3d4-source', forkOf: null, turns: [turn(1, 'one', 'a1b2c3d4-source')] };
-    const entries = pickerEntries({ workspace: '/w', currentSessionId: fork.id, sessions: [fork, other] }, NOW);
+    const entries = pickerEntries({ workspace: '/w', currentSessionId: fork.id, sessions: [fork, other], baseline: null }, NOW);
     assert.equal(entries[0].kind === 'separator' && entries[0].label, 'current session · fork of a1b2c3d4 before #3');
   });
 });
@@ -127,7 +140,7 @@ describe('paged turn lists', () => {
     id: 's1', kind: 'agent' as const, agent: 'claude-code', transcriptPath: null,
     startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turnCount, olderCursor, forkOf: null, turns,
   });
-  const page: ListTurnsResult = { workspace: '/w', currentSessionId: 's1', sessions: [session([turn(9, 'nine'), turn(10, 'ten')], 10, '9')] };
+  const page: ListTurnsResult = { workspace: '/w', currentSessionId: 's1', sessions: [session([turn(9, 'nine'), turn(10, 'ten')], 10, '9')], baseline: null };
   it('offers the older turns after a page, and counts the whole session in the status bar', () => {
     const entries = pickerEntries(page, NOW);
     assert.deepEqual(entries.map((e) => e.kind), ['turn', 'turn', 'more']);
@@ -154,6 +167,7 @@ describe('turnLabel and scopeItems', () => {
     const list: ListTurnsResult = {
       workspace: '/w',
       currentSessionId: 's1',
+      baseline: null,
       sessions: [
         { id: 's1', kind: 'agent', agent: 'claude-code', transcriptPath: null, startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turnCount: 1, olderCursor: null, forkOf: null, turns: [turn(1, 'agent prompt')] },
         { id: 'editor', kind: 'editor', agent: 'editor', transcriptPath: null, startedAt: NOW.toISOString(), lastActivityAt: NOW.toISOString(), turnCount: 1, olderCursor: null, forkOf: null, turns: [saves] },

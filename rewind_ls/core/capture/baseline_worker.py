@@ -15,30 +15,18 @@ Nothing is lost while it runs, by the rules a hook's budgeted baseline already f
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sys
 
 from rewind_ls.core.capture import baseline_spawn as bs
 from rewind_ls.core.capture.scan import baseline_complete, scan
+from rewind_ls.core.fs import detached
 from rewind_ls.core.fs.config import ensure_private_dir
 from rewind_ls.core.store import Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rewind_ls.core.capture.scan import Progress
-
-
-def _take_lock(wdir: str) -> int | None:
-    fd = os.open(os.path.join(wdir, bs.LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, str(os.getpid()).encode(), 0)
-    return fd
 
 
 def _progress_writer(wdir: str) -> Progress:
@@ -66,7 +54,7 @@ def _adopt_nothing(found: object) -> str | None:
 def run(root: str, store_path: str) -> int:
     wdir = bs.worker_dir(store_path)
     ensure_private_dir(wdir)
-    lock = _take_lock(wdir)
+    lock = detached.take_lock(os.path.join(wdir, bs.LOCK))
     try:
         os.unlink(os.path.join(wdir, bs.STARTING))
     except OSError:

@@ -23,7 +23,6 @@ scans compare epochs, so any gap means a full walk.
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import sys
 import threading
@@ -39,6 +38,7 @@ from watchdog.observers.inotify_c import (
 )
 
 from rewind_ls.core.capture import watch_journal as wj
+from rewind_ls.core.fs import detached
 from rewind_ls.core.fs.config import ensure_private_dir
 
 _C = InotifyConstants
@@ -262,23 +262,6 @@ class Epoch:
             pass
 
 
-def _take_lock(wdir: str) -> int | None:
-    """The exclusive lock, retried briefly: a scan's liveness test holds it shared for an
-    instant."""
-    fd = os.open(os.path.join(wdir, wj.LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    for _ in range(40):
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            time.sleep(0.005)
-            continue
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        return fd
-    os.close(fd)
-    return None
-
-
 def _status(wdir: str, reason: str) -> None:
     try:
         fd = os.open(
@@ -296,7 +279,7 @@ def run(root: str, store_path: str) -> int:
     """Watch until idle; a new epoch after each uncertain end, except a watch limit."""
     wdir = wj.watch_dir(store_path)
     ensure_private_dir(os.path.join(wdir, wj.SYNC_DIR))
-    lock = _take_lock(wdir)
+    lock = detached.take_lock(os.path.join(wdir, wj.LOCK))
     try:
         os.unlink(os.path.join(wdir, wj.STARTING))
     except OSError:

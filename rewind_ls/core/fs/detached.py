@@ -32,6 +32,26 @@ def lock_held(lock_path: str) -> bool:
     return False
 
 
+def take_lock(lock_path: str) -> int | None:
+    """The helper's exclusive lock, with its pid written in; None when another holds it. Retried
+    briefly: a caller's `lock_held` holds it shared for an instant, which must not make the only
+    helper starting give up."""
+    import fcntl
+
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    for _ in range(40):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            time.sleep(0.005)
+            continue
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        return fd
+    os.close(fd)
+    return None
+
+
 def lock_pid(lock_path: str) -> int | None:
     """The pid the lock's holder wrote into it (tests and the benchmark stop it)."""
     try:

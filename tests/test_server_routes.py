@@ -30,3 +30,20 @@ def test_a_handler_needs_a_table_line() -> None:
         lsp.request("rewind/didChangeTurns")  # a notification the server sends, not a request
     with pytest.raises(KeyError, match=r"rewind\.nope"):
         lsp.command("rewind.nope")
+
+
+def test_every_handler_takes_the_params_model_its_table_line_names() -> None:
+    """The model a request is parsed with comes from METHODS; a handler annotated with another one
+    would mislead its reader (and mypy) about what it receives."""
+    import typing
+
+    app.build()  # imports every handler module
+    wrong = []
+    for method, handler in lsp.REQUESTS.items():
+        hints = typing.get_type_hints(handler)
+        params = [v for k, v in hints.items() if k != "return"]
+        if params[-1] is not METHODS[method][0]:
+            wrong.append(
+                f"{method}: {handler.__name__} takes {params[-1]}, METHODS says {METHODS[method][0]}"
+            )
+    assert not wrong, "\n".join(wrong)

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from rewind_ls.core.capture.scan_commit import Attribute, Change, Reads
+    from rewind_ls.core.store.codec import Pack
 
     # (what: "changes" | "baseline", files done, files to do); called from the scanning thread.
     Progress = Callable[[str, int, int], None]
@@ -462,29 +463,37 @@ class _Scan:
         """Add files never seen to the baseline until the deadline; False when it stopped early."""
         complete = True
         batch: Reads = []
+        packs: list[Pack] = []
         batch_bytes = done = 0
         rels = [c.rel for c in adopt]
+        sizes = [c.st.st_size if c.st is not None else 0 for c in adopt]
         # A baseline writes the tree's content once: one WAL checkpoint at the end, not an fsync
         # every 4 MB. Not in the worker: its final TRUNCATE would hold every hook's write (and its
         # smaller batches hold the lock less long).
         batch_files = _WORKER_BATCH_FILES if self.in_worker else _BATCH_FILES
         bulk = nullcontext() if self.in_worker else self.store.checkpoint_at_end()
         with bulk:
-            for i, r in read_many(self.store.root, rels, limit, self.workers, self.deadline):
-                if r is None:  # the budget ran out
+            for chunk in read_many(
+                self.store.root, rels, sizes, limit, self.workers, self.deadline
+            ):
+                if chunk is None:  # the budget ran out
                     complete = False
                     break
-                batch.append((adopt[i], r))
-                done += 1
-                if isinstance(r, FileRead) and r.payload is not None:
-                    batch_bytes += len(r.payload)
+                # A batch holds whole chunks: a PACKED read's content is in its chunk's packs,
+                # written in the same transaction as its row.
+                for i, r in enumerate(chunk.reads, chunk.first):
+                    batch.append((adopt[i], r))
+                    if isinstance(r, FileRead):
+                        batch_bytes += r.version.size or 0
+                packs.extend(chunk.packs)
+                done += len(chunk.reads)
                 if len(batch) >= batch_files or batch_bytes >= _BATCH_BYTES:
-                    commit(self.store, self.attribute, batch, self.result, record=False)
-                    batch, batch_bytes = [], 0
+                    commit(self.store, self.attribute, batch, self.result, False, packs)
+                    batch, packs, batch_bytes = [], [], 0
                     if self.progress is not None:
                         self.progress("baseline", done, len(adopt))
             if batch:
-                commit(self.store, self.attribute, batch, self.result, record=False)
+                commit(self.store, self.attribute, batch, self.result, False, packs)
         if self.progress is not None:
             self.progress("baseline", done, len(adopt))
         return complete

@@ -240,13 +240,14 @@ def _first_checkpoint_again(tree: str, base: str) -> tuple[float, float]:
     return ours, git
 
 
-def _first_checkpoint_in_background(tree: str, home: str) -> tuple[float, float]:
+def _first_checkpoint_in_background(tree: str, home: str, watch: str = "0") -> tuple[float, float]:
     """SessionStart with the default budget, then turn boundaries (UserPromptSubmit, Stop) one
     after another while the baseline worker runs: (the longest hook, seconds from SessionStart
-    until the baseline is complete)."""
+    until the baseline is complete). `watch`: REWIND_LS_WATCH ("1": the watcher the hooks start
+    tells them what changed, as by default)."""
     from rewind_ls.core.capture import baseline_spawn
 
-    agent = Agent(tree, home, REWIND_LS_WATCH="0")
+    agent = Agent(tree, home, REWIND_LS_WATCH=watch, REWIND_LS_WATCH_IDLE="600")
     started = time.perf_counter()
     longest = agent.hook("SessionStart", source="startup")
     db = None
@@ -263,7 +264,10 @@ def _first_checkpoint_in_background(tree: str, home: str) -> tuple[float, float]
             raise RuntimeError("the baseline worker did not finish in an hour")
         longest = max(longest, agent.hook("UserPromptSubmit", prompt="go on"))
         longest = max(longest, agent.hook("Stop"))
-    return longest, time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    if watch != "0":
+        _stop_watcher(agent)
+    return longest, elapsed
 
 
 def _baseline_done(store_path: str) -> bool:
@@ -316,6 +320,31 @@ def bench_size(n: int, tmp: str, runs: int, restores: set[int], notes: list[str]
         Figure(
             n,
             "first checkpoint in the background: until complete (vs shadow git)",
+            background,
+            first_git,
+            "s",
+            0.3,
+        )
+    )
+    # The same with the watcher the hooks start (the default): a hook while the worker runs
+    # looks at what the watcher saw instead of every file recorded so far.
+    longest, background = _first_checkpoint_in_background(
+        tree, os.path.join(base, "home-default-watched"), watch="1"
+    )
+    figs.append(
+        Figure(
+            n,
+            "longest hook while the first checkpoint runs, watcher (vs 1 s)",
+            longest,
+            1.0,
+            "s",
+            1.0,
+        )
+    )
+    figs.append(
+        Figure(
+            n,
+            "first checkpoint in the background, watcher: until complete (vs shadow git)",
             background,
             first_git,
             "s",

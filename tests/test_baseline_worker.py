@@ -202,3 +202,70 @@ def test_the_worker_is_not_whole_while_another_sessions_shell_command_runs(
     shell_runs.shell_finished(store, "other", "run-1")
     scan_mod.scan(store, _no_change, None, adopt_only=True)
     assert scan_mod.baseline_complete(store)
+
+
+def test_while_the_worker_runs_a_hook_looks_at_what_the_watcher_saw(
+    ws: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the workspace watcher up, a hook's scan while the worker runs `lstat`s only what the
+    watcher journaled since the last scan and the rows written since (the worker's adoptions),
+    not every known file; a change to a known file is still that turn's. Without a whole
+    interval from the watcher (killed here) it `lstat`s every known file again. A file created
+    meanwhile, which no lean scan adopts, is adopted by the first scan after the worker: that one
+    walks (a lean scan's mark is for lean scans only)."""
+    from tests.test_watcher import _kill, _start_watcher
+
+    monkeypatch.setenv("REWIND_LS_WATCH", "1")
+    monkeypatch.setenv("REWIND_LS_WATCH_IDLE", "120")
+    monkeypatch.setenv("REWIND_LS_WATCH_SYNC", "30")
+    files = _fill(ws, 300, size=200)
+    for rel in files:  # not written "just now": their signatures are trusted (file_reader.RACY_NS)
+        os.utime(ws / rel, ns=(time.time_ns() - 10**10, time.time_ns() - 10**10))
+    scan_mod.scan(store, _no_change, None, adopt_only=True)
+    with store.transaction():
+        store.set_meta(scan_mod.META_BASELINE, "")  # as if more files were still to come
+    _start_watcher(store)
+    os.makedirs(bs.worker_dir(store.path), exist_ok=True)
+    fd = os.open(os.path.join(bs.worker_dir(store.path), bs.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a worker is running
+    real_lstat = os.lstat
+    looked: list[str] = []
+
+    def counting_lstat(path: str, *args: object, **kwargs: object) -> os.stat_result:
+        looked.append(str(path))
+        return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    def hook(turn: str) -> tuple[list[str], scan_mod.ScanResult]:
+        seen: list[str] = []
+
+        def attribute(found: list[tuple[str, object, object]]) -> str:
+            seen.extend(rel for rel, _, _ in found)
+            return turn
+
+        looked.clear()
+        with monkeypatch.context() as m:
+            m.setattr(os, "lstat", counting_lstat)
+            result = scan_mod.scan(store, attribute, "s1", budget=5.0, background=True)
+        return seen, result
+
+    try:
+        first, result = hook("turn-1")  # no mark yet: every known file
+        assert first == [] and not result.watched and len(looked) >= len(files)
+        (ws / "d1/f150.txt").write_text("changed by a shell command\n")
+        (ws / "d2/new.txt").write_text("new while the worker runs\n")
+        seen, result = hook("turn-2")
+        assert seen == ["d1/f150.txt"] and result.watched
+        assert len(looked) < 20, looked
+        assert "d2/new.txt" not in store.known_file_signatures()  # left to the worker
+        _kill(store)
+        (ws / "d0/f7.txt").write_text("changed while no watcher ran\n")
+        seen, result = hook("turn-3")
+        assert seen == ["d0/f7.txt"] and not result.watched and len(looked) >= len(files)
+    finally:
+        os.close(fd)
+    _wait(lambda: not bs.alive(store.path))
+    # The worker is gone (its baseline still incomplete): the next scan walks and adopts.
+    seen, result = hook("turn-4")
+    assert seen == [] and not result.watched and result.baseline_complete
+    assert "d2/new.txt" in store.known_file_signatures()
+    _kill(store)

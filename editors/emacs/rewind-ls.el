@@ -23,6 +23,10 @@
 ;; conflicts).  Buffers the restore changed are saved when the disk was written, so buffer and file
 ;; agree; the message names the command that undoes it.
 ;;
+;; While the first checkpoint of a large workspace is taken in the background, the mode line says
+;; so ("[rewind: first checkpoint 1500/4000]"), as do the turn prompts and the header line of
+;; `*rewind-timeline*'; it is asked again every `rewind-ls-baseline-poll' seconds until done.
+;;
 ;; Install: (use-package rewind-ls :load-path "/path/to/rewind-ls/editors/emacs") (what
 ;; tests/editors/test_emacs_package.py does: the folder on the load path, then `require').
 
@@ -47,6 +51,11 @@
 (defcustom rewind-ls-preview t
   "Preview every restore in `*rewind-preview*' and ask first; nil: only when something conflicts."
   :type 'boolean)
+
+(defcustom rewind-ls-baseline-poll 2
+  "Seconds between two questions to the server while the first checkpoint of the workspace runs.
+The server sends no notification when it ends, so the mode line asks again until it is done."
+  :type 'number)
 
 (defcustom rewind-ls-eglot-modes '(text-mode prog-mode conf-mode)
   "Major modes eglot runs rewind-ls for (eglot runs one server per mode and project)."
@@ -155,15 +164,98 @@ change only once Emacs is idle, after the request)."
 
 (defun rewind-ls--list (obj key) (append (rewind-ls--get obj key) nil))
 
+;;; The first checkpoint's progress
+
+(defvar rewind-ls--baseline nil
+  "The first checkpoint's progress while it runs in the background: (DONE . TOTAL), TOTAL 0
+while it lists the files; nil when none runs.")
+
+(defvar rewind-ls--baseline-timer nil)
+(defvar rewind-ls--baseline-buffer nil "The file buffer whose connection is asked again.")
+(defvar rewind-ls--baseline-polling nil "A poll is waiting for its answer: the next one waits.")
+
+(defvar rewind-ls--mode-line-string ""
+  "What `global-mode-string' shows while the first checkpoint runs.")
+
+(defun rewind-ls--baseline-label ()
+  "\"first checkpoint 1500/4000\" (\"first checkpoint...\" while it lists the files); nil when none runs."
+  (when rewind-ls--baseline
+    (if (> (cdr rewind-ls--baseline) 0)
+        (format "first checkpoint %d/%d" (car rewind-ls--baseline) (cdr rewind-ls--baseline))
+      "first checkpoint…")))
+
+(defun rewind-ls--baseline-message ()
+  "What the timeline's header line says while the first checkpoint runs; nil after."
+  (when rewind-ls--baseline
+    (format "First checkpoint of this workspace in progress (%s), in the background: a rewind keeps every file not recorded yet as it is."
+            (if (> (cdr rewind-ls--baseline) 0)
+                (format "%d of %d files" (car rewind-ls--baseline) (cdr rewind-ls--baseline))
+              "listing the files"))))
+
+(defun rewind-ls--note-baseline (listing)
+  "Show the first checkpoint's progress LISTING (a `rewind/listTurns' answer) carries: in the
+mode line and the timeline's header line, asked again every `rewind-ls-baseline-poll' seconds
+while it runs."
+  (let* ((b (rewind-ls--get listing :baseline))
+         (was rewind-ls--baseline))
+    (setq rewind-ls--baseline
+          (and b (not (eq b :null))
+               (cons (or (rewind-ls--get b :done) 0) (or (rewind-ls--get b :total) 0))))
+    (setq rewind-ls--mode-line-string
+          (if rewind-ls--baseline (format " [rewind: %s]" (rewind-ls--baseline-label)) ""))
+    (let ((timeline (get-buffer "*rewind-timeline*")))
+      (when timeline
+        (with-current-buffer timeline
+          (setq header-line-format (rewind-ls--baseline-message)))))
+    (cond
+     (rewind-ls--baseline
+      (setq rewind-ls--baseline-buffer rewind-ls--file-buffer)
+      (add-to-list 'global-mode-string 'rewind-ls--mode-line-string t)
+      (unless rewind-ls--baseline-timer
+        (setq rewind-ls--baseline-timer
+              (run-with-timer rewind-ls-baseline-poll rewind-ls-baseline-poll
+                              #'rewind-ls--baseline-poll))))
+     (t
+      (setq global-mode-string (delq 'rewind-ls--mode-line-string global-mode-string))
+      (when rewind-ls--baseline-timer
+        (cancel-timer rewind-ls--baseline-timer)
+        (setq rewind-ls--baseline-timer nil))
+      (when was (message "rewind-ls: the first checkpoint of this workspace is complete"))))
+    (force-mode-line-update t)))
+
+(defun rewind-ls--baseline-poll ()
+  "Ask the server again how far the first checkpoint is (the timer's function)."
+  (unless rewind-ls--baseline-polling
+    (let ((rewind-ls--baseline-polling t))
+      (if (not (buffer-live-p rewind-ls--baseline-buffer))
+          (rewind-ls--note-baseline nil)
+        (condition-case nil
+            (with-current-buffer rewind-ls--baseline-buffer
+              (rewind-ls--note-baseline (rewind-ls--request "rewind/listTurns" (list :limit 1))))
+          ;; The connection is gone: nothing to show until a command starts it again.
+          (error (rewind-ls--note-baseline nil)))))))
+
+(defun rewind-ls--with-baseline (prompt)
+  "PROMPT (\"...: \"), saying the first checkpoint runs when it does."
+  (let ((label (rewind-ls--baseline-label)))
+    (if label
+        (replace-regexp-in-string ": \\'" (format " [%s in progress]: " label) prompt)
+      prompt)))
+
 ;;; Turns
 
 (defun rewind-ls--turns ()
   "The turns of the current agent session, newest first."
-  (let* ((listing (rewind-ls--request "rewind/listTurns"))
+  (let* ((listing (rewind-ls--note-listing (rewind-ls--request "rewind/listTurns")))
          (current (rewind-ls--get listing :currentSessionId))
          (session (cl-find-if (lambda (s) (equal (rewind-ls--get s :id) current))
                               (rewind-ls--list listing :sessions))))
     (reverse (and session (rewind-ls--list session :turns)))))
+
+(defun rewind-ls--note-listing (listing)
+  "LISTING (a `rewind/listTurns' answer), after showing the first checkpoint's progress it carries."
+  (rewind-ls--note-baseline listing)
+  listing)
 
 (defun rewind-ls--label (turn)
   (format "#%s  %s" (rewind-ls--get turn :number)
@@ -176,7 +268,8 @@ change only once Emacs is idle, after the request)."
          (completion-extra-properties nil)
          ;; The turns listed at once, not behind TAB.
          (answer (minibuffer-with-setup-hook #'minibuffer-completion-help
-                   (completing-read prompt (mapcar #'car labels) nil nil "#"))))
+                   (completing-read (rewind-ls--with-baseline prompt)
+                                    (mapcar #'car labels) nil nil "#"))))
     (or (cdr (assoc answer labels))
         (let ((n (and (string-match "#?\\([0-9]+\\)" answer) (match-string 1 answer))))
           (cl-find-if (lambda (turn) (equal (format "%s" (rewind-ls--get turn :number)) n)) turns))
@@ -394,16 +487,20 @@ on it (rewind, revert, diff), from the keyboard, in a terminal too.")
   "Show every turn of every session in `*rewind-timeline*'.
 RET on a turn's line acts on it."
   (interactive)
-  (let ((text (rewind-ls--get (rewind-ls--request "rewind/timeline") :text)))
+  (let ((text (rewind-ls--get (rewind-ls--request "rewind/timeline") :text))
+        (listing (rewind-ls--request "rewind/listTurns" (list :limit 1))))
     (with-current-buffer (get-buffer-create "*rewind-timeline*")
       (let ((inhibit-read-only t)) (erase-buffer) (insert text))
       (rewind-ls-timeline-mode)
       (goto-char (point-min))
-      (pop-to-buffer (current-buffer)))))
+      (pop-to-buffer (current-buffer)))
+    ;; The header line says when the first checkpoint is still being taken.
+    (rewind-ls--note-baseline listing)))
 
 (defun rewind-ls--turn-by-id (id)
   "The turn ID as `rewind/listTurns' gives it."
-  (let* ((listing (rewind-ls--request "rewind/listTurns" (list :turnId id)))
+  (let* ((listing (rewind-ls--note-listing
+                   (rewind-ls--request "rewind/listTurns" (list :turnId id))))
          (session (car (rewind-ls--list listing :sessions))))
     (or (car (and session (rewind-ls--list session :turns)))
         (user-error "rewind-ls: no turn %s" id))))

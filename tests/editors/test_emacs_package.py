@@ -26,7 +26,14 @@ from tests.support.agent import FakeClaude  # noqa: E402
 pytestmark = pytest.mark.editor
 
 
-def _run(client: str, ws: Path, home: Path, out: Path) -> dict[str, Any]:
+def _run(
+    client: str,
+    ws: Path,
+    home: Path,
+    out: Path,
+    driver: str = "package-driver.el",
+    **extra_env: str,
+) -> dict[str, Any]:
     emacs = shutil.which("emacs")
     if emacs is None:
         pytest.fail("emacs is not installed: run scripts/install-emacs-env.sh")
@@ -40,6 +47,7 @@ def _run(client: str, ws: Path, home: Path, out: Path) -> dict[str, Any]:
         "HOME": str(home / "emacs-home"),
         "RT_ROOT": str(ws),
         "RT_OUT": str(out),
+        **extra_env,
     }
     (home / "emacs-home").mkdir(parents=True, exist_ok=True)
     setup = "(setq rewind-ls-client '%s)" % ("lsp-mode" if client == "lsp" else "eglot")
@@ -56,7 +64,7 @@ def _run(client: str, ws: Path, home: Path, out: Path) -> dict[str, Any]:
         [
             *(emacs, "--batch", "-L", str(REPO / "editors" / "emacs")),
             *("--eval", f"(progn {setup})"),
-            *("-l", str(HERE / "emacs" / "package-driver.el")),
+            *("-l", str(HERE / "emacs" / driver)),
         ],
         cwd=ws,
         env=env,
@@ -69,7 +77,7 @@ def _run(client: str, ws: Path, home: Path, out: Path) -> dict[str, Any]:
         raise AssertionError(f"emacs wrote no result ({proc.returncode}):\n{proc.stderr[-4000:]}")
     result: dict[str, Any] = json.loads(out.read_text())
     assert result["failure"] is None, (
-        f"{result['failure']}\n{result['questions']}\n{proc.stderr[-4000:]}"
+        f"{result['failure']}\n{result.get('questions')}\n{proc.stderr[-4000:]}"
     )
     return result
 
@@ -114,3 +122,64 @@ def test_emacs_package(client: str, tmp_path: Path) -> None:
     timeline = steps["timeline-diff"]
     assert "+b2" in timeline["text"], timeline
     assert (ws / "a.txt").read_bytes() == b"a2\n"
+
+
+@pytest.mark.parametrize("client", ["lsp", "eglot"])
+def test_emacs_shows_the_first_checkpoint_while_it_runs(client: str, tmp_path: Path) -> None:
+    """#29: while the first checkpoint of a large workspace runs in the background (a worker holds
+    its lock; `baseline` of rewind/listTurns), the mode line says "[rewind: first checkpoint N/M]",
+    as do the turn prompt and the timeline's header line; Emacs asks again every
+    `rewind-ls-baseline-poll` seconds (the server sends no notification), so the figure moves
+    without a command, and goes away when the worker is done."""
+    from rewind_ls.core.capture import baseline_spawn
+    from rewind_ls.core.store import Store
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text("a0\n")
+    agent = FakeClaude(ws, home)
+    agent.turn("first: edit a", {"a.txt": "a1\n"})
+    with Store.open(str(ws), home=str(home)) as store:
+        store_path = store.path
+    wdir = Path(baseline_spawn.worker_dir(store_path))
+    wdir.mkdir(parents=True, exist_ok=True)
+    progress = wdir / baseline_spawn.PROGRESS
+    progress.write_text("1500 4000\n")
+    # The worker, as the others see it: a process holding the lock (the driver kills it).
+    hold = (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(600)"
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-c", hold, str(wdir / baseline_spawn.LOCK)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert worker.stdout is not None and worker.stdout.readline().strip() == "locked"
+        result = _run(
+            client,
+            ws,
+            home,
+            tmp_path / "result.json",
+            "progress-driver.el",
+            RT_PROGRESS=str(progress),
+            RT_WORKER_PID=str(worker.pid),
+        )
+    finally:
+        worker.kill()
+        worker.wait()
+    steps = {s["step"]: s for s in result["steps"]}
+    assert "first checkpoint" not in steps["opened"]["mode_line"], steps["opened"]
+    running = steps["running"]
+    assert "[rewind: first checkpoint 1500/4000]" in running["mode_line"], running
+    assert running["header"] == (
+        "First checkpoint of this workspace in progress (1500 of 4000 files), in the background: "
+        "a rewind keeps every file not recorded yet as it is."
+    ), running
+    assert result["prompts"][0] == "Diff of turn [first checkpoint 1500/4000 in progress]: "
+    assert "[rewind: first checkpoint 3000/4000]" in steps["moved on"]["mode_line"]
+    done = steps["done"]
+    assert "first checkpoint" not in done["mode_line"] and not done["header"], done
+    assert "rewind-ls: the first checkpoint of this workspace is complete" in result["messages"]

@@ -71,15 +71,16 @@ def run(root: str, store_path: str) -> int:
             if os.path.realpath(store.path) != os.path.realpath(store_path):
                 return 2  # started for another home: not ours to fill
             if not baseline_complete(store):
-                # One reading thread: the other cores stay with the agent and its hooks (on
-                # 2 busy cores it also finished sooner than a pool, and the longest hook was
-                # shorter: 9.9 s and 1.4 s against 13.2 s and 1.9 s, 60k files).
+                # Two reading threads, which also compress (`file_reader.read_many`), while
+                # this one commits: the machine's second core (a shadow git uses one), at
+                # nice 10, so a hook still comes first. (s-speed measured one thread better
+                # when reading was all the threads did; now they hash and compress too.)
                 scan(
                     store,
                     _adopt_nothing,
                     None,
                     progress=_progress_writer(wdir),
-                    workers=1,
+                    workers=2,
                     adopt_only=True,
                 )
     finally:

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from rewind_ls.core.capture.scan_commit import Attribute, Change, Reads
+    from rewind_ls.core.store.codec import Pack
 
     # (what: "changes" | "baseline", files done, files to do); called from the scanning thread.
     Progress = Callable[[str, int, int], None]
@@ -186,12 +187,19 @@ def scan(
     patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
     # The watcher syncs before anything is read (rules too): only what it saw change, or all.
     if lean:
-        # No walk (the worker lists every file); each known file is `lstat`ed by name, so a
-        # change to one is recorded in this turn, and nothing is adopted here.
+        # No walk (the worker lists every file) and nothing adopted here; each known file that
+        # may have changed is `lstat`ed by name, so a change to one is recorded in this turn:
+        # only what the watcher journaled since the last scan's mark plus the rows written since
+        # (the worker's adoptions) when it saw the whole interval, else every known file.
         run.deadline = started
-        watched = watched_scan.Watched(None, None, 0, list(patterns))
+        watched = watched_scan.begin(store, patterns, have_baseline, lean=True)
         nothing: Iterator[tuple[str, os.stat_result]] = iter(())
-        listing = nothing, store.known_file_signatures(), set[str]()  # nothing listed: no gone
+        if watched.entries is None:
+            known = store.known_file_signatures()
+        else:
+            run.result.watched = True
+            known = watched.known(store)[0]
+        listing = nothing, known, set[str]()  # nothing listed: no gone
     else:
         watched = watched_scan.begin(store, patterns, have_baseline)
         listing = _listing(store, patterns, run, watched)
@@ -226,7 +234,7 @@ def scan(
     if not complete and worker:
         baseline_spawn.ensure_running(store.root, store.path)
     _note_links(store, run.links, watermark if have_baseline else None)
-    run.finish(complete and not have_baseline, watched, complete)
+    run.finish(complete and not have_baseline, watched, complete, lean)
     run.result.baseline_complete = complete or have_baseline
     run.result.elapsed = time.monotonic() - started
     return run.result
@@ -462,38 +470,51 @@ class _Scan:
         """Add files never seen to the baseline until the deadline; False when it stopped early."""
         complete = True
         batch: Reads = []
+        packs: list[Pack] = []
         batch_bytes = done = 0
         rels = [c.rel for c in adopt]
+        sizes = [c.st.st_size if c.st is not None else 0 for c in adopt]
         # A baseline writes the tree's content once: one WAL checkpoint at the end, not an fsync
         # every 4 MB. Not in the worker: its final TRUNCATE would hold every hook's write (and its
         # smaller batches hold the lock less long).
         batch_files = _WORKER_BATCH_FILES if self.in_worker else _BATCH_FILES
         bulk = nullcontext() if self.in_worker else self.store.checkpoint_at_end()
         with bulk:
-            for i, r in read_many(self.store.root, rels, limit, self.workers, self.deadline):
-                if r is None:  # the budget ran out
+            for chunk in read_many(
+                self.store.root, rels, sizes, limit, self.workers, self.deadline
+            ):
+                if chunk is None:  # the budget ran out
                     complete = False
                     break
-                batch.append((adopt[i], r))
-                done += 1
-                if isinstance(r, FileRead) and r.payload is not None:
-                    batch_bytes += len(r.payload)
+                # A batch holds whole chunks: a PACKED read's content is in its chunk's packs,
+                # written in the same transaction as its row.
+                for i, r in enumerate(chunk.reads, chunk.first):
+                    batch.append((adopt[i], r))
+                    if isinstance(r, FileRead):
+                        batch_bytes += r.version.size or 0
+                packs.extend(chunk.packs)
+                done += len(chunk.reads)
                 if len(batch) >= batch_files or batch_bytes >= _BATCH_BYTES:
-                    commit(self.store, self.attribute, batch, self.result, record=False)
-                    batch, batch_bytes = [], 0
+                    commit(self.store, self.attribute, batch, self.result, False, packs)
+                    batch, packs, batch_bytes = [], [], 0
                     if self.progress is not None:
                         self.progress("baseline", done, len(adopt))
             if batch:
-                commit(self.store, self.attribute, batch, self.result, record=False)
+                commit(self.store, self.attribute, batch, self.result, False, packs)
         if self.progress is not None:
             self.progress("baseline", done, len(adopt))
         return complete
 
     def finish(
-        self, baseline_now_complete: bool, watched: watched_scan.Watched, complete: bool
+        self,
+        baseline_now_complete: bool,
+        watched: watched_scan.Watched,
+        complete: bool,
+        lean: bool = False,
     ) -> None:
         """Move the watermark, say what could not be recorded, mark a baseline complete, and
-        leave the watcher's mark (clean only when nothing was left for a later scan)."""
+        leave the watcher's mark (clean only when nothing was left for a later scan; a lean
+        scan's mark says every known file was checked, not that every file is known)."""
         start_ns, defer_from = self.start_ns, self.defer_from
         # The watermark must not pass a deferred run's start, or its new files would later look old.
         mark = start_ns if defer_from is None else min(start_ns, defer_from + _CLOCK_SLACK_NS)
@@ -507,8 +528,10 @@ class _Scan:
             if baseline_now_complete:
                 store.set_meta(META_BASELINE, "complete")
             result = self.result
-            clean = complete and not result.deferred and not result.skipped and not self.busy
-            watched.save_mark(store, clean)
+            clean = (
+                (complete or lean) and not result.deferred and not result.skipped and not self.busy
+            )
+            watched.save_mark(store, clean, lean)
 
 
 class _MovedIn:

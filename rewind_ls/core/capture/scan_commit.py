@@ -17,7 +17,9 @@ from rewind_ls.core.store import ABSENT, ABSENT_VERSION, FILE, Store, Version
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
+
+    from rewind_ls.core.store.codec import Pack
 
     # A change found: (path, before, after).
     Change = tuple[str, Version, Version]
@@ -79,15 +81,24 @@ class Candidate:
 
 
 def commit(
-    store: Store, attribute: Attribute, reads: Reads, result: ScanResult, record: bool
+    store: Store,
+    attribute: Attribute,
+    reads: Reads,
+    result: ScanResult,
+    record: bool,
+    packs: Sequence[Pack] = (),
 ) -> None:
     """Store blobs, record changes and move `known` rows, in one transaction (module docstring).
-    `record`: these are changes to attribute; otherwise files adopted into the baseline."""
+    `record`: these are changes to attribute; otherwise files adopted into the baseline. `packs`:
+    the packs holding the contents of the PACKED reads (`file_reader.ReadChunk`), written in the
+    same transaction as their rows."""
     racy_from = time.time_ns() - RACY_NS
     blobs, rebase, updates = _stage(reads, result)
     if not updates:
         return
     with store.transaction():
+        if packs:
+            store.insert_built_packs(packs)
         if blobs:
             store.insert_packed_blobs(blobs)
         for old_hash, new_hash, data in rebase:

@@ -11,6 +11,10 @@ hold; otherwise it walks the whole workspace, exactly as without a watcher:
   whole interval (a watcher started later, killed, restarted or overflowed has another epoch, or
   an `X` line in between);
 - the baseline is complete, the root and the extra ignore patterns are the mark's;
+- a lean scan (while the baseline worker runs: it only re-checks known files, adopting nothing)
+  leaves a mark flagged `lean`, which only another lean scan uses: the first scan after the
+  worker walks, since new files the lean scans passed over are known to no one yet. A lean scan
+  may use any mark, with the baseline incomplete: it looks only at known files;
 - no ignore rule can have changed: no `.gitignore`, `.rewindignore`, `info/exclude` or `.git`
   among the journaled paths.
 
@@ -100,19 +104,21 @@ class Watched:
                         seen.add(found[0])
                         yield found
 
-    def save_mark(self, store: Store, clean: bool) -> None:
+    def save_mark(self, store: Store, clean: bool, lean: bool = False) -> None:
         """Leave a mark for the next scan (inside the scan's last transaction). A scan that left
         something for later (deferred, busy, unreadable) keeps the previous mark: the next scan
-        then covers this interval again."""
+        then covers this interval again. `lean`: the scan checked the known files only."""
         if self.synced is None or not clean:
             return
-        mark = {
+        mark: dict[str, object] = {
             "epoch": self.synced.epoch,
             "offset": self.synced.offset,
             "seq": self.seq,
             "root": store.root,
             "patterns": self.patterns,
         }
+        if lean:
+            mark["lean"] = True
         store.set_meta(META_MARK, json.dumps(mark))
 
 
@@ -141,8 +147,11 @@ def _walk_below(
     return walk_below(rules.root, rules, top, _dirsets(rules, parent), skip, links)
 
 
-def begin(store: Store, patterns: Sequence[str], baseline_complete: bool) -> Watched:
-    """Sync with the watcher (starting one if none runs) and decide what the scan looks at."""
+def begin(
+    store: Store, patterns: Sequence[str], baseline_complete: bool, lean: bool = False
+) -> Watched:
+    """Sync with the watcher (starting one if none runs) and decide what the scan looks at.
+    `lean`: the scan only re-checks known files (see the module docstring)."""
     pats = list(patterns)
     if not watch_journal.enabled():
         return Watched(None, None, 0, pats)
@@ -154,8 +163,9 @@ def begin(store: Store, patterns: Sequence[str], baseline_complete: bool) -> Wat
     entries = None
     mark = _load_mark(store)
     if (
-        baseline_complete
+        (baseline_complete or lean)
         and mark is not None
+        and (lean or not mark.get("lean"))
         and mark.get("epoch") == synced.epoch
         and mark.get("root") == store.root
         and mark.get("patterns") == pats

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rewind_ls.core.errors import CorruptBlob
@@ -16,6 +16,7 @@ from rewind_ls.core.store.codec import (
     PACK_MEMBER_MAX,
     PACKED,
     RAW,
+    Pack,
     compress,
     decompress,
     delta_bytes,
@@ -186,6 +187,22 @@ class Blobs:
                 "INSERT INTO blobs(hash, size, codec, base, data) VALUES (?, ?, ?, NULL, ?)", rows
             )
             self.packs.write(small)
+
+    def insert_built_packs(self, packs: Sequence[Pack]) -> None:
+        """Packs built before the transaction (`codec.build_packs`, in a reading thread, so the
+        compression runs beside another batch's commit) and their members' rows. A member stored
+        meanwhile (or twice among them) keeps its first row; its bytes here are never read, and
+        a pack none of whose members is new is not written."""
+        with self.db.transaction():
+            fresh = self._not_stored([m[0] for p in packs for m in p.members])
+            for pack in packs:
+                members = []
+                for m in pack.members:
+                    if m[0] in fresh:
+                        fresh.discard(m[0])
+                        members.append(m)
+                if members:
+                    self.packs.insert(pack, members)
 
     def _not_stored(self, hashes: list[str]) -> set[str]:
         fresh = set(hashes)

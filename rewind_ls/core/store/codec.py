@@ -35,6 +35,11 @@ PACK_MEMBER_MAX = 1 << 20
 # A pack is closed once it holds this many bytes (before compression).
 PACK_TARGET = 4 << 20
 _LEVEL = 3
+# The window: the whole pack (2**23 = 8 MB, a pack is cut at PACK_TARGET plus its last member),
+# not level 3's 2 MB, so a content can refer to one anywhere earlier in its pack. Same CPU,
+# packs ~4% smaller (the 100k-file bench tree: 0.286 -> 0.275 of the content); the reader needs
+# no setting (zstd decodes windows up to 2**27 by default).
+_WINDOW_LOG = 23
 
 _zstd: Any = None
 
@@ -91,7 +96,9 @@ def build_packs(items: Sequence[tuple[str, bytes]]) -> Iterator[Pack]:
     """Group (hash, content) into packs of about PACK_TARGET bytes, in the given order (files of
     one folder sit together, and compress best together). Every content must be at most
     PACK_MEMBER_MAX bytes."""
-    comp = _lib().ZstdCompressor(level=_LEVEL)
+    zstd = _lib()
+    params = zstd.ZstdCompressionParameters.from_level(_LEVEL, window_log=_WINDOW_LOG)
+    comp = zstd.ZstdCompressor(compression_params=params)
     members: list[tuple[str, int, int]] = []
     parts: list[bytes] = []
     offset = 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -29,6 +29,7 @@ from rewind_ls.core.model import (
 )
 from rewind_ls.core.store.blobs import Blobs
 from rewind_ls.core.store.changes import AgentEvents, Changes
+from rewind_ls.core.store.codec import Pack
 from rewind_ls.core.store.db import Database
 from rewind_ls.core.store.known import KnownPaths
 from rewind_ls.core.store.moved import locate
@@ -330,6 +331,9 @@ class Store:
 
     def insert_packed_blobs(self, blobs: list[tuple[str, int, int, bytes]]) -> None:
         self._blobs.insert_packed_blobs(blobs)
+
+    def insert_built_packs(self, packs: Sequence[Pack]) -> None:
+        self._blobs.insert_built_packs(packs)
 
     def delta_encode_older(self, old: str, new: str, new_data: bytes) -> None:
         self._blobs.delta_encode_older(old, new, new_data)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 
 from rewind_ls.core.errors import CorruptBlob
-from rewind_ls.core.store.codec import PACKED, ZSTD, build_packs, unpack
+from rewind_ls.core.store.codec import PACKED, ZSTD, Pack, build_packs, unpack
 
 # Bytes of decompressed packs a store keeps.
 PACK_CACHE = 32 << 20
@@ -52,15 +52,20 @@ class Packs:
         if not items:
             return  # zstandard stays unimported (the hook that records a file or two)
         for pack in build_packs(items):
-            row = self.conn.execute(
-                "INSERT INTO packs(codec, size, data) VALUES (?, ?, ?) RETURNING id",
-                (ZSTD, pack.size, pack.payload),
-            ).fetchone()
-            self.conn.executemany(
-                "INSERT INTO blobs(hash, size, codec, base, data, pack, off)"
-                f" VALUES (?, ?, {PACKED}, NULL, x'', {int(row[0])}, ?)",
-                [(h, size, off) for h, off, size in pack.members],
-            )
+            self.insert(pack, pack.members)
+
+    def insert(self, pack: Pack, members: list[tuple[str, int, int]]) -> None:
+        """A pack already built (`codec.build_packs`) and the rows of `members`, some or all of
+        its (hash, offset, size) (call inside a transaction, as `write`)."""
+        row = self.conn.execute(
+            "INSERT INTO packs(codec, size, data) VALUES (?, ?, ?) RETURNING id",
+            (ZSTD, pack.size, pack.payload),
+        ).fetchone()
+        self.conn.executemany(
+            "INSERT INTO blobs(hash, size, codec, base, data, pack, off)"
+            f" VALUES (?, ?, {PACKED}, NULL, x'', {int(row[0])}, ?)",
+            [(h, size, off) for h, off, size in members],
+        )
 
     def members(self, pack_id: int) -> list[str]:
         """The hashes a pack holds, in their order in it."""

@@ -9,12 +9,12 @@ import functools
 import re
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from rewind_ls.core.capture.recorder import REWIND_SESSION, reconstructed_note, turn_info
 from rewind_ls.core.errors import BadInput, UnknownTurn
 from rewind_ls.core.fs.paths import real_root, real_uri
-from rewind_ls.core.model import Change, PathChange, Turn, TurnState, shared_turns
+from rewind_ls.core.model import Change, PathChange, Session, Turn, TurnState, shared_turns
 from rewind_ls.core.restore.plan import current_session
 from rewind_ls.core.store import Store
 
@@ -69,6 +69,39 @@ def turn_dict(
     }
 
 
+class TurnEntries:
+    """Turn entries kept from one listing to the next (the server's: a view refreshes its page
+    after every turn, and 99 of its 100 turns are the ones it listed before). An entry is reused
+    only when the turn's row and its changes are equal to those it was made from, so a turn that
+    changed since (a late change, a new state, its info) is made again; nothing else goes into an
+    entry but the workspace's real root, which is part of the key too. `convert` turns an entry
+    into what the caller keeps (the server: its wire form), once per distinct turn."""
+
+    def __init__(
+        self, convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None, size: int = 4096
+    ) -> None:
+        self.convert = convert
+        self.size = size
+        self._held: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+
+    def entry(
+        self, store: Store, turn: Turn, session_kind: str, changes: list[Change], root: str
+    ) -> dict[str, Any]:
+        """The entry of `turn`, made again only when its row or changes differ. The entry is
+        shared with later listings: a caller must not change it."""
+        key = (turn, tuple(changes), session_kind, root)
+        held = self._held.get(turn.id)
+        if held is not None and held[0] == key:
+            return held[1]
+        entry = turn_dict(store, turn, session_kind, changes, root)
+        if self.convert is not None:
+            entry = self.convert(entry)
+        if held is None and len(self._held) >= self.size:
+            del self._held[next(iter(self._held))]  # the oldest entry made
+        self._held[turn.id] = (key, entry)
+        return entry
+
+
 def _sessions_of(store: Store, turn_ids: list[str]) -> list[str]:
     """The sessions of `turn_ids` (a shared change's other turns), in order, once each."""
     out: list[str] = []
@@ -89,19 +122,22 @@ def list_sessions(
     limit: int | None = None,
     before: str | None = None,
     turn_id: str | None = None,
+    entries: TurnEntries | None = None,
 ) -> dict[str, Any]:
     """Sessions with their turns (oldest first) and files. `limit`: a page, the newest `limit`
     turns of each session (`before`: those older than a session's `older_cursor`, which needs
     `session_id`); each session says how many turns it has (`turn_count`) and, when older turns
     exist beyond its page, the cursor of the next page. `turn_id`: only that turn (and its
     session). Only the listed turns and their changes are read, so a page costs the same with
-    ten turns or ten thousand."""
+    ten turns or ten thousand. `entries`: turn entries kept from the caller's earlier listings
+    (reused while a turn is unchanged)."""
     if before is not None and session_id is None:
         raise BadInput("a page cursor (before) belongs to one session: give its session id too")
     if limit is not None and limit < 1:
         raise BadInput(f"limit must be at least 1 (got {limit})")
     before_number = _cursor_number(before)
     sessions = store.sessions()
+    all_counts, forks = _counts_and_forks(store, sessions)
     only_turn = None
     if turn_id is not None:
         only_turn = store.turn(turn_id)
@@ -114,9 +150,12 @@ def list_sessions(
     counts: dict[str, int] = {}
     for s in sessions:
         states = _SHOWN_RESTORE_POINTS if s.id == REWIND_SESSION else None
-        counts[s.id] = _unchanged_since(
-            store, ("count", s.id), functools.partial(store.turn_count, s.id, states)
-        )
+        if states is None:
+            counts[s.id] = all_counts.get(s.id, 0)
+        else:  # restore points change state: counted again whenever anything was committed
+            counts[s.id] = _unchanged_since(
+                store, ("count", s.id), functools.partial(store.turn_count, s.id, states)
+            )
         if only_turn is not None:
             pages[s.id] = ([only_turn], None)
         elif limit is None:
@@ -135,7 +174,6 @@ def list_sessions(
     for c in changes:
         by_turn.setdefault(c.turn_id, []).append(c)
     root = real_root(store.root)  # once, not per file (a realpath is a walk of the folders)
-    forks = _unchanged_since(store, ("forks",), store.fork_origins)
     out = []
     for s in sessions:
         turns, cursor = pages[s.id]
@@ -153,7 +191,12 @@ def list_sessions(
                 "fork_of": None
                 if origin is None
                 else {"session_id": origin[0], "before_number": origin[1]},
-                "turns": [turn_dict(store, t, s.kind, by_turn.get(t.id, []), root) for t in turns],
+                "turns": [
+                    turn_dict(store, t, s.kind, by_turn.get(t.id, []), root)
+                    if entries is None
+                    else entries.entry(store, t, s.kind, by_turn.get(t.id, []), root)
+                    for t in turns
+                ],
             }
         )
     return {"workspace": store.root, "current_session_id": current_session(store), "sessions": out}
@@ -177,6 +220,51 @@ def _unchanged_since(store: Store, query: tuple[str, ...], compute: Callable[[],
     answer = compute()
     _MEMO[key] = (store, mark, answer)
     return answer
+
+
+# Per store: the turn counts of every session and the forks' origins, kept across listings. A new
+# turn has a `seq` above every turn committed before it and never shares it (only a fork's copies
+# do, and a fork is a new session), so while the sessions and `Store.turns_dropped` are unchanged
+# the counts are brought up to date from the turns above the highest `seq` counted (the `seq`
+# index: the turns begun since), and the forks' origins still hold. A refresh after a new turn
+# then reads no whole table.
+class _Counted(NamedTuple):
+    store: Store
+    sessions: tuple[tuple[str, str, float], ...]
+    dropped: int
+    top_seq: int
+    counts: dict[str, int]
+    forks: dict[str, tuple[str, int]]
+
+
+_COUNTED: dict[str, _Counted] = {}
+
+
+def _counts_and_forks(
+    store: Store, sessions: list[Session]
+) -> tuple[dict[str, int], dict[str, tuple[str, int]]]:
+    """Every session's turn count and the forks' origins (`Store.fork_origins`). The store's
+    answers are read in this order (sessions, drops, counts, forks), so a fork or a drop
+    committed meanwhile changes what the next call compares and is counted again then."""
+    shape = tuple((s.id, s.kind, s.started_at) for s in sessions)
+    dropped = store.turns_dropped()
+    held = _COUNTED.get(store.path)
+    if (
+        held is not None
+        and held.store is store
+        and (held.sessions, held.dropped) == (shape, dropped)
+    ):
+        counts, top, forks = dict(held.counts), held.top_seq, held.forks
+        for sid, (n, highest) in store.turn_counts(top).items():
+            counts[sid] = counts.get(sid, 0) + n
+            top = max(top, highest)
+    else:
+        found = store.turn_counts()
+        counts = {sid: n for sid, (n, _) in found.items()}
+        top = max((highest for _, highest in found.values()), default=0)
+        forks = store.fork_origins()
+    _COUNTED[store.path] = _Counted(store, shape, dropped, top, counts, forks)
+    return counts, forks
 
 
 def _cursor_number(before: str | None) -> int | None:

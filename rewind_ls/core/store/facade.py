@@ -177,6 +177,12 @@ class Store:
     def turn_number_range(self, session_id: str) -> tuple[int | None, int | None]:
         return self._sessions.turn_number_range(session_id)
 
+    def turn_counts(self, after_seq: int = 0) -> dict[str, tuple[int, int]]:
+        return self._sessions.turn_counts(after_seq)
+
+    def turns_dropped(self) -> int:
+        return self._sessions.turns_dropped()
+
     def latest_turn_seq(self) -> int | None:
         return self._sessions.latest_turn_seq()
 

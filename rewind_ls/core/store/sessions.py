@@ -225,6 +225,22 @@ class Sessions:
         row = self.conn.execute(f"SELECT COUNT(*) FROM turns WHERE {where}", args).fetchone()
         return int(row[0])
 
+    def turn_counts(self, after_seq: int = 0) -> dict[str, tuple[int, int]]:
+        """Per session, (how many turns, the highest `seq`) among turns whose `seq` is above
+        `after_seq`, in one statement (one snapshot). With `after_seq` the highest seq a reader
+        already counted, this reads only the turns begun since (the `seq` index)."""
+        rows = self.conn.execute(
+            "SELECT +session_id, count(*), max(seq) FROM turns WHERE seq > ? GROUP BY 1",
+            (after_seq,),
+        )
+        return {str(s): (int(n), int(top)) for s, n, top in rows}
+
+    def turns_dropped(self) -> int:
+        """How many times turns were deleted from this store (`drop_turns`): a reader that
+        counted turns knows its counts still hold while this and the sessions are unchanged."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'turns_dropped'").fetchone()
+        return 0 if row is None else int(row[0])
+
     def turn_by_number(self, session_id: str, number: int) -> Turn | None:
         row = self.conn.execute(
             f"SELECT {TURN_COLS} FROM turns WHERE session_id = ? AND number = ?",
@@ -333,6 +349,12 @@ class Sessions:
                 "DELETE FROM sessions WHERE open_turn IS NULL"
                 " AND id NOT IN (SELECT session_id FROM turns) AND kind != 'agent'"
             )
+            # Turns a count was made of may be gone: say so to readers keeping counts.
+            if turn_ids:
+                self.conn.execute(
+                    "INSERT INTO meta VALUES ('turns_dropped', '1') ON CONFLICT(key) DO UPDATE"
+                    " SET value = CAST(value AS INTEGER) + 1"
+                )
 
     def set_turn_prompt(self, turn_id: str, prompt: str, info: str | None) -> None:
         with self.db.transaction():

@@ -254,14 +254,12 @@ def _counts_and_forks(
         and held.store is store
         and (held.sessions, held.dropped) == (shape, dropped)
     ):
-        counts, top, forks = dict(held.counts), held.top_seq, held.forks
-        for sid, (n, highest) in store.turn_counts(top).items():
+        counts, forks = dict(held.counts), held.forks
+        begun, top = store.turn_counts(held.top_seq)
+        for sid, n in begun.items():
             counts[sid] = counts.get(sid, 0) + n
-            top = max(top, highest)
     else:
-        found = store.turn_counts()
-        counts = {sid: n for sid, (n, _) in found.items()}
-        top = max((highest for _, highest in found.values()), default=0)
+        counts, top = store.turn_counts()
         forks = store.fork_origins()
     _COUNTED[store.path] = _Counted(store, shape, dropped, top, counts, forks)
     return counts, forks

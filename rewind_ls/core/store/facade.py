@@ -177,7 +177,7 @@ class Store:
     def turn_number_range(self, session_id: str) -> tuple[int | None, int | None]:
         return self._sessions.turn_number_range(session_id)
 
-    def turn_counts(self, after_seq: int = 0) -> dict[str, tuple[int, int]]:
+    def turn_counts(self, after_seq: int = 0) -> tuple[dict[str, int], int]:
         return self._sessions.turn_counts(after_seq)
 
     def turns_dropped(self) -> int:

@@ -225,15 +225,23 @@ class Sessions:
         row = self.conn.execute(f"SELECT COUNT(*) FROM turns WHERE {where}", args).fetchone()
         return int(row[0])
 
-    def turn_counts(self, after_seq: int = 0) -> dict[str, tuple[int, int]]:
-        """Per session, (how many turns, the highest `seq`) among turns whose `seq` is above
-        `after_seq`, in one statement (one snapshot). With `after_seq` the highest seq a reader
-        already counted, this reads only the turns begun since (the `seq` index)."""
-        rows = self.conn.execute(
-            "SELECT +session_id, count(*), max(seq) FROM turns WHERE seq > ? GROUP BY 1",
-            (after_seq,),
-        )
-        return {str(s): (int(n), int(top)) for s, n, top in rows}
+    def turn_counts(self, after_seq: int = 0) -> tuple[dict[str, int], int]:
+        """How many turns each session has whose `seq` is above `after_seq`, and the highest
+        `seq` counted (`after_seq` when none), in one statement (one snapshot). With `after_seq`
+        the highest seq a reader already counted, this reads only the turns begun since (the
+        `seq` index); without, it counts over the (session_id, number) index."""
+        if after_seq <= 0:
+            rows = self.conn.execute(
+                "SELECT session_id, count(*), (SELECT coalesce(max(seq), 0) FROM turns)"
+                " FROM turns GROUP BY session_id"
+            ).fetchall()
+        else:
+            rows = self.conn.execute(
+                "SELECT +session_id, count(*), max(seq) FROM turns WHERE seq > ? GROUP BY 1",
+                (after_seq,),
+            ).fetchall()
+        counts = {str(session): int(n) for session, n, _ in rows}
+        return counts, max((int(top) for _, _, top in rows), default=max(after_seq, 0))
 
     def turns_dropped(self) -> int:
         """How many times turns were deleted from this store (`drop_turns`): a reader that

@@ -246,7 +246,8 @@ def _counts_and_forks(
     """Every session's turn count and the forks' origins (`Store.fork_origins`). The store's
     answers are read in this order (sessions, drops, counts, forks), so a fork or a drop
     committed meanwhile changes what the next call compares and is counted again then."""
-    shape = tuple((s.id, s.kind, s.started_at) for s in sessions)
+    # Sorted: `sessions` come by latest activity, which every new turn may reorder.
+    shape = tuple(sorted((s.id, s.kind, s.started_at) for s in sessions))
     dropped = store.turns_dropped()
     held = _COUNTED.get(store.path)
     if (

@@ -20,6 +20,7 @@ from rewind_ls.core.model import (
     EDITOR_SESSION,
     FILE,
     REWIND_SESSION,
+    UNKNOWN,
     TurnState,
     Version,
 )
@@ -99,6 +100,7 @@ def test_the_page_is_the_listing_made_from_scratch_after_every_kind_of_write(
     with Store.open(str(ws)) as store:
         ids = _scenario(store)
     service = Service(str(ws))
+    views = [(params, Service(str(ws))) for params in ({"limit": 100}, {"limit": 2})]
     other = Store.open(str(ws))  # the agents' hooks and other commands: another connection
     try:
         writes = [
@@ -116,6 +118,30 @@ def test_the_page_is_the_listing_made_from_scratch_after_every_kind_of_write(
             lambda: _turn(other, "fork", "the fork goes on", {"src/forked.txt": "tool"}),
             lambda: other.drop_turns([ids["s1"], ids["s2"]]),
             lambda: _turn(other, "o", "open turn", {"o.txt": "tool"}, end=False),
+            # The writes that change a listed turn's changes or row without a new turn: a change
+            # becomes shared (its source), one is dropped, a before is set again, a prompt is
+            # rebuilt from the transcript, the open turn ends.
+            lambda: other.record_shared(
+                [ids["s10"], ids["o1"]], "src/f2.txt", ABSENT_VERSION, ABSENT_VERSION
+            ),
+            lambda: other.drop_change(ids["s9"], "src/f1.txt"),
+            lambda: other.record_before(
+                ids["s8"], "hook.txt", Version(UNKNOWN, None, None), "tool"
+            ),
+            lambda: other.set_before(
+                ids["s8"], "hook.txt", Version(FILE, other.put_blob(b"b"), 0o600, 1)
+            ),
+            lambda: other.set_turn_prompt(ids["s7"], "rebuilt again", None),  # only the prompt
+            # Only the end (a turn ended again at a time its transcript gives).
+            lambda: other.end_turn(ids["s5"], ended_at=1_700_000_000.5),
+            # Only the info, in a part the wire shows (subagents are not on listTurns' wire).
+            lambda: other.set_turn_info(
+                ids["s6"], json.dumps({"reconstructed": "transcript", "scanned": True})
+            ),
+            lambda: other.end_turn(other.turn_by_number("o", 2).id),  # type: ignore[union-attr]
+            # Retention drops the turn a shared change names: that change no longer lists the
+            # dropped turn's session, though the sharing turn's own rows are unchanged.
+            lambda: other.drop_turns([ids["s3"]]),
         ]
         for write in writes:
             write()
@@ -123,9 +149,58 @@ def test_the_page_is_the_listing_made_from_scratch_after_every_kind_of_write(
                 sent = service.list_turns(params.get("session_id"), params.get("limit"))
                 expected = _from_scratch(service.store, **params)
                 assert json.dumps(sent) == json.dumps(expected), (write, params)
+            # A view refreshing the same page: its server's kept entries are those of its last
+            # refresh, before this write (the listings above re-key them between writes).
+            for params, view in views:
+                sent = view.list_turns(params.get("session_id"), params.get("limit"))
+                expected = _from_scratch(view.store, **params)
+                assert json.dumps(sent) == json.dumps(expected), (write, params, "view")
         counts = {s["id"]: s["turnCount"] for s in service.list_turns(None, 1)["sessions"]}
-        assert counts["s"] == 12 and counts["fork2"] == 11 and counts["o"] == 2
+        assert counts["s"] == 11 and counts["fork2"] == 11 and counts["o"] == 2
         assert counts[REWIND_SESSION] == 1  # the restore point, once applied
+    finally:
+        other.close()
+        service.close()
+        for _params, view in views:
+            view.close()
+
+
+def test_a_refresh_reads_only_the_turns_that_changed(
+    ws_home: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a new turn, and after a late change to a listed turn, the server's page reads the
+    listed turns' stamps and builds records only for the new or changed turn: the 99 others are
+    never read whole (building them was the larger part of a refresh)."""
+    ws, _home = ws_home
+    with Store.open(str(ws)) as store:
+        store.ensure_session("s", "agent", "claude-code")
+        ids = [_turn(store, "s", f"p{k}", {f"f{k}.txt": "tool"}) for k in range(120)]
+    service = Service(str(ws))
+    other = Store.open(str(ws))
+    read: list[list[str]] = []
+    try:
+        assert len(service.list_turns(None, 100)["sessions"][0]["turns"]) == 100
+        store = service.store
+        for name in ("turns_page", "turns", "turn", "turns_of", "changes_of_turns"):
+            method = getattr(store, name)
+
+            def spy(*args: Any, _name: str = name, _method: Any = method) -> Any:
+                found = _method(*args)
+                ids_read = [getattr(r, "id", None) or r.turn_id for r in found]
+                read.append([_name, *sorted(set(ids_read))])
+                return found
+
+            monkeypatch.setattr(store, name, spy)
+        new = _turn(other, "s", "new", {"new.txt": "tool"})
+        page = service.list_turns(None, 100)["sessions"][0]["turns"]
+        assert [t["id"] for t in page] == [*ids[21:], new]
+        assert sorted(read) == [["changes_of_turns", new], ["turns_of", new]]
+        read.clear()
+        other.record_before(ids[50], "late.txt", ABSENT_VERSION, "scan")
+        other.record_after(ids[50], "late.txt", Version(FILE, "0" * 64, 0o644, 0))
+        page = service.list_turns(None, 100)["sessions"][0]["turns"]
+        assert [f["path"] for f in page[29]["files"]] == ["f50.txt", "late.txt"]
+        assert sorted(read) == [["changes_of_turns", ids[50]], ["turns_of", ids[50]]]
     finally:
         other.close()
         service.close()

@@ -168,6 +168,18 @@ class Store:
     ) -> list[Turn]:
         return self._sessions.turns_page(session_id, limit, before_number, states)
 
+    def turn_stamps_page(
+        self,
+        session_id: str,
+        limit: int,
+        before_number: int | None = None,
+        states: tuple[str, ...] | None = None,
+    ) -> list[tuple[str, int, str]]:
+        return self._sessions.turn_stamps_page(session_id, limit, before_number, states)
+
+    def turns_of(self, turn_ids: list[str]) -> list[Turn]:
+        return self._sessions.turns_of(turn_ids)
+
     def turn_count(self, session_id: str, states: tuple[str, ...] | None = None) -> int:
         return self._sessions.turn_count(session_id, states)
 

@@ -11,6 +11,7 @@ from typing import Any
 from rewind_ls.core.model import Session, SessionKind, Turn, TurnState
 from rewind_ls.core.store.db import Database
 from rewind_ls.core.store.rows import (
+    MAX_PROMPT_CHARS,
     SESSION_COLS,
     TURN_COLS,
     bounded_prompt,
@@ -201,18 +202,38 @@ class Sessions:
         """The newest `limit` turns of a session numbered below `before_number` (None: the newest),
         in `states` if given, newest first: a page of a long session without reading the others
         (the UNIQUE(session_id, number) index walks backwards)."""
-        where = "session_id = ?"
-        args: list[Any] = [session_id]
-        if before_number is not None:
-            where += " AND number < ?"
-            args.append(before_number)
-        if states is not None:
-            where += f" AND state IN ({','.join('?' * len(states))})"
-            args += list(states)
+        where, args = _page_where(session_id, before_number, states)
         rows = self.conn.execute(
             f"SELECT {TURN_COLS} FROM turns WHERE {where} ORDER BY number DESC LIMIT ?",
             (*args, limit),
         )
+        return [turn_of(r) for r in rows]
+
+    def turn_stamps_page(
+        self,
+        session_id: str,
+        limit: int,
+        before_number: int | None = None,
+        states: tuple[str, ...] | None = None,
+    ) -> list[tuple[str, int, str]]:
+        """The page `turns_page` gives, as (id, number, stamp), newest first. A turn's stamp is
+        its row and its changes as one text (`_TURN_STAMP`): equal stamps, equal rows. A reader
+        that kept what it made from a turn reads the turn again only when its stamp differs, so
+        an unchanged turn is never built into records."""
+        where, args = _page_where(session_id, before_number, states)
+        rows = self.conn.execute(
+            f"SELECT id, number, {_TURN_STAMP} FROM turns WHERE {where}"
+            " ORDER BY number DESC LIMIT ?",
+            (*args, limit),
+        )
+        return [(str(i), int(n), str(stamp)) for i, n, stamp in rows]
+
+    def turns_of(self, turn_ids: list[str]) -> list[Turn]:
+        """The turns of `turn_ids` that exist, in no set order."""
+        if not turn_ids:
+            return []
+        marks = ",".join("?" * len(turn_ids))
+        rows = self.conn.execute(f"SELECT {TURN_COLS} FROM turns WHERE id IN ({marks})", turn_ids)
         return [turn_of(r) for r in rows]
 
     def turn_count(self, session_id: str, states: tuple[str, ...] | None = None) -> int:
@@ -387,3 +408,55 @@ class Sessions:
             (limit,),
         ).fetchall()
         return [r[0] for r in rows]
+
+
+def _page_where(
+    session_id: str, before_number: int | None, states: tuple[str, ...] | None
+) -> tuple[str, list[Any]]:
+    where = "session_id = ?"
+    args: list[Any] = [session_id]
+    if before_number is not None:
+        where += " AND number < ?"
+        args.append(before_number)
+    if states is not None:
+        where += f" AND state IN ({','.join('?' * len(states))})"
+        args += list(states)
+    return where, args
+
+
+def _quoted(*columns: str) -> str:
+    return "||','||".join(f"quote({c})" for c in columns)
+
+
+# A turn's row and its changes (every column a listing reads, the prompt as far as `TURN_COLS`
+# reads it) as one text. Each value is quote()d, an SQL literal (a real to the digits that give it
+# back), so two different rows never give the same text. It is made from the rows themselves, not
+# kept beside them: every writer (a hook, the server, a fork, a restore, retention, a repair, an
+# older rewind-ls) changes it by changing the rows. The changes come in the primary key's order;
+# were they ever read in another, the text would only differ (the turn read again), never match.
+_TURN_STAMP = (
+    _quoted(
+        "session_id",
+        "number",
+        "seq",
+        f"substr(prompt, 1, {MAX_PROMPT_CHARS + 100})",
+        "started_at",
+        "ended_at",
+        "state",
+        "info",
+    )
+    + "||'|'||coalesce((SELECT group_concat("
+    + _quoted(
+        "path",
+        "seq",
+        "source",
+        "before_kind",
+        "before_hash",
+        "before_mode",
+        "after_kind",
+        "after_hash",
+        "after_mode",
+        "after_seq",
+    )
+    + ", ';') FROM changes WHERE turn_id = turns.id), '')"
+)

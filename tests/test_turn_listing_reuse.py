@@ -93,6 +93,13 @@ def _from_scratch(store: Store, **params: Any) -> dict[str, Any]:
     return ListTurnsResult.model_validate(listing).model_dump(mode="json", by_alias=True)
 
 
+def _open(store: Store) -> str:
+    """The open turn the writes below begin in session "o"."""
+    turn = store.turn_by_number("o", 2)
+    assert turn is not None
+    return turn.id
+
+
 def test_the_page_is_the_listing_made_from_scratch_after_every_kind_of_write(
     ws_home: tuple[Path, Path],
 ) -> None:
@@ -125,11 +132,15 @@ def test_the_page_is_the_listing_made_from_scratch_after_every_kind_of_write(
                 [ids["s10"], ids["o1"]], "src/f2.txt", ABSENT_VERSION, ABSENT_VERSION
             ),
             lambda: other.drop_change(ids["s9"], "src/f1.txt"),
-            lambda: other.record_before(
-                ids["s8"], "hook.txt", Version(UNKNOWN, None, None), "tool"
+            lambda: (
+                other.record_before(ids["s8"], "hook.txt", Version(UNKNOWN, None, None), "tool"),
+                other.record_after(ids["s8"], "hook.txt", Version(FILE, "1" * 64, 0o644, 0)),
             ),
-            lambda: other.set_before(
-                ids["s8"], "hook.txt", Version(FILE, other.put_blob(b"b"), 0o600, 1)
+            # Only a before (modified becomes created), only an after (a change settles).
+            lambda: other.set_before(ids["s8"], "hook.txt", ABSENT_VERSION),
+            lambda: other.record_before(_open(other), "settles.txt", ABSENT_VERSION, "tool"),
+            lambda: other.record_after(
+                _open(other), "settles.txt", Version(FILE, "2" * 64, 0o644, 0)
             ),
             lambda: other.set_turn_prompt(ids["s7"], "rebuilt again", None),  # only the prompt
             # Only the end (a turn ended again at a time its transcript gives).
@@ -138,7 +149,7 @@ def test_the_page_is_the_listing_made_from_scratch_after_every_kind_of_write(
             lambda: other.set_turn_info(
                 ids["s6"], json.dumps({"reconstructed": "transcript", "scanned": True})
             ),
-            lambda: other.end_turn(other.turn_by_number("o", 2).id),  # type: ignore[union-attr]
+            lambda: other.end_turn(_open(other)),
             # Retention drops the turn a shared change names: that change no longer lists the
             # dropped turn's session, though the sharing turn's own rows are unchanged.
             lambda: other.drop_turns([ids["s3"]]),

@@ -424,39 +424,32 @@ def _page_where(
     return where, args
 
 
-def _quoted(*columns: str) -> str:
-    return "||','||".join(f"quote({c})" for c in columns)
+def _text(column: str) -> str:
+    """`column` as "<length>:<text>" ("-" for NULL): a run of these is read back one way only."""
+    return f"ifnull(length({column})||':'||{column}, '-')"
 
 
-# A turn's row and its changes (every column a listing reads, the prompt as far as `TURN_COLS`
-# reads it) as one text. Each value is quote()d, an SQL literal (a real to the digits that give it
-# back), so two different rows never give the same text. It is made from the rows themselves, not
-# kept beside them: every writer (a hook, the server, a fork, a restore, retention, a repair, an
-# older rewind-ls) changes it by changing the rows. The changes come in the primary key's order;
-# were they ever read in another, the text would only differ (the turn read again), never match.
+def _second(column: str) -> str:
+    """A time column's whole second (the floor, as `time.gmtime` takes it; "-" for NULL)."""
+    return f"ifnull(CAST({column} AS INTEGER) - ({column} < CAST({column} AS INTEGER)), '-')"
+
+
+# What a listing shows of a turn, as one text made by SQLite from the turn's row and its changes:
+# its session and number, its start and end to the second (a listing shows no finer), its info
+# (subagents, whether it was rebuilt from the transcript) and its prompt (as far as `TURN_COLS`
+# reads it); and of each change, the path, the source (shared with which turns) and the kinds
+# that say created, modified or deleted (or not settled). Texts are length-prefixed, so two turns
+# that would be listed differently never give the same stamp. It is made from the rows themselves,
+# not kept beside them: every writer (a hook, the server, a fork, a restore, retention, a repair, a
+# late change, an older rewind-ls) changes it by changing what it wrote. The changes come in the
+# primary key's order; were they ever read in another, the stamp would only differ (the turn read
+# again), never match wrongly. (quote() of every column costs twice as much: a REAL is printed to
+# 20 digits.)
 _TURN_STAMP = (
-    _quoted(
-        "session_id",
-        "number",
-        "seq",
-        f"substr(prompt, 1, {MAX_PROMPT_CHARS + 100})",
-        "started_at",
-        "ended_at",
-        "state",
-        "info",
-    )
-    + "||'|'||coalesce((SELECT group_concat("
-    + _quoted(
-        "path",
-        "seq",
-        "source",
-        "before_kind",
-        "before_hash",
-        "before_mode",
-        "after_kind",
-        "after_hash",
-        "after_mode",
-        "after_seq",
-    )
-    + ", ';') FROM changes WHERE turn_id = turns.id), '')"
+    f"{_text('session_id')}||number||','||{_second('started_at')}||','||"
+    f"{_second('ended_at')}||','||{_text('info')}||"
+    + _text(f"substr(prompt, 1, {MAX_PROMPT_CHARS + 100})")
+    + "||'|'||ifnull((SELECT group_concat("
+    + f"{_text('path')}||{_text('source')}||before_kind||','||ifnull(after_kind, '-'), ';')"
+    + " FROM changes WHERE turn_id = turns.id), '')"
 )

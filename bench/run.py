@@ -505,6 +505,21 @@ def _fill_turns(ws: str, home: str, turns: int) -> None:
                 store.end_turn(turn)
 
 
+def _one_more_turn(store: Any) -> str:
+    """One more turn of the bench's session, changing one file (what an agent's hooks write);
+    returns its prompt."""
+    from rewind_ls.core.store import ABSENT_VERSION, FILE, Version
+
+    prompt = f"a new prompt {time.time_ns()}"
+    turn = store.begin_turn("bench", prompt)
+    data = prompt.encode()
+    h = store.put_blob(data)
+    store.record_before(turn, "src/new.txt", ABSENT_VERSION, "tool")
+    store.record_after(turn, "src/new.txt", Version(FILE, h, 0o644, len(data)))
+    store.end_turn(turn)
+    return prompt
+
+
 def bench_server(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[Row]:
     names = (
         f"preview+restore a {sizes.lsp_restore_files}-file turn through the language server",
@@ -616,14 +631,23 @@ def _bench_turn_lists(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> li
     env = {**BASE_ENV, "REWIND_LS_HOME": home}
     client = LspClient(ws, env)
     rows: list[Row] = []
+    from rewind_ls.core.store import Store
+
+    agent = Store.open(ws, home=home)  # the agent's hooks, in another process than the server's
+    newest: list[str] = []
     try:
         client.initialize()
 
         def page_times() -> tuple[float, float, float]:
+            # What a view does: it lists again after every turn, so a new turn is written (by
+            # another connection, as a hook does) before each timed listing; a server that only
+            # kept its last answer would not pass this.
             trivial = _trivial_round_trip(client, ws)
             page, refresh = [], []
             for _ in range(max(5, runs)):
+                newest.append(_one_more_turn(agent))
                 page.append(timed(lambda: client.request("rewind/listTurns", PAGE)))
+                newest.append(_one_more_turn(agent))
                 refresh.append(
                     timed(
                         lambda: (
@@ -655,10 +679,16 @@ def _bench_turn_lists(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> li
         notes.append(
             f"server peak memory after the whole list too: {client.peak_rss_bytes() / 1e6:.1f} MB"
         )
+        if listing["sessions"][0]["turns"][-1]["prompt"] != newest[-1]:
+            raise RuntimeError("rewind/listTurns did not list the newest turn at once")
     finally:
         client.close()
-    page_name = f"rewind/listTurns, a page, {count} turns (vs a trivial request)"
-    view_name = f"the view's refresh (page + status count), {count} turns (vs a trivial request)"
+        agent.close()
+    page_name = f"rewind/listTurns, a page after a new turn, {count} turns (vs a trivial request)"
+    view_name = (
+        f"the view's refresh after a new turn (page + status count), {count} turns "
+        "(vs a trivial request)"
+    )
     rows += [
         Row(page_name, quiet[0], quiet[2], "s", 5.0),
         Row(page_name + " [loaded]", busy[0], busy[2], "s", 5.0),
@@ -676,17 +706,64 @@ def _bench_turn_lists(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> li
         ),
     ]
 
-    def cli_times() -> tuple[float, float]:
-        ours, base = [], []
-        for _ in range(max(5, runs)):
-            ours.append(timed(lambda: run(_cli_turns_argv(), env=env, cwd=ws)))
-            base.append(timed(lambda: run(FLOOR, env=BASE_ENV)))
-        return median(ours), median(base)
+    def cli_times(argv: list[str]) -> Callable[[], tuple[float, float]]:
+        def times() -> tuple[float, float]:
+            ours, base = [], []
+            for _ in range(max(5, runs)):
+                ours.append(timed(lambda: run(argv, env=env, cwd=ws)))
+                base.append(timed(lambda: run(FLOOR, env=BASE_ENV)))
+            return median(ours), median(base)
 
+        return times
+
+    # Two rows, both kept: the development venv's console script (an editable install, whose
+    # finder `site` runs at every start) and the one a person's install has (the wheel).
     name = f"rewind-ls turns, {count} turns (vs python -I -S -c pass)"
-    rows.append(Row(name, *cli_times(), "s", 3.0))
-    rows.append(Row(name + " [loaded]", *loaded(cli_times), "s", 3.0))
+    rows.append(Row(name, *cli_times(_cli_turns_argv())(), "s", 3.0))
+    rows.append(Row(name + " [loaded]", *loaded(cli_times(_cli_turns_argv())), "s", 3.0))
+    script = _installed_console_script(tmp, notes)
+    name = f"rewind-ls turns, installed wheel, {count} turns (vs python -I -S -c pass)"
+    if script is None:
+        rows.append(Row(name, None, None, "s", note="n/a (no wheel, see notes)"))
+    else:
+        rows.append(Row(name, *cli_times([script, "turns"])(), "s", 3.0))
+        rows.append(Row(name + " [loaded]", *loaded(cli_times([script, "turns"])), "s", 3.0))
     return rows
+
+
+def _installed_console_script(tmp: str, notes: list[str]) -> str | None:
+    """`rewind-ls` as `pip install WHEEL` or pipx puts it: the wheel built from a copy of this
+    tree, installed (not editable) in a venv of its own. Its dependencies are the development
+    venv's, named by a `.pth` line (as pipx shares its own libraries); a plain path line is not
+    an import hook, so `site` costs there what it costs in a person's venv. None (and a note)
+    when the wheel cannot be built here (building it needs setuptools from the package index)."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    src, out, venv = (os.path.join(tmp, "wheel-" + part) for part in ("src", "dist", "venv"))
+    try:
+        os.makedirs(src)
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy(os.path.join(repo, name), src)
+        shutil.copytree(
+            os.path.join(repo, "rewind_ls"),
+            os.path.join(src, "rewind_ls"),
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+        run([PY, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", out, src])
+        wheels = [os.path.join(out, n) for n in os.listdir(out) if n.endswith(".whl")]
+        run([PY, "-m", "venv", "--without-pip", venv])
+        python = os.path.join(venv, "bin", "python")
+        pip = [PY, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps"]
+        run([*pip, "--no-index", *wheels])
+        purelib = run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
+        import site
+
+        with open(os.path.join(purelib.stdout.decode().strip(), "dependencies.pth"), "w") as f:
+            f.write("".join(p + "\n" for p in site.getsitepackages()))
+    except (OSError, RuntimeError) as exc:
+        notes.append(f"installed wheel's console script not measured: {str(exc)[-300:]}")
+        return None
+    notes.append(f"installed wheel: {', '.join(os.path.basename(w) for w in wheels)} in {venv}")
+    return os.path.join(venv, "bin", "rewind-ls")
 
 
 def bench_review_rows(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[Row]:

@@ -35,6 +35,8 @@ def colour_enabled(stream: TextIO | None = None) -> bool:
 
 def safe(text: str) -> str:
     """Paths and prompts can hold newlines or control characters: show them escaped."""
+    if text.isprintable():  # most are: no walk character by character
+        return text
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
@@ -85,6 +87,8 @@ def width(stream: TextIO | None = None) -> int | None:
 
 def cells(text: str) -> int:
     """Terminal columns `text` takes (wide East Asian characters and emoji take two)."""
+    if text.isascii():  # no ASCII character is wide or combining: one column each
+        return len(text)
     return sum(
         0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
         for c in text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from rewind_ls.protocol.base import ChangeKind, Params, Result, SessionKind
@@ -112,3 +114,20 @@ class ListTurnsResult(TurnsListing):
         "the background (a rewind keeps every file it has not stored yet as it is); ask again "
         "until it is gone.",
     )
+
+
+def turn_wire(entry: dict[str, Any]) -> dict[str, Any]:
+    """A listing's turn entry in its wire form (what `ListTurnsResult` dumps it as)."""
+    return TurnInfo.model_validate(entry).model_dump(mode="json", by_alias=True)
+
+
+def listing_wire(listing: dict[str, Any]) -> dict[str, Any]:
+    """`rewind/listTurns`'s result in wire form from a listing whose turns are already in it
+    (`turn_wire`, made once per turn and kept by the server): the same JSON as
+    `ListTurnsResult.model_validate(listing)` dumped, with the turns validated when they were
+    made rather than on every page."""
+    bare = {**listing, "sessions": [{**s, "turns": []} for s in listing["sessions"]]}
+    out = ListTurnsResult.model_validate(bare).model_dump(mode="json", by_alias=True)
+    for wire, session in zip(out["sessions"], listing["sessions"], strict=True):
+        wire["turns"] = session["turns"]
+    return out

@@ -9,12 +9,12 @@ import functools
 import re
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from rewind_ls.core.capture.recorder import REWIND_SESSION, reconstructed_note, turn_info
 from rewind_ls.core.errors import BadInput, UnknownTurn
 from rewind_ls.core.fs.paths import real_root, real_uri
-from rewind_ls.core.model import Change, PathChange, Turn, TurnState, shared_turns
+from rewind_ls.core.model import Change, PathChange, Session, Turn, TurnState, shared_turns
 from rewind_ls.core.restore.plan import current_session
 from rewind_ls.core.store import Store
 
@@ -69,6 +69,66 @@ def turn_dict(
     }
 
 
+class TurnEntries:
+    """Turn entries kept from one listing to the next (the server's: a view refreshes its page
+    after every turn, and 99 of its 100 turns are the ones it listed before). An entry is kept
+    with what it was made from: the turn's stamp (`Store.turn_stamps_page`: its row and changes as
+    one text) or, where no stamp was read, the turn's row and changes themselves; and the session
+    kind, the workspace's real root and `Store.turns_dropped` (a shared change names the sessions
+    of its other turns, which retention may drop). It is reused only while all of that is equal,
+    so a turn that changed since (a late change, a new state, its info) is made again. `convert`
+    turns an entry into what the caller keeps (the server: its wire form), once per distinct
+    turn."""
+
+    def __init__(
+        self, convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None, size: int = 4096
+    ) -> None:
+        self.convert = convert
+        self.size = size
+        self._held: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+
+    def kept(self, turn_id: str, key: tuple[Any, ...]) -> dict[str, Any] | None:
+        """The entry of `turn_id` made from `key`, if kept. The entry is shared with later
+        listings: a caller must not change it."""
+        held = self._held.get(turn_id)
+        return held[1] if held is not None and held[0] == key else None
+
+    def make(
+        self,
+        store: Store,
+        turn: Turn,
+        session_kind: str,
+        changes: list[Change],
+        root: str,
+        key: tuple[Any, ...],
+    ) -> dict[str, Any]:
+        """The entry of `turn` made anew and kept under `key`."""
+        entry = turn_dict(store, turn, session_kind, changes, root)
+        if self.convert is not None:
+            entry = self.convert(entry)
+        if turn.id not in self._held and len(self._held) >= self.size:
+            del self._held[next(iter(self._held))]  # the oldest entry made
+        self._held[turn.id] = (key, entry)
+        return entry
+
+    def entry(
+        self,
+        store: Store,
+        turn: Turn,
+        session_kind: str,
+        changes: list[Change],
+        root: str,
+        dropped: int,
+    ) -> dict[str, Any]:
+        """The entry of `turn` read whole (no stamp): made again only when its row or changes
+        differ."""
+        key = (turn, tuple(changes), session_kind, root, dropped)
+        kept = self.kept(turn.id, key)
+        if kept is not None:
+            return kept
+        return self.make(store, turn, session_kind, changes, root, key)
+
+
 def _sessions_of(store: Store, turn_ids: list[str]) -> list[str]:
     """The sessions of `turn_ids` (a shared change's other turns), in order, once each."""
     out: list[str] = []
@@ -89,19 +149,22 @@ def list_sessions(
     limit: int | None = None,
     before: str | None = None,
     turn_id: str | None = None,
+    entries: TurnEntries | None = None,
 ) -> dict[str, Any]:
     """Sessions with their turns (oldest first) and files. `limit`: a page, the newest `limit`
     turns of each session (`before`: those older than a session's `older_cursor`, which needs
     `session_id`); each session says how many turns it has (`turn_count`) and, when older turns
     exist beyond its page, the cursor of the next page. `turn_id`: only that turn (and its
     session). Only the listed turns and their changes are read, so a page costs the same with
-    ten turns or ten thousand."""
+    ten turns or ten thousand. `entries`: turn entries kept from the caller's earlier listings
+    (reused while a turn is unchanged)."""
     if before is not None and session_id is None:
         raise BadInput("a page cursor (before) belongs to one session: give its session id too")
     if limit is not None and limit < 1:
         raise BadInput(f"limit must be at least 1 (got {limit})")
     before_number = _cursor_number(before)
     sessions = store.sessions()
+    all_counts, forks, dropped = _counts_and_forks(store, sessions)
     only_turn = None
     if turn_id is not None:
         only_turn = store.turn(turn_id)
@@ -110,13 +173,23 @@ def list_sessions(
         session_id = only_turn.session_id
     if session_id is not None:
         sessions = [s for s in sessions if s.id == session_id]
+    root = real_root(store.root)  # once, not per file (a realpath is a walk of the folders)
+    if entries is not None and limit is not None and only_turn is None:
+        stamped = _stamped_pages(store, sessions, limit, before_number, entries, root, dropped)
+    else:
+        stamped = None
     pages: dict[str, tuple[list[Turn], str | None]] = {}
     counts: dict[str, int] = {}
     for s in sessions:
         states = _SHOWN_RESTORE_POINTS if s.id == REWIND_SESSION else None
-        counts[s.id] = _unchanged_since(
-            store, ("count", s.id), functools.partial(store.turn_count, s.id, states)
-        )
+        if states is None:
+            counts[s.id] = all_counts.get(s.id, 0)
+        else:  # restore points change state: counted again whenever anything was committed
+            counts[s.id] = _unchanged_since(
+                store, ("count", s.id), functools.partial(store.turn_count, s.id, states)
+            )
+        if stamped is not None:
+            continue
         if only_turn is not None:
             pages[s.id] = ([only_turn], None)
         elif limit is None:
@@ -126,19 +199,11 @@ def list_sessions(
             newest = store.turns_page(s.id, limit + 1, before_number, states)
             cursor = str(newest[limit - 1].number) if len(newest) > limit else None
             pages[s.id] = (newest[:limit][::-1], cursor)
-    by_turn: dict[str, list[Change]] = {}
-    if limit is None and only_turn is None:
-        changes = store.all_changes()
-    else:
-        changes = store.changes_of_turns([t.id for turns, _ in pages.values() for t in turns])
-        changes.sort(key=lambda c: c.path)
-    for c in changes:
-        by_turn.setdefault(c.turn_id, []).append(c)
-    root = real_root(store.root)  # once, not per file (a realpath is a walk of the folders)
-    forks = _unchanged_since(store, ("forks",), store.fork_origins)
+    if stamped is None:
+        stamped = _read_pages(store, sessions, pages, limit, only_turn, entries, root, dropped)
     out = []
     for s in sessions:
-        turns, cursor = pages[s.id]
+        listed, cursor = stamped[s.id]
         origin = forks.get(s.id)
         out.append(
             {
@@ -153,10 +218,92 @@ def list_sessions(
                 "fork_of": None
                 if origin is None
                 else {"session_id": origin[0], "before_number": origin[1]},
-                "turns": [turn_dict(store, t, s.kind, by_turn.get(t.id, []), root) for t in turns],
+                "turns": listed,
             }
         )
     return {"workspace": store.root, "current_session_id": current_session(store), "sessions": out}
+
+
+_Pages = dict[str, tuple[list[dict[str, Any]], str | None]]
+
+
+def _read_pages(
+    store: Store,
+    sessions: list[Session],
+    pages: dict[str, tuple[list[Turn], str | None]],
+    limit: int | None,
+    only_turn: Turn | None,
+    entries: TurnEntries | None,
+    root: str,
+    dropped: int,
+) -> _Pages:
+    """Each session's turn entries, from its turns read whole and their changes."""
+    by_turn: dict[str, list[Change]] = {}
+    if limit is None and only_turn is None:
+        changes = store.all_changes()
+    else:
+        changes = store.changes_of_turns([t.id for turns, _ in pages.values() for t in turns])
+        changes.sort(key=lambda c: c.path)
+    for c in changes:
+        by_turn.setdefault(c.turn_id, []).append(c)
+    out: _Pages = {}
+    for s in sessions:
+        turns, cursor = pages[s.id]
+        out[s.id] = (
+            [
+                turn_dict(store, t, s.kind, by_turn.get(t.id, []), root)
+                if entries is None
+                else entries.entry(store, t, s.kind, by_turn.get(t.id, []), root, dropped)
+                for t in turns
+            ],
+            cursor,
+        )
+    return out
+
+
+def _stamped_pages(
+    store: Store,
+    sessions: list[Session],
+    limit: int,
+    before_number: int | None,
+    entries: TurnEntries,
+    root: str,
+    dropped: int,
+) -> _Pages:
+    """Each session's page from the turns' stamps (`Store.turn_stamps_page`): a kept entry whose
+    stamp is unchanged is used as it is; only the other turns (new or changed since) are read and
+    made. A turn dropped between the two reads is left out of its page."""
+    listed: dict[str, tuple[list[tuple[str, tuple[Any, ...]]], str | None]] = {}
+    made: dict[str, dict[str, Any]] = {}
+    missing: dict[str, tuple[str, tuple[Any, ...]]] = {}
+    for s in sessions:
+        states = _SHOWN_RESTORE_POINTS if s.id == REWIND_SESSION else None
+        newest = store.turn_stamps_page(s.id, limit + 1, before_number, states)
+        cursor = str(newest[limit - 1][1]) if len(newest) > limit else None
+        page = []
+        for tid, _number, stamp in reversed(newest[:limit]):
+            key = (stamp, s.kind, root, dropped)
+            page.append((tid, key))
+            entry = entries.kept(tid, key)
+            if entry is None:
+                missing[tid] = (s.kind, key)
+            else:
+                made[tid] = entry
+        listed[s.id] = (page, cursor)
+    if missing:
+        ids = list(missing)
+        by_turn: dict[str, list[Change]] = {}
+        changes = store.changes_of_turns(ids)
+        changes.sort(key=lambda c: c.path)
+        for c in changes:
+            by_turn.setdefault(c.turn_id, []).append(c)
+        for t in store.turns_of(ids):
+            kind, key = missing[t.id]
+            made[t.id] = entries.make(store, t, kind, by_turn.get(t.id, []), root, key)
+    return {
+        sid: ([made[tid] for tid, _ in page if tid in made], cursor)
+        for sid, (page, cursor) in listed.items()
+    }
 
 
 # Answers of the listing's whole-table queries (a session's turn count, the forks' origins), kept
@@ -177,6 +324,51 @@ def _unchanged_since(store: Store, query: tuple[str, ...], compute: Callable[[],
     answer = compute()
     _MEMO[key] = (store, mark, answer)
     return answer
+
+
+# Per store: the turn counts of every session and the forks' origins, kept across listings. A new
+# turn has a `seq` above every turn committed before it and never shares it (only a fork's copies
+# do, and a fork is a new session), so while the sessions and `Store.turns_dropped` are unchanged
+# the counts are brought up to date from the turns above the highest `seq` counted (the `seq`
+# index: the turns begun since), and the forks' origins still hold. A refresh after a new turn
+# then reads no whole table.
+class _Counted(NamedTuple):
+    store: Store
+    sessions: tuple[tuple[str, str, float], ...]
+    dropped: int
+    top_seq: int
+    counts: dict[str, int]
+    forks: dict[str, tuple[str, int]]
+
+
+_COUNTED: dict[str, _Counted] = {}
+
+
+def _counts_and_forks(
+    store: Store, sessions: list[Session]
+) -> tuple[dict[str, int], dict[str, tuple[str, int]], int]:
+    """Every session's turn count, the forks' origins (`Store.fork_origins`) and
+    `Store.turns_dropped`. The store's
+    answers are read in this order (sessions, drops, counts, forks), so a fork or a drop
+    committed meanwhile changes what the next call compares and is counted again then."""
+    # Sorted: `sessions` come by latest activity, which every new turn may reorder.
+    shape = tuple(sorted((s.id, s.kind, s.started_at) for s in sessions))
+    dropped = store.turns_dropped()
+    held = _COUNTED.get(store.path)
+    if (
+        held is not None
+        and held.store is store
+        and (held.sessions, held.dropped) == (shape, dropped)
+    ):
+        counts, forks = dict(held.counts), held.forks
+        begun, top = store.turn_counts(held.top_seq)
+        for sid, n in begun.items():
+            counts[sid] = counts.get(sid, 0) + n
+    else:
+        counts, top = store.turn_counts()
+        forks = store.fork_origins()
+    _COUNTED[store.path] = _Counted(store, shape, dropped, top, counts, forks)
+    return counts, forks, dropped
 
 
 def _cursor_number(before: str | None) -> int | None:

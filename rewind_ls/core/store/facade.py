@@ -169,6 +169,18 @@ class Store:
     ) -> list[Turn]:
         return self._sessions.turns_page(session_id, limit, before_number, states)
 
+    def turn_stamps_page(
+        self,
+        session_id: str,
+        limit: int,
+        before_number: int | None = None,
+        states: tuple[str, ...] | None = None,
+    ) -> list[tuple[str, int, str]]:
+        return self._sessions.turn_stamps_page(session_id, limit, before_number, states)
+
+    def turns_of(self, turn_ids: list[str]) -> list[Turn]:
+        return self._sessions.turns_of(turn_ids)
+
     def turn_count(self, session_id: str, states: tuple[str, ...] | None = None) -> int:
         return self._sessions.turn_count(session_id, states)
 
@@ -177,6 +189,12 @@ class Store:
 
     def turn_number_range(self, session_id: str) -> tuple[int | None, int | None]:
         return self._sessions.turn_number_range(session_id)
+
+    def turn_counts(self, after_seq: int = 0) -> tuple[dict[str, int], int]:
+        return self._sessions.turn_counts(after_seq)
+
+    def turns_dropped(self) -> int:
+        return self._sessions.turns_dropped()
 
     def latest_turn_seq(self) -> int | None:
         return self._sessions.latest_turn_seq()

@@ -11,6 +11,7 @@ from typing import Any
 from rewind_ls.core.model import Session, SessionKind, Turn, TurnState
 from rewind_ls.core.store.db import Database
 from rewind_ls.core.store.rows import (
+    MAX_PROMPT_CHARS,
     SESSION_COLS,
     TURN_COLS,
     bounded_prompt,
@@ -201,18 +202,38 @@ class Sessions:
         """The newest `limit` turns of a session numbered below `before_number` (None: the newest),
         in `states` if given, newest first: a page of a long session without reading the others
         (the UNIQUE(session_id, number) index walks backwards)."""
-        where = "session_id = ?"
-        args: list[Any] = [session_id]
-        if before_number is not None:
-            where += " AND number < ?"
-            args.append(before_number)
-        if states is not None:
-            where += f" AND state IN ({','.join('?' * len(states))})"
-            args += list(states)
+        where, args = _page_where(session_id, before_number, states)
         rows = self.conn.execute(
             f"SELECT {TURN_COLS} FROM turns WHERE {where} ORDER BY number DESC LIMIT ?",
             (*args, limit),
         )
+        return [turn_of(r) for r in rows]
+
+    def turn_stamps_page(
+        self,
+        session_id: str,
+        limit: int,
+        before_number: int | None = None,
+        states: tuple[str, ...] | None = None,
+    ) -> list[tuple[str, int, str]]:
+        """The page `turns_page` gives, as (id, number, stamp), newest first. A turn's stamp is
+        its row and its changes as one text (`_TURN_STAMP`): equal stamps, equal rows. A reader
+        that kept what it made from a turn reads the turn again only when its stamp differs, so
+        an unchanged turn is never built into records."""
+        where, args = _page_where(session_id, before_number, states)
+        rows = self.conn.execute(
+            f"SELECT id, number, {_TURN_STAMP} FROM turns WHERE {where}"
+            " ORDER BY number DESC LIMIT ?",
+            (*args, limit),
+        )
+        return [(str(i), int(n), str(stamp)) for i, n, stamp in rows]
+
+    def turns_of(self, turn_ids: list[str]) -> list[Turn]:
+        """The turns of `turn_ids` that exist, in no set order."""
+        if not turn_ids:
+            return []
+        marks = ",".join("?" * len(turn_ids))
+        rows = self.conn.execute(f"SELECT {TURN_COLS} FROM turns WHERE id IN ({marks})", turn_ids)
         return [turn_of(r) for r in rows]
 
     def turn_count(self, session_id: str, states: tuple[str, ...] | None = None) -> int:
@@ -224,6 +245,30 @@ class Sessions:
             args += list(states)
         row = self.conn.execute(f"SELECT COUNT(*) FROM turns WHERE {where}", args).fetchone()
         return int(row[0])
+
+    def turn_counts(self, after_seq: int = 0) -> tuple[dict[str, int], int]:
+        """How many turns each session has whose `seq` is above `after_seq`, and the highest
+        `seq` counted (`after_seq` when none), in one statement (one snapshot). With `after_seq`
+        the highest seq a reader already counted, this reads only the turns begun since (the
+        `seq` index); without, it counts over the (session_id, number) index."""
+        if after_seq <= 0:
+            rows = self.conn.execute(
+                "SELECT session_id, count(*), (SELECT coalesce(max(seq), 0) FROM turns)"
+                " FROM turns GROUP BY session_id"
+            ).fetchall()
+        else:
+            rows = self.conn.execute(
+                "SELECT +session_id, count(*), max(seq) FROM turns WHERE seq > ? GROUP BY 1",
+                (after_seq,),
+            ).fetchall()
+        counts = {str(session): int(n) for session, n, _ in rows}
+        return counts, max((int(top) for _, _, top in rows), default=max(after_seq, 0))
+
+    def turns_dropped(self) -> int:
+        """How many times turns were deleted from this store (`drop_turns`): a reader that
+        counted turns knows its counts still hold while this and the sessions are unchanged."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'turns_dropped'").fetchone()
+        return 0 if row is None else int(row[0])
 
     def turn_by_number(self, session_id: str, number: int) -> Turn | None:
         row = self.conn.execute(
@@ -333,6 +378,12 @@ class Sessions:
                 "DELETE FROM sessions WHERE open_turn IS NULL"
                 " AND id NOT IN (SELECT session_id FROM turns) AND kind != 'agent'"
             )
+            # Turns a count was made of may be gone: say so to readers keeping counts.
+            if turn_ids:
+                self.conn.execute(
+                    "INSERT INTO meta VALUES ('turns_dropped', '1') ON CONFLICT(key) DO UPDATE"
+                    " SET value = CAST(value AS INTEGER) + 1"
+                )
 
     def set_turn_prompt(self, turn_id: str, prompt: str, info: str | None) -> None:
         with self.db.transaction():
@@ -357,3 +408,48 @@ class Sessions:
             (limit,),
         ).fetchall()
         return [r[0] for r in rows]
+
+
+def _page_where(
+    session_id: str, before_number: int | None, states: tuple[str, ...] | None
+) -> tuple[str, list[Any]]:
+    where = "session_id = ?"
+    args: list[Any] = [session_id]
+    if before_number is not None:
+        where += " AND number < ?"
+        args.append(before_number)
+    if states is not None:
+        where += f" AND state IN ({','.join('?' * len(states))})"
+        args += list(states)
+    return where, args
+
+
+def _text(column: str) -> str:
+    """`column` as "<length>:<text>" ("-" for NULL): a run of these is read back one way only."""
+    return f"ifnull(length({column})||':'||{column}, '-')"
+
+
+def _second(column: str) -> str:
+    """A time column's whole second (the floor, as `time.gmtime` takes it; "-" for NULL)."""
+    return f"ifnull(CAST({column} AS INTEGER) - ({column} < CAST({column} AS INTEGER)), '-')"
+
+
+# What a listing shows of a turn, as one text made by SQLite from the turn's row and its changes:
+# its session and number, its start and end to the second (a listing shows no finer), its info
+# (subagents, whether it was rebuilt from the transcript) and its prompt (as far as `TURN_COLS`
+# reads it); and of each change, the path, the source (shared with which turns) and the kinds
+# that say created, modified or deleted (or not settled). Texts are length-prefixed, so two turns
+# that would be listed differently never give the same stamp. It is made from the rows themselves,
+# not kept beside them: every writer (a hook, the server, a fork, a restore, retention, a repair, a
+# late change, an older rewind-ls) changes it by changing what it wrote. The changes come in the
+# primary key's order; were they ever read in another, the stamp would only differ (the turn read
+# again), never match wrongly. (quote() of every column costs twice as much: a REAL is printed to
+# 20 digits.)
+_TURN_STAMP = (
+    f"{_text('session_id')}||number||','||{_second('started_at')}||','||"
+    f"{_second('ended_at')}||','||{_text('info')}||"
+    + _text(f"substr(prompt, 1, {MAX_PROMPT_CHARS + 100})")
+    + "||'|'||ifnull((SELECT group_concat("
+    + f"{_text('path')}||{_text('source')}||before_kind||','||ifnull(after_kind, '-'), ';')"
+    + " FROM changes WHERE turn_id = turns.id), '')"
+)

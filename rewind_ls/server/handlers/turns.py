@@ -13,7 +13,7 @@ from rewind_ls.protocol.contents import FileAtParams, TimelineParams
 from rewind_ls.protocol.recording import BeginTurnParams, EndTurnParams, RecordEditParams
 from rewind_ls.protocol.turns import ListTurnsParams
 from rewind_ls.server.handlers.args import turn_arg
-from rewind_ls.server.lsp import RewindServer, command, request, to_rpc_error
+from rewind_ls.server.lsp import RewindServer, Wire, command, request, to_rpc_error
 
 log = logging.getLogger("rewind_ls.server")
 
@@ -22,7 +22,8 @@ DIFF_MESSAGE_CHARS = 8000  # a diff shown as a message (client without showDocum
 
 @request("rewind/listTurns")
 async def list_turns(ls: RewindServer, p: ListTurnsParams) -> Any:
-    return await ls.call(ls.svc().list_turns, p.session_id, p.limit, p.before, p.turn_id)
+    # The service made the wire form itself, each turn validated once when it was first listed.
+    return Wire(await ls.call(ls.svc().list_turns, p.session_id, p.limit, p.before, p.turn_id))
 
 
 @request("rewind/fileAt")

@@ -9,11 +9,10 @@ from rewind_ls.core.capture.baseline_spawn import progress
 from rewind_ls.core.capture.recorder import read_current
 from rewind_ls.core.errors import UnknownTurn
 from rewind_ls.core.history.diff import turn_diff
-from rewind_ls.core.history.timeline import list_sessions, timeline_text
+from rewind_ls.core.history.timeline import TurnEntries, list_sessions, timeline_text
 from rewind_ls.core.store import ABSENT, FILE
-from rewind_ls.server.edits import (
-    decode_text,
-)
+from rewind_ls.protocol.turns import listing_wire, turn_wire
+from rewind_ls.server.edits import decode_text
 from rewind_ls.server.service.base import TIMELINE_NAME, ServiceBase
 
 
@@ -26,6 +25,9 @@ def _write_private(path: str, text: str) -> None:
 
 
 class TurnsWork(ServiceBase):
+    # Turns already listed, in wire form: a refresh makes (and validates) only new or changed ones.
+    _turn_entries: TurnEntries | None = None
+
     def list_turns(
         self,
         session_id: str | None,
@@ -33,13 +35,16 @@ class TurnsWork(ServiceBase):
         before: str | None = None,
         turn_id: str | None = None,
     ) -> dict[str, Any]:
+        """`rewind/listTurns`'s result, in wire form (camelCase, validated)."""
         if session_id is not None and self.store.session(session_id) is None:
             raise UnknownTurn(session_id, "no session with that id in this workspace")
-        listing = list_sessions(self.store, session_id, limit, before, turn_id)
+        if self._turn_entries is None:
+            self._turn_entries = TurnEntries(turn_wire)
+        listing = list_sessions(self.store, session_id, limit, before, turn_id, self._turn_entries)
         first = progress(self.store.path)
         if first is not None:
             listing["baseline"] = {"done": first[0], "total": first[1]}
-        return listing
+        return listing_wire(listing)
 
     def timeline(self, session_id: str | None, limit: int | None = None) -> dict[str, Any]:
         """The timeline text and the URI a client shows it under: a name inside the workspace that

@@ -274,10 +274,7 @@ def plan_rewind(
         candidates = [p for p in candidates if p in wanted]
     # Read ahead in a few queries what each path needs (its history, what was last seen, the
     # target content): a large restore plans thousands of paths.
-    histories = {
-        path: [h for h in changes if h.seq > turn.seq]
-        for path, changes in store.path_histories(candidates).items()
-    }
+    histories = store.path_histories(candidates, after_seq=turn.seq)
     knowns = store.known_many(candidates)
     blobs = _read_ahead(store, [h[0].before for h in histories.values() if h])
     for path in candidates:

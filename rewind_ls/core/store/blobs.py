@@ -166,7 +166,7 @@ class Blobs:
         """(hash, size, codec, payload) of whole blobs; one already stored stays. RAW payloads (the
         content itself) are encoded here: the small ones together in packs, in the given order."""
         with self.db.transaction():
-            fresh = self._not_stored([b[0] for b in blobs])
+            fresh = self.not_stored([b[0] for b in blobs])
             small: list[tuple[str, bytes]] = []
             rows: list[tuple[str, int, int, bytes]] = []
             for h, size, kind, payload in blobs:
@@ -187,7 +187,7 @@ class Blobs:
             )
             self.packs.write(small)
 
-    def _not_stored(self, hashes: list[str]) -> set[str]:
+    def not_stored(self, hashes: list[str]) -> set[str]:
         fresh = set(hashes)
         for i in range(0, len(hashes), 500):
             part = hashes[i : i + 500]

@@ -328,7 +328,7 @@ class Store:
 
     def blobs_not_stored(self, hashes: list[str]) -> set[str]:
         """Which of `hashes` the store does not hold (a few queries for thousands)."""
-        return self._blobs._not_stored(hashes)
+        return self._blobs.not_stored(hashes)
 
     def put_blob(self, data: bytes, previous: str | None = None, h: str | None = None) -> str:
         return self._blobs.put_blob(data, previous, h)

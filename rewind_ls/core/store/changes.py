@@ -125,8 +125,9 @@ class Changes:
         self, turn_id: str, rows: Sequence[tuple[str, Version, Version]], source: str
     ) -> None:
         """`record_before` then `record_after` of each (path, before, after), in a few statements
-        (a restore point records thousands): the same rows and sequence numbers, one transaction.
-        A path named twice keeps its first `before` and its last `after`, as the two calls do."""
+        (a restore point records thousands), one transaction: the same rows, and for distinct
+        paths the same sequence numbers. A path named twice keeps its first `before` and its last
+        `after`, as the two calls do (its after's number is then taken in its first place)."""
         firsts: dict[str, Version] = {}
         lasts: dict[str, Version] = {}
         for path, before, after in rows:

@@ -555,3 +555,50 @@ async def test_finishing_an_editor_restore_leaves_work_done_after_the_crash(
     got = {k: v for k, v in s.state().items() if k != "e.bin"}
     assert files_only(got) == files_only(want), describe_diff(want, got)
     count("editor restore finished around work done after the crash")
+
+
+# --- a finished restore says its backups are gone -------------------------------------------------
+
+
+def _journals_marked(s: Scenario) -> list[bool]:
+    """Per applied restore point that names backups: whether its journal says they are gone (the
+    recovery every command starts with then skips it instead of looking for each backup)."""
+    rows = query(
+        s.ws,
+        s.home,
+        "SELECT info FROM turns WHERE session_id = 'rewind' AND state IN ('applied', 'partial')"
+        " AND info LIKE '%.bak%' ORDER BY seq",
+    )
+    return [bool(json.loads(info).get("backups_gone")) for (info,) in rows]
+
+
+@pytest.mark.asyncio
+async def test_a_server_restore_marks_its_backups_gone(scenario: Scenario) -> None:
+    """The language server's restore (the client's edit carries the text, the server writes e.bin
+    itself) ends like the CLI's: its journal says its backups are gone, so later commands'
+    recoveries do not search for them again."""
+    s = scenario
+    s.reset()
+    client, _editor = await start(s.ws, s.home, init_options={"closedFiles": "edit"})
+    try:
+        result = await asyncio.wait_for(
+            client.protocol.send_request_async("rewind/restore", {"turnId": s.turn1}), 60
+        )
+    finally:
+        await client.shutdown_session()
+    assert result.status == "applied", result
+    assert files_only(s.state()) == files_only(s.b), describe_diff(s.b, s.state())
+    assert _journals_marked(s) == [True]
+
+
+@pytest.mark.asyncio
+async def test_a_restore_finished_by_recovery_marks_its_backups_gone(
+    scenario: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server killed inside its own writes: the recovery that finishes its restore ends it as a
+    restore ends, its journal marked (the backups it left are gone)."""
+    s = scenario
+    await _kill_server_in_its_writes(s, "after-swap:1", monkeypatch)
+    assert _journals_marked(s) == []  # still pending
+    assert _settled(s, ("B",)) == "B"
+    assert _journals_marked(s) == [True]

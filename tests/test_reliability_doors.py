@@ -934,3 +934,36 @@ def test_a_bad_limit_in_the_environment_is_reported(
     doctor = cli("doctor", ok=False)
     assert doctor.returncode == 2
     assert f"FAIL environment: {line.split('warning: ', 1)[1]}" in doctor.stdout, doctor.stdout
+
+
+# --- 5. a folder above the workspace swapped for a link in the middle of a restore ----------------
+
+
+@pytest.mark.parametrize("stage", ["before-aside:1", "before-link:1"])
+def test_a_link_put_in_place_of_a_folder_above_the_workspace_mid_restore(
+    tmp_path: Path, stage: str
+) -> None:
+    """A concurrent `mv up up.moved; ln -s up.moved up` above the workspace root between the
+    restore's checks and its moves: the workspace's path now leads through a link, so the restore
+    is refused as a conflict and rolled back whole (as a link in place of a folder inside it is)."""
+    TALLY("attacks")
+    TALLY("race windows")
+    up = tmp_path / "up"
+    ws, home = up / "ws", tmp_path / "home"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub" / "keep.txt").write_text("keep\n")
+    (ws / "top.txt").write_text("top\n")
+    agent = FakeClaude(ws, home)
+    agent.hook("SessionStart", source="startup")
+    agent.turn("one", {"sub/keep.txt": "changed\n", "top.txt": "changed top\n", "new.txt": "n\n"})
+    moved = tmp_path / "up.moved"
+    before = _digest(ws)
+    proc = _race(ws, home, tmp_path, stage, "rewind", "1")
+    os.rename(up, moved)
+    os.symlink(moved, up)
+    _, err = proc.communicate(timeout=60)
+    _no_traceback(subprocess.CompletedProcess([], proc.returncode, "", err.decode()))
+    assert proc.returncode == 3, err
+    assert b"moved" in err and b"link" in err, err
+    assert _digest(moved / "ws") == before, err
+    assert not any(".rewind-" in p.name for p in (moved / "ws").rglob("*")), err

@@ -175,3 +175,49 @@ def test_a_session_kind_outside_the_vocabulary_is_refused(store: Store) -> None:
     with pytest.raises(ValueError):
         store.ensure_session("s", "agnet")
     assert store.session("s") is None
+
+
+def test_record_changes_writes_what_record_before_and_after_write(tmp_path: Path) -> None:
+    """A restore point records thousands of paths in a few statements: the rows (and their
+    sequence numbers) are those of `record_before` + `record_after` path by path, a path already
+    recorded keeps its first `before`, and a path named twice its last `after`."""
+    rows = [
+        ("a.txt", _file(b"1\n"), _file(b"2\n")),
+        ("b.txt", ABSENT_VERSION, _file(b"new\n")),
+        ("a.txt", _file(b"other\n"), _file(b"3\n")),
+        ("c.txt", _file(b"c\n"), ABSENT_VERSION),
+    ]
+    got = []
+    for batch in (False, True):
+        root = tmp_path / f"ws{batch}"
+        root.mkdir()
+        with Store.open(str(root), home=str(tmp_path / f"home{batch}")) as s:
+            s.ensure_session("s1", "agent", "claude-code")
+            turn_id = s.begin_turn("s1", "p")
+            s.record_before(turn_id, "c.txt", _file(b"first\n"), "tool")
+            if batch:
+                s.record_changes(turn_id, rows, "restore")
+            else:
+                for path, before, after in rows:
+                    s.record_before(turn_id, path, before, "restore")
+                    s.record_after(turn_id, path, after)
+            got.append([(c.path, c.seq, c.source, c.before, c.after) for c in s.changes(turn_id)])
+            seqs = s.path_histories(["a.txt", "c.txt"])
+            assert [h.seq for h in seqs["a.txt"]] == [got[-1][0][1]]
+    assert got[0] == got[1]
+
+
+def test_path_histories_bounded_by_a_seq(store: Store) -> None:
+    """A restore to a turn reads only the changes after it, not each path's whole history."""
+    store.ensure_session("s1", "agent", "claude-code")
+    seqs = []
+    for n in range(4):
+        turn_id = store.begin_turn("s1", f"turn {n}")
+        store.record_before(turn_id, "a.txt", _file(b"%d\n" % n), "tool")
+        store.record_after(turn_id, "a.txt", _file(b"%d\n" % (n + 1)))
+        store.end_turn(turn_id)
+        seqs.append(store.change(turn_id, "a.txt").seq)  # type: ignore[union-attr]
+    whole = store.path_histories(["a.txt", "b.txt"])
+    assert [h.seq for h in whole["a.txt"]] == seqs and whole["b.txt"] == []
+    later = store.path_histories(["a.txt", "b.txt"], after_seq=seqs[1])
+    assert later["a.txt"] == whole["a.txt"][2:] and later["b.txt"] == []

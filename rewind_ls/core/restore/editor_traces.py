@@ -115,11 +115,38 @@ def unsaved_trace(
     return None
 
 
+def _traced(folder: str, listed: dict[str, frozenset[str]], beside: bool) -> frozenset[str]:
+    """The names that have an editor's trace in `folder` (its listing, read once): beside the files,
+    `NAME` of a lock `.#NAME` or a swap `.NAME.swp`...; in Neovim's swap folder, the encoded path of
+    a swap `PATH.swp`..."""
+    key = f"{folder}\0{beside}"  # (no folder name holds a NUL)
+    traced = listed.get(key)
+    if traced is None:
+        names = _names(folder, listed) or frozenset()
+        if beside:
+            traced = frozenset(n[2:] for n in names if n.startswith(".#")) | frozenset(
+                n[1:-4] for n in names if n.startswith(".") and n.endswith(_SWAP_SUFFIXES)
+            )
+        else:
+            traced = frozenset(n[:-4] for n in names if n.endswith(_SWAP_SUFFIXES))
+        listed[key] = traced
+    return traced
+
+
 def mark_unsaved_elsewhere(plan: Plan, root: str, skip: Collection[str] = ()) -> None:
     """Give every path `plan` would write a conflict when another editor holds it unsaved."""
     listed: dict[str, frozenset[str]] = {}
+    elsewhere = [_traced(d, listed, beside=False) for d in _nvim_swap_dirs()]
     for pp in plan.paths:
         if pp.conflict is not None or not pp.will_write or pp.path in skip:
+            continue
+        # A path no trace names (nearly all of a large restore) needs no closer look: the same
+        # listings `unsaved_trace` probes.
+        full = os.path.join(root, *pp.path.split("/"))
+        folder, name = os.path.split(full)
+        if name not in _traced(folder, listed, beside=True) and not any(
+            full.replace(os.sep, "%") in there for there in elsewhere
+        ):
             continue
         reason = unsaved_trace(root, pp.path, listed)
         if reason is not None:

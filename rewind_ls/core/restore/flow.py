@@ -42,7 +42,12 @@ from rewind_ls.core.restore.point import (
     update_journal,
 )
 from rewind_ls.core.restore.request import RestoreRequest
-from rewind_ls.core.restore.swap import discard_backups, remove_emptied_for, swap
+from rewind_ls.core.restore.swap import (
+    discard_backups,
+    mark_backups_gone,
+    remove_emptied_for,
+    swap,
+)
 from rewind_ls.core.store import ABSENT, Store, Version
 
 # Forks the conversation of a turn before it (`conversation.fork.fork_turn`): returns the fork
@@ -231,9 +236,11 @@ def finish_editor_restore(
         if pp.path in part.by_edit and pp.path not in failed and pp.path not in reached:
             reached[pp.path] = (pp.target, None)
     state = finish_restore_point(store, point, reached, sorted(set(failed)))
-    discard_backups(ops)
+    kept = discard_backups(ops)
     remove_emptied_for(
         store.root, [p for p, (version, _) in reached.items() if version.kind == ABSENT]
     )
+    if ops and not kept:
+        mark_backups_gone(store, point)  # last: see swap.BACKUPS_GONE
     status = RestoreStatus.APPLIED if state == TurnState.APPLIED else RestoreStatus.PARTIAL
     return status, sorted(set(failed)), written

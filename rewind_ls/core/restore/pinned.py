@@ -71,6 +71,13 @@ class Pinned:
 
     def __init__(self, root: str) -> None:
         self.root = os.path.realpath(root)
+        # The folders above the root, outermost first (`/` itself cannot be replaced).
+        above: list[str] = []
+        probe = os.path.dirname(self.root)
+        while probe != os.path.dirname(probe):
+            above.append(probe)
+            probe = os.path.dirname(probe)
+        self._above = above[::-1]
         self._fds: dict[str, int] = {}
         self._ids: dict[str, tuple[int, int]] = {}
 
@@ -131,7 +138,14 @@ class Pinned:
 
     def check(self, full: str) -> None:
         """ConflictError when the folder of `full`, as pinned, is no longer at its path inside the
-        workspace (moved away, or a link put in its place since it was checked)."""
+        workspace (moved away, or a link put in its place since it was checked), or when the
+        workspace itself is not (a link put in place of it or of a folder above it)."""
+        if not self._root_in_place():
+            raise ConflictError(
+                f"{self.root}: the workspace folder was moved, or a link put on its path, during "
+                "the restore; left as found",
+                [self.rel(full)],
+            )
         directory = os.path.dirname(full)
         if directory == self.root:
             return
@@ -154,8 +168,8 @@ class Pinned:
     def _in_place(self, directory: str) -> bool:
         """Each folder from `directory` up to the root's child is still the entry of its name in
         its pinned parent, and not a link: the path, walked from the root today, leads through no
-        link to the very folder pinned (what `realpath(directory) == directory` and a stat of it
-        said, in one `fstatat` per level and a stat of the root instead of a walk from `/`)."""
+        link to the very folder pinned (with `_root_in_place`, what `realpath(directory) ==
+        directory` and a stat of it said, in one `fstatat` per level instead of a walk from `/`)."""
         while directory != self.root:
             parent, name = os.path.split(directory)
             try:
@@ -165,8 +179,20 @@ class Pinned:
             if not stat.S_ISDIR(st.st_mode) or (st.st_dev, st.st_ino) != self._identity(directory):
                 return False
             directory = parent
-        try:  # the root itself, still a folder at its path (not moved, not a link)
+        return True
+
+    def _root_in_place(self) -> bool:
+        """The root is still the folder pinned, at its path, reached through no link: each folder
+        above it is a folder (not a link) and the root's own entry is the pinned folder (what
+        `realpath(root) == root` and a stat said, one lstat per level instead of realpath's
+        Python walk). A link put in place of a folder above the root would lead the path to
+        another folder, or to this one moved elsewhere."""
+        try:
+            for folder in self._above:
+                if not stat.S_ISDIR(os.stat(folder, follow_symlinks=False).st_mode):
+                    return False
             st = os.stat(self.root, follow_symlinks=False)
+            self.folder(self.root)
         except OSError:
             return False
         return stat.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) == self._identity(self.root)

@@ -274,10 +274,7 @@ def plan_rewind(
         candidates = [p for p in candidates if p in wanted]
     # Read ahead in a few queries what each path needs (its history, what was last seen, the
     # target content): a large restore plans thousands of paths.
-    histories = {
-        path: [h for h in changes if h.seq > turn.seq]
-        for path, changes in store.path_histories(candidates).items()
-    }
+    histories = store.path_histories(candidates, after_seq=turn.seq)
     knowns = store.known_many(candidates)
     blobs = _read_ahead(store, [h[0].before for h in histories.values() if h])
     for path in candidates:
@@ -309,12 +306,14 @@ def _folders_where_files_were(store: Store, plan: Plan) -> None:
     which a scan cannot record) is a conflict of the rewind that empties it: restoring only the
     files inside would report success and leave an empty folder where the person's file was."""
     have = {pp.path for pp in plan.paths}
+    looked: set[str] = set()  # each folder asked about once, not once per file inside it
     for pp in list(plan.paths):
         parts = pp.path.split("/")[:-1]
         for i in range(1, len(parts) + 1):
             folder = "/".join(parts[:i])
-            if folder in have:
+            if folder in have or folder in looked:
                 continue
+            looked.add(folder)
             known = store.known(folder)
             if known is None or known[0].kind != FILE:
                 continue

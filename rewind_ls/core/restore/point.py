@@ -50,15 +50,20 @@ def open_restore_point(
     info = json.dumps({"mode": plan.mode, "turn": plan.turn.id, **extra, **(journal or {})})
     with store.transaction():
         point = store.begin_turn(REWIND_SESSION, plan.label, state=PENDING, info=info)
+        # The current content may never have been stored (an unsaved buffer, an unseen edit):
+        # keep it now, or undo could not bring it back. Most contents are stored already: one
+        # query finds those that are not, instead of one per content.
+        hashes = [v.hash for pp in items for v in (pp.current, pp.target) if v.hash]
+        missing = store.blobs_not_stored(hashes)
         for pp in items:
-            # The current content may never have been stored (an unsaved buffer, an unseen edit):
-            # keep it now, or undo could not bring it back.
-            if pp.current.kind == FILE and pp.current_data is not None and pp.current.hash:
-                store.put_blob(pp.current_data, h=pp.current.hash)
-            if pp.target.kind == FILE and pp.target_data is not None and pp.target.hash:
-                store.put_blob(pp.target_data, previous=pp.current.hash, h=pp.target.hash)
-            store.record_before(point, pp.path, pp.current, "restore")
-            store.record_after(point, pp.path, pp.target)
+            current, target = pp.current, pp.target
+            if current.kind == FILE and pp.current_data is not None and current.hash in missing:
+                store.put_blob(pp.current_data, h=current.hash)
+                missing.discard(current.hash)
+            if target.kind == FILE and pp.target_data is not None and target.hash in missing:
+                store.put_blob(pp.target_data, previous=current.hash, h=target.hash)
+                missing.discard(target.hash)
+        store.record_changes(point, [(pp.path, pp.current, pp.target) for pp in items], "restore")
         store.clear_open_turn(REWIND_SESSION)
     return point
 
@@ -79,8 +84,21 @@ def finish_restore_point(
     """Mark the restore point applied (or partial) and remember what each path now holds."""
     state = PARTIAL if failed else APPLIED
     with store.transaction():
-        for path, (version, st) in reached.items():
-            store.set_known(path, version, st)
+        store.set_known_many(
+            [
+                (
+                    path,
+                    version.kind,
+                    version.hash,
+                    version.mode,
+                    version.size,
+                    st.st_mtime_ns if st else None,
+                    st.st_ino if st else None,
+                )
+                for path, (version, st) in reached.items()
+            ],
+            replace=True,
+        )
         store.set_turn_state(point, state, None)
     if failed:
         update_journal(store, point, failed=list(failed))

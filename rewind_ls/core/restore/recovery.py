@@ -34,6 +34,7 @@ from rewind_ls.core.restore.swap import (
     BACKUPS_GONE,
     Reached,
     discard_backups,
+    mark_backups_gone,
     remove_emptied_dirs,
     remove_emptied_for,
     restore_lock,
@@ -285,10 +286,12 @@ def _roll_forward_pinned(
             # Carried by the edit the client applied.
             reached[path] = (row.after or ABSENT_VERSION, None)
     finish_restore_point(store, point, reached, sorted(failed))
-    discard_backups(ops, fs)
+    kept = discard_backups(ops, fs)
     remove_emptied_for(
         store.root, [path for path, (version, _) in reached.items() if version.kind == ABSENT]
     )
+    if ops and not kept:
+        mark_backups_gone(store, point)  # last: see swap.BACKUPS_GONE
     return left
 
 

@@ -167,7 +167,7 @@ class Blobs:
         """(hash, size, codec, payload) of whole blobs; one already stored stays. RAW payloads (the
         content itself) are encoded here: the small ones together in packs, in the given order."""
         with self.db.transaction():
-            fresh = self._not_stored([b[0] for b in blobs])
+            fresh = self.not_stored([b[0] for b in blobs])
             small: list[tuple[str, bytes]] = []
             rows: list[tuple[str, int, int, bytes]] = []
             for h, size, kind, payload in blobs:
@@ -194,7 +194,7 @@ class Blobs:
         meanwhile (or twice among them) keeps its first row; its bytes here are never read, and
         a pack none of whose members is new is not written."""
         with self.db.transaction():
-            fresh = self._not_stored([m[0] for p in packs for m in p.members])
+            fresh = self.not_stored([m[0] for p in packs for m in p.members])
             for pack in packs:
                 members = []
                 for m in pack.members:
@@ -204,7 +204,7 @@ class Blobs:
                 if members:
                     self.packs.insert(pack, members)
 
-    def _not_stored(self, hashes: list[str]) -> set[str]:
+    def not_stored(self, hashes: list[str]) -> set[str]:
         fresh = set(hashes)
         for i in range(0, len(hashes), 500):
             part = hashes[i : i + 500]

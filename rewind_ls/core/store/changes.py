@@ -5,6 +5,7 @@ recorders never record one twice."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from rewind_ls.core.model import (
     SHARED_SOURCE,
@@ -64,17 +65,22 @@ class Changes:
         )
         return [path_change_of(r) for r in rows]
 
-    def path_histories(self, paths: list[str]) -> dict[str, list[PathChange]]:
-        """`path_history` of many paths in a few queries (a restore plans thousands)."""
+    def path_histories(
+        self, paths: list[str], after_seq: int | None = None
+    ) -> dict[str, list[PathChange]]:
+        """`path_history` of many paths in a few queries (a restore plans thousands); with
+        `after_seq`, only the changes first touched after that workspace order (a restore to a
+        turn needs only what came after it: a path's whole history grows with every turn)."""
         out: dict[str, list[PathChange]] = {p: [] for p in paths}
+        since = -1 if after_seq is None else after_seq
         for i in range(0, len(paths), 500):
             part = paths[i : i + 500]
             rows = self.conn.execute(
                 f"SELECT {CHANGES_OF_C}, t.session_id, t.state, s.kind"
                 " FROM changes c JOIN turns t ON t.id = c.turn_id"
                 " JOIN sessions s ON s.id = t.session_id"
-                f" WHERE c.path IN ({','.join('?' * len(part))}) ORDER BY c.seq",
-                part,
+                f" WHERE c.path IN ({','.join('?' * len(part))}) AND c.seq > ? ORDER BY c.seq",
+                [*part, since],
             )
             for r in rows:
                 out[r[1]].append(path_change_of(r))
@@ -113,6 +119,47 @@ class Changes:
                 "UPDATE changes SET after_kind = ?, after_hash = ?, after_mode = ?, after_seq = ?"
                 " WHERE turn_id = ? AND path = ?",
                 (after.kind, after.hash, after.mode, self.db.next_seq(), turn_id, path),
+            )
+
+    def record_changes(
+        self, turn_id: str, rows: Sequence[tuple[str, Version, Version]], source: str
+    ) -> None:
+        """`record_before` then `record_after` of each (path, before, after), in a few statements
+        (a restore point records thousands), one transaction: the same rows, and for distinct
+        paths the same sequence numbers. A path named twice keeps its first `before` and its last
+        `after`, as the two calls do (its after's number is then taken in its first place)."""
+        firsts: dict[str, Version] = {}
+        lasts: dict[str, Version] = {}
+        for path, before, after in rows:
+            firsts.setdefault(path, before)
+            lasts[path] = after
+        with self.db.transaction():
+            held = {
+                p
+                for (p,) in self.conn.execute(
+                    "SELECT path FROM changes WHERE turn_id = ?", (turn_id,)
+                )
+            }
+            count = 2 * len(firsts) - len(held.intersection(firsts))
+            seq = self.db.take_seqs(count) - count
+            new: list[tuple[object, ...]] = []
+            after_rows: list[tuple[object, ...]] = []
+            for path, before in firsts.items():
+                after = lasts[path]
+                if path not in held:
+                    seq += 1
+                    new.append((turn_id, path, seq, source, before.kind, before.hash, before.mode))
+                seq += 1
+                after_rows.append((after.kind, after.hash, after.mode, seq, turn_id, path))
+            self.conn.executemany(
+                "INSERT INTO changes(turn_id, path, seq, source, before_kind, before_hash,"
+                " before_mode) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                new,
+            )
+            self.conn.executemany(
+                "UPDATE changes SET after_kind = ?, after_hash = ?, after_mode = ?, after_seq = ?"
+                " WHERE turn_id = ? AND path = ?",
+                after_rows,
             )
 
     def record_shared(

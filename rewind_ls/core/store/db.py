@@ -302,6 +302,12 @@ class Database:
         row = self.conn.execute("UPDATE counter SET n = n + 1 WHERE id = 1 RETURNING n").fetchone()
         return int(row[0])
 
+    def take_seqs(self, n: int) -> int:
+        """`n` sequence numbers at once (inside a transaction): the last one; the block is the `n`
+        numbers up to it."""
+        row = self.conn.execute("UPDATE counter SET n = n + ? WHERE id = 1 RETURNING n", (n,))
+        return int(row.fetchone()[0])
+
     def seq_now(self) -> int:
         """The last sequence number handed out (every `known` row written later has a larger seq)."""
         row = self.conn.execute("SELECT n FROM counter WHERE id = 1").fetchone()

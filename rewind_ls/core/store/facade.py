@@ -252,8 +252,10 @@ class Store:
     def path_history(self, path: str) -> list[PathChange]:
         return self._changes.path_history(path)
 
-    def path_histories(self, paths: list[str]) -> dict[str, list[PathChange]]:
-        return self._changes.path_histories(paths)
+    def path_histories(
+        self, paths: list[str], after_seq: int | None = None
+    ) -> dict[str, list[PathChange]]:
+        return self._changes.path_histories(paths, after_seq)
 
     def all_changes(self) -> list[Change]:
         return self._changes.all_changes()
@@ -266,6 +268,11 @@ class Store:
 
     def record_after(self, turn_id: str, path: str, after: Version) -> None:
         self._changes.record_after(turn_id, path, after)
+
+    def record_changes(
+        self, turn_id: str, rows: Sequence[tuple[str, Version, Version]], source: str
+    ) -> None:
+        self._changes.record_changes(turn_id, rows, source)
 
     def record_shared(
         self, turn_ids: list[str], path: str, before: Version, after: Version
@@ -337,6 +344,10 @@ class Store:
 
     def has_blob(self, h: str) -> bool:
         return self._blobs.has_blob(h)
+
+    def blobs_not_stored(self, hashes: list[str]) -> set[str]:
+        """Which of `hashes` the store does not hold (a few queries for thousands)."""
+        return self._blobs.not_stored(hashes)
 
     def put_blob(self, data: bytes, previous: str | None = None, h: str | None = None) -> str:
         return self._blobs.put_blob(data, previous, h)

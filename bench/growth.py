@@ -32,6 +32,7 @@ from bench.run import (
     BASE_ENV,
     FLOOR,
     HERE,
+    HOMES,
     PY,
     Agent,
     Shadow,
@@ -41,8 +42,10 @@ from bench.run import (
     fmt,
     median,
     run,
+    stop_hook_server,
     timed,
     verdict,
+    wait_hook_server,
 )
 from bench.workloads import make_tree
 
@@ -198,7 +201,9 @@ def _make(n: int, base: str, notes: list[str]) -> tuple[str, list[str]]:
 
 
 def _hook_on_edit(agent: Agent, target: str, runs: int) -> tuple[float, float]:
-    """The PreToolUse hook of an Edit (first touch in its turn) and `python -I -S -c pass`; medians."""
+    """The PreToolUse hook of an Edit (first touch in its turn) and `python -I -S -c pass`; medians.
+    The hooks go through the hook server, up as after a session's first hook."""
+    wait_hook_server(agent.home)
     edit, py = [], []
     for i in range(max(5, runs * 3)):
         agent.hook("UserPromptSubmit", prompt=f"edit {i}")
@@ -439,6 +444,8 @@ def main(argv: list[str] | None = None) -> int:
             if n != sizes[-1]:  # so far, in case a later size does not finish
                 print_growth([f for f in figures if f.size == n])
     finally:
+        for home in HOMES:
+            stop_hook_server(home)
         if args.keep:
             notes.append(f"kept: {tmp}")
         else:

@@ -66,10 +66,13 @@ def socket_dir() -> str:
     return f"{tmp}/rewind-ls-{posix.getuid()}"
 
 
-def socket_path() -> str:
+def socket_path(home: str | None = None) -> str:
     """One server per interpreter, package folder and `REWIND_LS_HOME` (the state it records
-    into): another install, Python or state folder never reaches this one's server."""
-    key = "\0".join((sys.executable, package_dir(), _env("REWIND_LS_HOME")))
+    into; `home`: another than this process's): another install, Python or state folder never
+    reaches this one's server."""
+    key = "\0".join(
+        (sys.executable, package_dir(), _env("REWIND_LS_HOME") if home is None else home)
+    )
     return f"{socket_dir()}/hook-{_fnv64(key.encode('utf-8', 'surrogateescape')):016x}"
 
 

@@ -123,9 +123,11 @@ def _same_user(conn: socket.socket) -> bool:
     return True
 
 
-def status() -> dict[str, str] | None:
-    """What the running server says of itself (pid, python, code, since, stale), or None."""
-    path = socket_path()
+def status(home: str | None = None) -> dict[str, str] | None:
+    """What the running server says of itself (pid, python, code, since, served: connections
+    answered, this one included; stale: the file that changed), or None;
+    `home`: the server of that `REWIND_LS_HOME` rather than this process's."""
+    path = socket_path(home)
     if not private_dir_ok(os.path.dirname(path)):
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -200,6 +202,7 @@ def _loop(listener: socket.socket, stamp: dict[str, tuple[int, int]], info: byte
     idle = idle_seconds()
     last = time.monotonic()
     children: set[int] = set()
+    served = 0  # connections answered (hooks, and status requests like this count's own)
     try:
         while True:
             _reap(children)
@@ -215,9 +218,10 @@ def _loop(listener: socket.socket, stamp: dict[str, tuple[int, int]], info: byte
             if not _same_user(conn):
                 conn.close()
                 continue
+            served += 1
             pid = os.fork()
             if pid == 0:
-                _child(listener, conn, stamp, info)  # never returns
+                _child(listener, conn, stamp, info + f"served={served}\n".encode())
             children.add(pid)
             conn.close()
     except Stale:

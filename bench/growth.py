@@ -342,6 +342,7 @@ def bench_size(n: int, tmp: str, runs: int, restores: set[int], notes: list[str]
     watched = Agent(tree, home, REWIND_LS_WATCH="1", REWIND_LS_WATCH_IDLE="600")
     try:
         _start_watching(watched, tree, changed, n)
+        wait_hook_server(watched.home)  # up, as after a session's first hook
         w = _turns(watched, tree, changed, runs, "watched")
         wl = loaded(lambda: _turns(watched, tree, changed, runs, "watched-loaded"))
         for tag, m in (("", w), (" [loaded]", wl)):
@@ -365,6 +366,20 @@ def bench_size(n: int, tmp: str, runs: int, restores: set[int], notes: list[str]
                     0.3,
                 )
             )
+        # The same turns with every hook in its own interpreter (before the hook server).
+        watched.env["REWIND_LS_HOOK_SERVER"] = "0"
+        off = _turns(watched, tree, changed, runs, "watched-no-server")
+        del watched.env["REWIND_LS_HOOK_SERVER"]
+        figs.append(
+            Figure(
+                n,
+                "turn boundary, watcher, without the hook server (vs git status)",
+                off["stop"],
+                off["status"],
+                "s",
+                0.2,
+            )
+        )
         target = os.path.join(tree, changed[0])
         edit, py = _hook_on_edit(watched, target, runs)
         figs.append(Figure(n, "hook on an edit (vs python -I -S -c pass)", edit, py, "s", 2.0))

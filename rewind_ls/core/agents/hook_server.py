@@ -16,6 +16,7 @@ on it answers `S` (stale) and each client runs its hook in-process and starts a 
 from __future__ import annotations
 
 import _thread
+import gc
 import importlib
 import io
 import os
@@ -36,24 +37,8 @@ from rewind_ls.core.agents.hook_client import (
 from rewind_ls.core.fs import config, detached
 
 IDLE_DEFAULT = 900.0
-# What a hook imports (each event's path), imported once before the first fork; anything a hook
-# imports beyond these still loads in its child, only slower.
-PRELOAD = (
-    "rewind_ls.core.agents.hook_process",
-    "rewind_ls.core.agents.hook_steps",
-    "rewind_ls.core.capture.recorder",
-    "rewind_ls.core.capture.scan",
-    "rewind_ls.core.capture.scan_settings",
-    "rewind_ls.core.capture.baseline_spawn",
-    "rewind_ls.core.capture.shell_runs",
-    "rewind_ls.core.capture.interrupts",
-    "rewind_ls.core.capture.watched_scan",
-    "rewind_ls.core.capture.watch_journal",
-    "rewind_ls.core.store.codec",
-    "rewind_ls.core.fs.paths",
-    "rewind_ls.core.fs.disk_sync",
-    "zstandard",
-)
+# Besides every module of the core (a hook imports only the core), the libraries a hook may load.
+PRELOAD = ("zstandard",)
 
 
 class Stale(Exception):
@@ -65,15 +50,19 @@ def idle_seconds() -> float:
 
 
 def _preload() -> None:
-    from rewind_ls.core.agents.registry import AGENTS
+    """Import every module of the core, once: a child then imports none of ours (the modules a
+    hook needs differ by agent, event and state, e.g. the delta of a file's second version), and
+    every file of the code is in the staleness stamp."""
+    import pkgutil
 
-    for who in AGENTS.values():
-        who.handler()
-    for name in PRELOAD:
+    import rewind_ls.core
+
+    names = [m.name for m in pkgutil.walk_packages(rewind_ls.core.__path__, "rewind_ls.core.")]
+    for name in [*names, *PRELOAD]:
         try:
             importlib.import_module(name)
-        except ImportError:
-            pass  # imported (or reported) by the child that needs it, as in-process
+        except Exception:  # imported (or reported) by the child that needs it, as in-process
+            pass
 
 
 def code_stamp() -> dict[str, tuple[int, int]]:
@@ -163,6 +152,10 @@ def serve() -> int:
     try:
         _preload()
         stamp = code_stamp()
+        # What every child shares stays shared: the collector would otherwise walk (write to)
+        # every object the server imported, copying each page into each child.
+        gc.collect()
+        gc.freeze()
         info = (
             f"pid={os.getpid()}\npython={sys.executable}\ncode={package_dir()}\n"
             f"since={time.strftime('%Y-%m-%dT%H:%M:%S')}\n"

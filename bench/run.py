@@ -220,22 +220,25 @@ def wait_hook_server(home: str, timeout: float = 60.0) -> None:
 
 
 def stop_hook_server(home: str) -> None:
-    """Kill the hook server of `home` and wait until its lock is free (the state before a
-    session's first hook)."""
+    """Stop the hook server of `home` (SIGTERM: it removes its socket; SIGKILL if it does not go)
+    and wait until its lock is free (the state before a session's first hook)."""
     from rewind_ls.core.agents.hook_client import socket_path
     from rewind_ls.core.fs.detached import lock_held
 
     pid = hook_server_pid(home)
     if pid is None:
         return
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     lock = socket_path(home) + ".lock"
-    deadline = time.monotonic() + 10
-    while lock_held(lock) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while lock_held(lock) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not lock_held(lock):
+            return
 
 
 class Agent:

@@ -93,7 +93,7 @@ def server_stopped_after(env: dict[str, str]) -> Iterator[None]:
     finally:
         info = status(env)
         if info:
-            os.kill(int(info["pid"]), signal.SIGKILL)
+            os.kill(int(info["pid"]), signal.SIGTERM)
 
 
 def session(
@@ -469,7 +469,7 @@ def test_a_server_whose_code_changed_on_disk_is_refused_and_replaced(tmp_path: P
     finally:
         info = status(env, package)
         if info:
-            os.kill(int(info["pid"]), signal.SIGKILL)
+            os.kill(int(info["pid"]), signal.SIGTERM)
 
 
 def test_two_workspaces_at_once_through_one_server(tmp_path: Path) -> None:
@@ -556,3 +556,9 @@ def test_doctor_says_whether_the_server_is_up_and_which_code_it_runs(tmp_path: P
         detail = said(env)
         assert detail.startswith(f"running (pid {pid}") and str(ROOT / "rewind_ls") in detail
         assert PY in detail
+    path = _in(env, "from rewind_ls.core.agents.hook_client import socket_path as p; print(p())")
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(path)  # stopped (SIGTERM), it removed its socket
+    assert said(env).startswith("not running")

@@ -78,7 +78,7 @@ def _session(binary: Path, base: Path, server: bool) -> tuple[list[tuple[Any, ..
             info = status(home)
             assert info is not None
             served = int(info["served"]) - before - 1  # the status request itself
-            os.kill(int(info["pid"]), signal.SIGKILL)
+            os.kill(int(info["pid"]), signal.SIGTERM)
         else:
             assert status(home) is None
         return _records(claude), served

@@ -42,7 +42,8 @@ PRELOAD = ("zstandard",)
 
 
 class Stale(Exception):
-    """A child found the code changed on disk: the server stops accepting."""
+    """A child found the code changed on disk, or the server was told to stop (SIGTERM): it stops
+    accepting."""
 
 
 def idle_seconds() -> float:
@@ -191,6 +192,7 @@ def _on_stale(_signum: int, _frame: Any) -> None:
 
 def _loop(listener: socket.socket, stamp: dict[str, tuple[int, int]], info: bytes) -> None:
     signal.signal(signal.SIGUSR1, _on_stale)
+    signal.signal(signal.SIGTERM, _on_stale)  # stopped: remove the socket on the way out
     listener.settimeout(2.0)
     idle = idle_seconds()
     last = time.monotonic()
@@ -221,6 +223,7 @@ def _loop(listener: socket.socket, stamp: dict[str, tuple[int, int]], info: byte
         return
     finally:
         signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _reap(children: set[int]) -> None:
@@ -262,6 +265,7 @@ def _child(
     try:
         listener.close()
         signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         conn.settimeout(10.0)
         kind = conn.recv(1)
         if kind == b"?":

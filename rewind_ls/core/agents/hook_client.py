@@ -123,13 +123,18 @@ def request(argv: list[str], stdin: bytes) -> bytes:
     return b"H" + b"".join(field(p) for p in parts)
 
 
-def _recv_all(sock: object) -> bytes:
-    chunks: list[bytes] = []
+def _recv_reply(sock: object) -> bytes:
+    """The reply (`R` and three fields), as soon as it is whole (the child goes on to close its
+    store); shorter when the child died first."""
+    buf = b""
     while True:
+        parsed = fields(buf, 1, 3) if buf[:1] == b"R" else None
+        if parsed is not None:
+            return buf[: parsed[1]]
         chunk = sock.recv(1 << 16)  # type: ignore[attr-defined]
         if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
+            return buf
+        buf += chunk
 
 
 def through_server(argv: list[str], stdin: bytes) -> str:
@@ -164,7 +169,7 @@ def through_server(argv: list[str], stdin: bytes) -> str:
         try:
             sock.sendall(b"G")
             sock.settimeout(None)  # committed: the hook runs there; wait for it however long
-            reply = _recv_all(sock)
+            reply = _recv_reply(sock)
         except OSError:
             return "lost"
     finally:

@@ -35,6 +35,7 @@ from rewind_ls.core.agents.hook_client import (
     socket_path,
 )
 from rewind_ls.core.fs import config, detached
+from rewind_ls.core.store import db
 
 IDLE_DEFAULT = 900.0
 # Besides every module of the core (a hook imports only the core), the libraries a hook may load.
@@ -235,15 +236,19 @@ def _reap(children: set[int]) -> None:
             children.discard(pid)
 
 
+_replied = False  # the child sent its reply: its client may go (and close the socket) now
+
+
 def _die_with_client(conn: socket.socket) -> None:
-    """The child's watch on its client: EOF (the agent killed the hook command) ends the child at
-    once, as the kill would have ended an in-process hook."""
+    """The child's watch on its client: EOF before the reply (the agent killed the hook command)
+    ends the child at once, as the kill would have ended an in-process hook."""
     try:
         while conn.recv(1):
             pass
     except OSError:
         pass
-    os._exit(1)
+    if not _replied:
+        os._exit(1)
 
 
 def _read_request(conn: socket.socket) -> list[bytes] | None:
@@ -287,7 +292,13 @@ def _child(
             os._exit(0)  # the client gave up and runs the hook itself
         conn.settimeout(None)
         _thread.start_new_thread(_die_with_client, (conn,))
-        conn.sendall(_run_hook(*parts))
+        db.defer_closes()
+        reply = _run_hook(*parts)
+        global _replied
+        _replied = True
+        conn.sendall(reply)
+        conn.close()
+        db.close_deferred()  # the WAL's checkpoint, after the client has its answer
     except BaseException:
         pass
     os._exit(0)

@@ -40,6 +40,9 @@ FLOOR = [PY, "-I", "-S", "-c", "pass"]
 BASE_ENV: dict[str, str] = dict(os.environ)
 # These figures are the full walk's; `python -m bench growth` measures the workspace watcher.
 BASE_ENV.setdefault("REWIND_LS_WATCH", "0")
+# The hook rows measure the hook server (each has its row without it): on even where the caller's
+# environment turns it off (the test suite's does).
+BASE_ENV.pop("REWIND_LS_HOOK_SERVER", None)
 
 
 class Sizes:

@@ -207,7 +207,9 @@ def _probe_server(tmp_path: Path, env: dict[str, str]) -> subprocess.Popen[bytes
         "import json, os, sys\n"
         "def run(agent, stdin=None, whole_process=None, start_server=False):\n"
         "    umask = os.umask(0); os.umask(umask)\n"
+        "    from rewind_ls.core.capture.shell_runs import hook_parent\n"
         "    sys.stdout.write(json.dumps({'cwd': os.getcwd(), 'umask': umask, 'argv': sys.argv,"
+        " 'parent': hook_parent(),"
         " 'env': dict(os.environ), 'stdin': stdin.read().decode(), 'agent': agent}))\n"
         "    sys.stderr.write('to stderr \u00e9\\n')\n"
         "    return 3\n"
@@ -243,6 +245,9 @@ def test_environ_cwd_umask_argv_stdin_reach_the_hook_and_its_output_and_code_com
         seen = json.loads(proc.stdout)
         assert seen["cwd"] == str(here)
         assert seen["umask"] == 0o027
+        assert (
+            seen["parent"] == os.getpid()
+        )  # the hook command's parent (sh exec'd it), not the server's
         assert seen["argv"] == HOOK_ARGV[3:]
         assert seen["agent"] == "claude-code"
         assert seen["stdin"] == '{"payload": 1}'

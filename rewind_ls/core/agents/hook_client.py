@@ -9,7 +9,7 @@ one, no answer, a child that died) returns a reason and the caller runs the hook
 with the same stdin bytes, exactly as without a server. Nothing depends on the server being there.
 
 The exchange on a Unix stream socket (fields: 4-byte big-endian length + bytes):
-  client -> `H` argv cwd environ umask stdin      server's child -> `A` (read; or `S`: stale)
+  client -> `H` argv cwd environ umask stdin ppid   server's child -> `A` (read; or `S`: stale)
   client -> `G` (committed: waits for the result)  child -> `R` stdout stderr exit-code, close
 A client that gave up before `G` (its connect or the `A` was too slow) closes the socket and the
 child, reading EOF instead of `G`, exits without running the hook: a hook never runs twice at once.
@@ -119,6 +119,7 @@ def request(argv: list[str], stdin: bytes) -> bytes:
         env,
         str(umask).encode(),
         stdin,
+        str(posix.getppid()).encode(),  # the agent's side of the hook (the child's is the server)
     )
     return b"H" + b"".join(field(p) for p in parts)
 

@@ -254,7 +254,7 @@ def _die_with_client(conn: socket.socket) -> None:
 def _read_request(conn: socket.socket) -> list[bytes] | None:
     buf = b""
     while True:
-        parsed = fields(buf, 0, 5)
+        parsed = fields(buf, 0, 6)
         if parsed is not None:
             return parsed[0]
         chunk = conn.recv(1 << 16)
@@ -304,7 +304,9 @@ def _child(
     os._exit(0)
 
 
-def _run_hook(argv: bytes, cwd: bytes, environ: bytes, umask: bytes, stdin: bytes) -> bytes:
+def _run_hook(
+    argv: bytes, cwd: bytes, environ: bytes, umask: bytes, stdin: bytes, ppid: bytes
+) -> bytes:
     """Become the client's hook process, run the hook as `run` does in-process, and return the
     reply: its stdout, stderr and exit code."""
     os.environb.clear()
@@ -316,6 +318,9 @@ def _run_hook(argv: bytes, cwd: bytes, environ: bytes, umask: bytes, stdin: byte
     from rewind_ls.core.fs import faults
 
     faults.reread()  # read at import, in the server
+    from rewind_ls.core.capture import shell_runs
+
+    shell_runs.HOOK_PARENT = int(ppid)  # the agent is the client's ancestor, not ours
     os.chdir(cwd)
     os.umask(int(umask))
     sys.argv = [os.fsdecode(a) for a in argv.split(b"\0")]

@@ -32,6 +32,7 @@ from bench.run import (
     BASE_ENV,
     FLOOR,
     HERE,
+    HOMES,
     PY,
     Agent,
     Shadow,
@@ -41,8 +42,10 @@ from bench.run import (
     fmt,
     median,
     run,
+    stop_hook_server,
     timed,
     verdict,
+    wait_hook_server,
 )
 from bench.workloads import make_tree
 
@@ -198,7 +201,9 @@ def _make(n: int, base: str, notes: list[str]) -> tuple[str, list[str]]:
 
 
 def _hook_on_edit(agent: Agent, target: str, runs: int) -> tuple[float, float]:
-    """The PreToolUse hook of an Edit (first touch in its turn) and `python -I -S -c pass`; medians."""
+    """The PreToolUse hook of an Edit (first touch in its turn) and `python -I -S -c pass`; medians.
+    The hooks go through the hook server, up as after a session's first hook."""
+    wait_hook_server(agent.home)
     edit, py = [], []
     for i in range(max(5, runs * 3)):
         agent.hook("UserPromptSubmit", prompt=f"edit {i}")
@@ -366,6 +371,7 @@ def bench_size(n: int, tmp: str, runs: int, restores: set[int], notes: list[str]
     watched = Agent(tree, home, REWIND_LS_WATCH="1", REWIND_LS_WATCH_IDLE="600")
     try:
         _start_watching(watched, tree, changed, n)
+        wait_hook_server(watched.home)  # up, as after a session's first hook
         w = _turns(watched, tree, changed, runs, "watched")
         wl = loaded(lambda: _turns(watched, tree, changed, runs, "watched-loaded"))
         for tag, m in (("", w), (" [loaded]", wl)):
@@ -389,6 +395,20 @@ def bench_size(n: int, tmp: str, runs: int, restores: set[int], notes: list[str]
                     0.3,
                 )
             )
+        # The same turns with every hook in its own interpreter (before the hook server).
+        watched.env["REWIND_LS_HOOK_SERVER"] = "0"
+        off = _turns(watched, tree, changed, runs, "watched-no-server")
+        del watched.env["REWIND_LS_HOOK_SERVER"]
+        figs.append(
+            Figure(
+                n,
+                "turn boundary, watcher, without the hook server (vs git status)",
+                off["stop"],
+                off["status"],
+                "s",
+                0.2,
+            )
+        )
         target = os.path.join(tree, changed[0])
         edit, py = _hook_on_edit(watched, target, runs)
         figs.append(Figure(n, "hook on an edit (vs python -I -S -c pass)", edit, py, "s", 2.0))
@@ -468,6 +488,8 @@ def main(argv: list[str] | None = None) -> int:
             if n != sizes[-1]:  # so far, in case a later size does not finish
                 print_growth([f for f in figures if f.size == n])
     finally:
+        for home in HOMES:
+            stop_hook_server(home)
         if args.keep:
             notes.append(f"kept: {tmp}")
         else:

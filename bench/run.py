@@ -15,6 +15,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import sqlite3
 import statistics
 import subprocess
@@ -39,6 +40,9 @@ FLOOR = [PY, "-I", "-S", "-c", "pass"]
 BASE_ENV: dict[str, str] = dict(os.environ)
 # These figures are the full walk's; `python -m bench growth` measures the workspace watcher.
 BASE_ENV.setdefault("REWIND_LS_WATCH", "0")
+# The hook rows measure the hook server (each has its row without it): on even where the caller's
+# environment turns it off (the test suite's does).
+BASE_ENV.pop("REWIND_LS_HOOK_SERVER", None)
 
 
 class Sizes:
@@ -194,15 +198,62 @@ def _hook_argv() -> list[str]:
 HOOK_ARGV = _hook_argv()
 
 
+# Every rewind-ls home a hook ran with: each has its hook server, stopped at the end.
+HOMES: set[str] = set()
+
+
+def hook_server_pid(home: str) -> int | None:
+    """The pid of the hook server of `home`, when one holds its lock."""
+    from rewind_ls.core.agents.hook_client import socket_path
+    from rewind_ls.core.fs.detached import lock_held, lock_pid
+
+    lock = socket_path(home) + ".lock"
+    return lock_pid(lock) if lock_held(lock) else None
+
+
+def wait_hook_server(home: str, timeout: float = 60.0) -> None:
+    """Until the hook server of `home` answers (the state of every hook after a session's first)."""
+    from rewind_ls.core.agents.hook_server import status
+
+    deadline = time.monotonic() + timeout
+    while status(home) is None:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no hook server for {home} after {timeout:.0f} s")
+        time.sleep(0.02)
+
+
+def stop_hook_server(home: str) -> None:
+    """Stop the hook server of `home` (SIGTERM: it removes its socket; SIGKILL if it does not go)
+    and wait until its lock is free (the state before a session's first hook)."""
+    from rewind_ls.core.agents.hook_client import socket_path
+    from rewind_ls.core.fs.detached import lock_held
+
+    pid = hook_server_pid(home)
+    if pid is None:
+        return
+    lock = socket_path(home) + ".lock"
+    for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while lock_held(lock) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not lock_held(lock):
+            return
+
+
 class Agent:
     """Runs the real hook process (the installed hook command), as Claude Code does, for one
-    session."""
+    session. Its hooks go through the hook server after the first, as in real use."""
 
     def __init__(self, ws: str, home: str, session: str = "bench-session", **env: str) -> None:
         self.ws = ws
         self.home = home
         self.session = session
         self.env = {**BASE_ENV, "REWIND_LS_HOME": home, **env}
+        HOMES.add(home)
 
     def hook(self, event: str, **fields: Any) -> float:
         payload = {
@@ -269,10 +320,41 @@ def bench_hook(tmp: str, sizes: Sizes, runs: int) -> list[Row]:
             base.append(timed(lambda: run(FLOOR, env=BASE_ENV)))
         return median(ours), median(base)
 
+    def first(tag: str) -> tuple[float, float]:
+        """The first hook of a session: no server yet, so it runs in-process and starts one."""
+        ours, base = [], []
+        for i in range(max(5, runs * 3)):
+            change_line(target, i)
+            agent.hook("UserPromptSubmit", prompt=f"edit {tag} {i}")
+            stop_hook_server(agent.home)
+            ours.append(
+                agent.hook(
+                    "PreToolUse", tool_name="Write", tool_input=tool_input, tool_use_id=f"f{tag}{i}"
+                )
+            )
+            wait_hook_server(agent.home)  # its start-up is not the floor's
+            base.append(timed(lambda: run(FLOOR, env=BASE_ENV)))
+        return median(ours), median(base)
+
     name = "hook on an edit: PreToolUse recording a 100 KB file (vs python -I -S -c pass)"
+    wait_hook_server(agent.home)
     quiet = measure("q")
     busy = loaded(lambda: measure("l"))
-    return [Row(name, *quiet, "s", 2.0), Row(name + " [loaded]", *busy, "s", 2.0)]
+    first_name = "first hook of a session (no hook server yet: in-process, starts it)"
+    first_quiet = first("fq")
+    first_busy = loaded(lambda: first("fl"))
+    # The hook before the server (REWIND_LS_HOOK_SERVER=0), in the same run, for comparison.
+    agent.env["REWIND_LS_HOOK_SERVER"] = "0"
+    stop_hook_server(agent.home)
+    off = measure("o")
+    del agent.env["REWIND_LS_HOOK_SERVER"]
+    return [
+        Row(name, *quiet, "s", 2.0),
+        Row(name + " [loaded]", *busy, "s", 2.0),
+        Row(first_name, *first_quiet, "s", 2.0),
+        Row(first_name + " [loaded]", *first_busy, "s", 2.0),
+        Row("hook on an edit without the hook server (REWIND_LS_HOOK_SERVER=0)", *off, "s", 2.0),
+    ]
 
 
 def bench_tree(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[Row]:
@@ -821,6 +903,8 @@ def main(argv: list[str] | None = None) -> int:
         if "review" in only:
             rows.extend(bench_review_rows(tmp, sizes, runs, notes))
     finally:
+        for home in HOMES:
+            stop_hook_server(home)
         if args.keep:
             notes.append(f"kept: {tmp}")
         else:

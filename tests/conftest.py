@@ -15,6 +15,9 @@ from tests.support.agent import FakeClaude
 # No workspace watchers outside the tests that start them (tests/test_watcher.py): every hook
 # would leave one running per temporary workspace, each holding an inotify instance.
 os.environ.setdefault("REWIND_LS_WATCH", "0")
+# Nor hook servers (tests/test_hook_server.py and the real agents' tests start them): one would
+# stay up per temporary REWIND_LS_HOME for its idle time.
+os.environ.setdefault("REWIND_LS_HOOK_SERVER", "0")
 
 
 class Cli:

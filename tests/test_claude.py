@@ -249,3 +249,23 @@ def test_turn_end_without_timestamp_closes_the_turn_read_in_the_same_poll(tmp_pa
         datetime(2026, 11, 23, 10, 0, 5, tzinfo=UTC).timestamp(),
     ]
     assert store.session("s1").open_turn is None
+
+
+@pytest.mark.parametrize("commit", [1, 2, 3, 4, 5])
+def test_a_prompt_hook_killed_after_claiming_its_prompt_id_keeps_the_prompt_when_run_again(
+    agent: FakeClaude, cli: Cli, ws: Path, commit: int
+) -> None:
+    """The prompt hook claims `prompt_id`, then opens the turn, in two transactions. Killed
+    between them (here at each of its commits), the hook run again (the hook server's client does
+    when its child died) opens the turn with the prompt instead of taking the claim for the
+    transcript's."""
+    agent.hook("SessionStart", source="startup")
+    payload = {**agent._base("UserPromptSubmit"), "prompt": "keep me", "prompt_id": "p-1"}
+    killed = run_hook(payload, {**agent.env, "REWIND_LS_FAULT": f"after-commit:{commit}"})
+    assert killed.returncode in (0, 137)
+    again = run_hook(payload, agent.env)
+    assert again.returncode == 0 and not again.stderr, again.stderr
+    agent.write("a.txt", "x\n")
+    agent.hook("Stop")
+    turns = cli.json("turns", "--session", agent.session_id)["sessions"][0]["turns"]
+    assert [t["prompt"] for t in turns] == ["keep me"], turns

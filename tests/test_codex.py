@@ -259,3 +259,39 @@ def test_interrupt_ends_the_turn_and_its_shell_run(ws: Path, home: Path, cli: Cl
     assert [f["path"] for f in codex_session["turns"][0]["files"]] == ["built.txt"]
     assert codex_session["turns"][0]["endedAt"] is not None
     assert "notes.txt" not in by_kind.get("agent", [])
+
+
+@pytest.mark.parametrize("commit", [1, 2, 3, 4])
+def test_a_prompt_hook_run_again_after_dying_opens_one_turn(
+    ws: Path, home: Path, cli: Cli, commit: int
+) -> None:
+    """UserPromptSubmit killed at one of its commits, then run again with the same payload (the
+    hook server's client does when its child died): one turn, with the prompt."""
+    codex = FakeCodex(ws, home)
+    codex.hook("SessionStart", source="startup")
+    codex.turn_id = "turn-1"
+    payload = {
+        "session_id": codex.session_id,
+        "turn_id": codex.turn_id,
+        "transcript_path": None,
+        "cwd": str(ws),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "keep me once",
+    }
+
+    def hook(env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "rewind_ls", "hook", "codex"],
+            input=json.dumps(payload).encode(),
+            env={**os.environ, **codex.env, **env},
+            capture_output=True,
+            timeout=60,
+        )
+
+    assert hook({"REWIND_LS_FAULT": f"after-commit:{commit}"}).returncode in (0, 137)
+    again = hook({})
+    assert again.returncode == 0 and not again.stderr, again.stderr
+    codex.patch("*** Begin Patch\n*** Add File: a.txt\n+x\n*** End Patch\n", {"a.txt": b"x\n"})
+    codex.hook("Stop")
+    turns = cli.json("turns", "--session", codex.session_id)["sessions"][0]["turns"]
+    assert [t["prompt"] for t in turns] == ["keep me once"], turns

@@ -136,3 +136,41 @@ def test_fast_command_reaches_the_venv_packages(tmp_path: Path) -> None:
         timeout=60,
     )
     assert proc.returncode == 0 and proc.stderr == b"", proc.stderr.decode()
+
+
+# What the hook command imports when the hook server answers (core/agents/hook_client.py): the
+# client and the packages holding it (docstring-only), and the C socket module. Nothing else: the
+# server's child imported the hook path once, before forking.
+CLIENT_IMPORTS = {
+    "_socket",
+    "rewind_ls",
+    "rewind_ls.core",
+    "rewind_ls.core.agents",
+    "rewind_ls.core.agents.hook_client",
+}
+
+
+def test_the_hook_commands_client_imports_only_the_socket_when_the_server_answers(
+    tmp_path: Path,
+) -> None:
+    from tests.test_hook_server import server_env, server_stopped_after, wait_server
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("x\n")
+    env = server_env(tmp_path / "home", REWIND_LS_WATCH="0")
+    argv = shlex.split(default_command("claude-code"))
+    base = {"session_id": "s", "cwd": str(ws)}
+    edit = {"tool_name": "Edit", "tool_input": {"file_path": "a.txt"}}
+    with server_stopped_after(env):
+        _imported(argv, {**base, "hook_event_name": "SessionStart"}, env)
+        wait_server(env)
+        floor = subprocess.run(
+            [argv[0], "-X", "importtime", "-I", "-S", "-c", "pass"], capture_output=True, text=True
+        )
+        started = {ln.split("|")[-1].strip() for ln in floor.stderr.splitlines()[1:]}
+        for event in ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"):
+            modules = _imported(
+                argv, {**base, "hook_event_name": event, "prompt": "p", **edit}, env
+            )
+            assert set(modules) - started == CLIENT_IMPORTS, (event, modules)

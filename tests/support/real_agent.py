@@ -54,6 +54,8 @@ class RealAgent:
             # The hooks start the workspace watcher as in real use; it must not outlive the test
             # by the default ten minutes (one inotify instance each).
             "REWIND_LS_WATCH_IDLE": "20",
+            # Their hooks go through the hook server as in real use (one per rewind-ls home).
+            "REWIND_LS_HOOK_SERVER_IDLE": "20",
             "LANG": "C.UTF-8",
         }
 

@@ -76,10 +76,16 @@ def _refuse_nul_paths(value: Any, where: str) -> None:
         raise BadInput(f"hook payload: field {where!r} contains a NUL byte")
 
 
-def run(agent: str, stdin: Any = None) -> int:
+def run(
+    agent: str, stdin: Any = None, whole_process: bool | None = None, start_server: bool = False
+) -> int:
     """Entry point of `rewind-ls hook <agent>`: always exit 0 so the agent is never blocked.
 
-    Reading the process's own stdin (`stdin` None) means this is the whole process: it then ends
+    `start_server`: the hook command found no hook server (`hook_client`); once this hook's
+    output is written, one is started for the hooks after it.
+
+    Reading the process's own stdin (`stdin` None, or `whole_process`) means this is the whole
+    process: it then ends
     with `os._exit(0)` once its output is flushed. The agent waits on every hook, and a normal exit
     costs tens of milliseconds for nothing: the last SQLite connection to close checkpoints the WAL
     into the database and fsyncs it, and the interpreter tears every module down. Every transaction
@@ -108,10 +114,24 @@ def run(agent: str, stdin: Any = None) -> int:
     except Exception as exc:  # never block the agent for our own failure
         sys.stderr.write(f"rewind-ls hook: internal error: {type(exc).__name__}: {exc}\n")
         log(f"hook {agent}: internal error: {type(exc).__name__}: {exc} (payload {raw[:200]!r})")
-    if stdin is None:
+    if whole_process is None:
+        whole_process = stdin is None
+    if whole_process:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
+            if start_server:
+                _start_server()
         finally:
             os._exit(0)
     return 0
+
+
+def _start_server() -> None:
+    """Start the hook server for the next hooks; a failure only means they run in-process too."""
+    try:
+        from rewind_ls.core.agents.hook_client import start_server
+
+        start_server()
+    except Exception as exc:  # never the agent's problem
+        log(f"hook server: not started: {type(exc).__name__}: {exc}")

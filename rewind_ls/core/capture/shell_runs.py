@@ -83,10 +83,20 @@ def _proc_stat(pid: int) -> tuple[str, int, str] | None:
         return None
 
 
+# The parent of the hook command when this hook runs in a hook server's child (whose own parent
+# is the server): set by the child from its client's request.
+HOOK_PARENT: int | None = None
+
+
+def hook_parent() -> int:
+    """The process that started the hook command (the agent, or a shell or wrapper of it)."""
+    return HOOK_PARENT if HOOK_PARENT is not None else os.getppid()
+
+
 def agent_process() -> str:
     """The agent process running this hook ("pid:start-time"): the first ancestor that is not a
     shell or a wrapper. Its start time tells a reused pid from the agent. "" when unknown."""
-    pid = os.getppid()
+    pid = hook_parent()
     for _ in range(8):
         stat = _proc_stat(pid)
         if stat is None:

@@ -91,6 +91,11 @@ def unclaim(marker: str) -> None:
 def spawn(module: str, *args: str) -> int:
     """Start `python -m module args...` detached (stdio on /dev/null, its own session); its pid.
     Raises OSError when it cannot be started."""
+    return spawn_argv([sys.executable, "-m", module, *args])
+
+
+def spawn_argv(argv: list[str]) -> int:
+    """Start `argv` (a command of this interpreter) detached, as `spawn` does; its pid."""
     for pid in list(_spawned):
         try:
             if os.waitpid(pid, os.WNOHANG)[0]:
@@ -99,8 +104,8 @@ def spawn(module: str, *args: str) -> int:
             _spawned.remove(pid)
     null = os.devnull
     pid = os.posix_spawn(
-        sys.executable,
-        [sys.executable, "-m", module, *args],
+        argv[0],
+        argv,
         # Not the caller's folder (a hook's is the workspace) first on sys.path, where `-m` puts
         # it: a workspace may hold a `rewind_ls` folder of its own. Python 3.11+ reads this.
         {**os.environ, "PYTHONSAFEPATH": "1"},

@@ -11,6 +11,13 @@ import os
 FAULT = os.environ.get("REWIND_LS_FAULT", "")
 
 
+def reread() -> None:
+    """Read the environment again: a hook server's child takes its client's environment after
+    the server imported this module."""
+    global FAULT
+    FAULT = os.environ.get("REWIND_LS_FAULT", "")
+
+
 def armed(stage: str, index: int) -> bool:
     """Whether the fault named by the environment is this one."""
     return bool(FAULT) and f"{stage}:{index}" == FAULT

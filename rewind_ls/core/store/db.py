@@ -33,6 +33,22 @@ OperationalError = sqlite3.OperationalError
 # Crash-safety tests: `REWIND_LS_FAULT=before-commit:3` kills the process just before the third
 # write transaction of the process commits, `after-commit:3` just after it committed.
 _commits = 0
+# A hook server's child answers its client before closing its connections: the last one to close
+# checkpoints the WAL into the database and fsyncs it, which the agent need not wait for.
+# `defer_closes()` makes `close` keep them here; `close_deferred()` closes them.
+_close_later: list[sqlite3.Connection] | None = None
+
+
+def defer_closes() -> None:
+    global _close_later
+    _close_later = []
+
+
+def close_deferred() -> None:
+    global _close_later
+    pending, _close_later = _close_later or [], None
+    for conn in pending:
+        conn.close()
 
 
 SCHEMA = """
@@ -257,6 +273,9 @@ class Database:
                 current += 1
 
     def close(self) -> None:
+        if _close_later is not None:
+            _close_later.append(self.conn)
+            return
         self.conn.close()
 
     def __enter__(self) -> Database:

@@ -57,14 +57,36 @@ def _prompt(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Ou
     """A prompt opens a turn, unless the transcript follower recorded it first."""
     prompt_id = optional_text(payload, "prompt_id")
     if prompt_id and not rec.store.claim_event(hook.session_id, "prompt", prompt_id, "hook"):
-        # The transcript follower recorded this prompt first (the hook came late).
-        return Outcome(f"prompt {prompt_id}: already recorded from the transcript")
+        earlier = rec.store.event(hook.session_id, "prompt", prompt_id)
+        # A hook's claim without its turn: that hook died between the two (killed, or a hook
+        # server's child killed before its reply, whose hook command runs it again here); the
+        # prompt would be lost if this run gave up on it too.
+        if earlier is None or earlier.source != "hook" or earlier.turn_id is not None:
+            # The transcript follower recorded this prompt first (the hook came late).
+            return Outcome(f"prompt {prompt_id}: already recorded from the transcript")
+        opened = _turn_of_prompt(rec, hook.session_id, prompt_id)
+        if opened is not None:  # it died after opening the turn: only the link was missing
+            rec.store.set_event_turn(hook.session_id, "prompt", prompt_id, opened)
+            return Outcome(f"turn {opened} opened")
     info = json.dumps({"promptId": prompt_id}) if prompt_id else None
     prompt = payload.get("prompt")
     turn = steps.open_turn(rec, hook.session_id, prompt, AGENT, hook.transcript, info)
     if prompt_id:
         rec.store.set_event_turn(hook.session_id, "prompt", prompt_id, turn)
     return Outcome(f"turn {turn} opened")
+
+
+def _turn_of_prompt(rec: Recorder, session_id: str, prompt_id: str) -> str | None:
+    """The session's latest turn, when it is the one opened for `prompt_id`."""
+    latest = rec.store.turn_number_range(session_id)[1]
+    turn = rec.store.turn_by_number(session_id, latest) if latest is not None else None
+    if turn is None or not turn.info:
+        return None
+    try:
+        info = json.loads(turn.info)
+    except ValueError:
+        return None
+    return turn.id if isinstance(info, dict) and info.get("promptId") == prompt_id else None
 
 
 def _shell(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Outcome:

@@ -34,6 +34,16 @@ def patch_paths(tool_input: Any, cwd: str) -> list[str]:
     return [p if os.path.isabs(p) else os.path.join(cwd, p) for p in touched_paths(patch)]
 
 
+def _open_turn_of(rec: Any, session_id: str, turn_id: str | None) -> str | None:
+    """The open turn, when it is Codex turn `turn_id`'s."""
+    from rewind_ls.core.capture.recorder import turn_info
+
+    open_turn = rec.open_turn_id(session_id)
+    if open_turn is None or not turn_id:
+        return None
+    return str(open_turn) if turn_info(rec.store.turn(open_turn)).get("turnId") == turn_id else None
+
+
 def _turn_for(rec: Any, session_id: str, turn_id: str | None) -> str:
     """The recorder turn of Codex turn `turn_id`, opening one when it is not the open turn."""
     from rewind_ls.core.capture.recorder import turn_info
@@ -76,6 +86,11 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
     with Store.open(root) as store:
         rec = steps.recorder(store)
         if hook.name == EVENTS.prompt:
+            opened = _open_turn_of(rec, hook.session_id, turn_id)
+            if opened is not None:
+                # Its turn is open already: this hook ran before and died after opening it (a
+                # hook server's child killed before its reply, run again by the hook command).
+                return Outcome(f"turn {opened} opened (codex turn {turn_id})")
             info = json.dumps({"turnId": turn_id}) if turn_id else None
             prompt = payload.get("prompt")
             turn = steps.open_turn(rec, hook.session_id, prompt, AGENT, hook.transcript, info)

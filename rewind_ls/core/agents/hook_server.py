@@ -1,0 +1,338 @@
+"""The hook server: one process per user (per interpreter, package folder and `REWIND_LS_HOME`)
+that has imported everything a hook needs once, and forks a child per hook command, the way
+Mercurial's chg or multiprocessing's forkserver skip an interpreter's start-up.
+
+Started detached by a hook that found none (`hook_client.start_server`, through
+`fs/detached.spawn_argv`: `python -I -S .../rewind_ls/__main__.py hook-server`, the hook's own
+interpreter and `sys.path`). It opens no store and starts no thread: each child gets the same
+fresh state, sets the client's environment, folder, umask, argv and stdin, runs
+`hook_process.run` as the in-process hook does, and sends the output and exit code back
+(`hook_client.py` has the exchange). One at a time by an `flock` on `<socket>.lock`; it exits
+after `REWIND_LS_HOOK_SERVER_IDLE` seconds without a hook (default 900), and as soon as any of the
+code it imported changed on disk (an upgrade, a `git pull` in a development install): from then
+on it answers `S` (stale) and each client runs its hook in-process and starts a new server.
+"""
+
+from __future__ import annotations
+
+import _thread
+import gc
+import importlib
+import io
+import os
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+from rewind_ls.core.agents.hook_client import (
+    field,
+    fields,
+    make_folder,
+    package_dir,
+    private_dir_ok,
+    socket_path,
+)
+from rewind_ls.core.fs import config, detached
+from rewind_ls.core.store import db
+
+IDLE_DEFAULT = 900.0
+# Besides every module of the core (a hook imports only the core), the libraries a hook may load.
+PRELOAD = ("zstandard",)
+
+
+class Stale(Exception):
+    """A child found the code changed on disk, or the server was told to stop (SIGTERM): it stops
+    accepting."""
+
+
+def idle_seconds() -> float:
+    return config.env_positive("REWIND_LS_HOOK_SERVER_IDLE", IDLE_DEFAULT)
+
+
+def _preload() -> None:
+    """Import every module of the core, once: a child then imports none of ours (the modules a
+    hook needs differ by agent, event and state, e.g. the delta of a file's second version), and
+    every file of the code is in the staleness stamp."""
+    import pkgutil
+
+    import rewind_ls.core
+
+    names = [m.name for m in pkgutil.walk_packages(rewind_ls.core.__path__, "rewind_ls.core.")]
+    for name in [*names, *PRELOAD]:
+        try:
+            importlib.import_module(name)
+        except Exception:  # imported (or reported) by the child that needs it, as in-process
+            pass
+
+
+def code_stamp() -> dict[str, tuple[int, int]]:
+    """Every file of the code this process runs (modules, the interpreter) and every folder of
+    the package (a module added or removed), with its mtime and size."""
+    paths = {os.path.realpath(sys.executable)}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path:
+            paths.add(path)
+    for folder, dirs, _files in os.walk(package_dir()):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        paths.add(folder)
+    stamp = {}
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        stamp[path] = (st.st_mtime_ns, st.st_size)
+    return stamp
+
+
+def changed(stamp: dict[str, tuple[int, int]]) -> str | None:
+    """The first file of `stamp` that changed or went since; None when none did."""
+    for path, was in stamp.items():
+        try:
+            st = os.stat(path)
+        except OSError:
+            return path
+        if (st.st_mtime_ns, st.st_size) != was:
+            return path
+    return None
+
+
+def _same_user(conn: socket.socket) -> bool:
+    """The peer's uid where the platform tells it (the socket's 0700 folder is the guard)."""
+    try:
+        if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}
+            cred = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+            return int.from_bytes(cred[4:8], sys.byteorder) == os.getuid()
+        if sys.platform == "darwin":  # LOCAL_PEERCRED: struct xucred {version, uid, ...}
+            cred = conn.getsockopt(0, 0x001, 76)
+            return int.from_bytes(cred[4:8], sys.byteorder) == os.getuid()
+    except OSError:
+        return False
+    return True
+
+
+def status(home: str | None = None) -> dict[str, str] | None:
+    """What the running server says of itself (pid, python, code, since, served: connections
+    answered, this one included; stale: the file that changed), or None;
+    `home`: the server of that `REWIND_LS_HOME` rather than this process's."""
+    path = socket_path(home)
+    if not private_dir_ok(os.path.dirname(path)):
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(3.0)
+    try:
+        sock.connect(path)
+        sock.sendall(b"?")
+        data = b""
+        while chunk := sock.recv(4096):
+            data += chunk
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    info = {}
+    for line in data.decode("utf-8", "replace").splitlines():
+        key, _, value = line.partition("=")
+        info[key] = value
+    return info or None
+
+
+def serve() -> int:
+    """The server's loop (run by `__main__.py hook-server`)."""
+    os.chdir("/")  # pin no workspace's folder
+    path = socket_path()
+    folder = os.path.dirname(path)
+    if not make_folder(folder):
+        return 1
+    lock = detached.take_lock(path + ".lock")
+    if lock is None:
+        return 0  # another server holds it
+    marker = path + ".starting"
+    try:
+        _preload()
+        stamp = code_stamp()
+        # What every child shares stays shared: the collector would otherwise walk (write to)
+        # every object the server imported, copying each page into each child.
+        gc.collect()
+        gc.freeze()
+        info = (
+            f"pid={os.getpid()}\npython={sys.executable}\ncode={package_dir()}\n"
+            f"since={time.strftime('%Y-%m-%dT%H:%M:%S')}\n"
+        ).encode()
+        try:
+            os.unlink(path)  # a dead server's socket (the lock says none is alive)
+        except FileNotFoundError:
+            pass
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        os.chmod(path, 0o600)
+        listener.listen(128)
+    except BaseException:
+        detached.unclaim(marker)
+        os.close(lock)
+        raise
+    detached.unclaim(marker)
+    try:
+        _loop(listener, stamp, info)
+    finally:
+        try:
+            os.unlink(path)  # still ours: a new server binds only once it holds the lock
+        except OSError:
+            pass
+        listener.close()
+        os.close(lock)
+    return 0
+
+
+def _on_stale(_signum: int, _frame: Any) -> None:
+    raise Stale
+
+
+def _loop(listener: socket.socket, stamp: dict[str, tuple[int, int]], info: bytes) -> None:
+    signal.signal(signal.SIGUSR1, _on_stale)
+    signal.signal(signal.SIGTERM, _on_stale)  # stopped: remove the socket on the way out
+    listener.settimeout(2.0)
+    idle = idle_seconds()
+    last = time.monotonic()
+    children: set[int] = set()
+    served = 0  # connections answered (hooks, and status requests like this count's own)
+    try:
+        while True:
+            _reap(children)
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                if time.monotonic() - last > idle or changed(stamp):
+                    return
+                continue
+            except OSError:
+                continue
+            last = time.monotonic()
+            if not _same_user(conn):
+                conn.close()
+                continue
+            served += 1
+            pid = os.fork()
+            if pid == 0:
+                _child(listener, conn, stamp, info + f"served={served}\n".encode())
+            children.add(pid)
+            conn.close()
+    except Stale:
+        return
+    finally:
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _reap(children: set[int]) -> None:
+    for pid in list(children):
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                children.discard(pid)
+        except ChildProcessError:
+            children.discard(pid)
+
+
+_replied = False  # the child sent its reply: its client may go (and close the socket) now
+
+
+def _die_with_client(conn: socket.socket) -> None:
+    """The child's watch on its client: EOF before the reply (the agent killed the hook command)
+    ends the child at once, as the kill would have ended an in-process hook."""
+    try:
+        while conn.recv(1):
+            pass
+    except OSError:
+        pass
+    if not _replied:
+        os._exit(1)
+
+
+def _read_request(conn: socket.socket) -> list[bytes] | None:
+    buf = b""
+    while True:
+        parsed = fields(buf, 0, 6)
+        if parsed is not None:
+            return parsed[0]
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            return None
+        buf += chunk
+
+
+def _child(
+    listener: socket.socket, conn: socket.socket, stamp: dict[str, tuple[int, int]], info: bytes
+) -> None:
+    server = os.getppid()
+    try:
+        listener.close()
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        conn.settimeout(10.0)
+        kind = conn.recv(1)
+        if kind == b"?":
+            stale = changed(stamp)
+            conn.sendall(info + (f"stale={stale}\n".encode() if stale else b""))
+            os._exit(0)
+        if kind != b"H":
+            os._exit(0)
+        parts = _read_request(conn)
+        if parts is None:
+            os._exit(0)
+        if changed(stamp):
+            conn.sendall(b"S")
+            if os.getppid() == server:  # not whoever adopted us if the server died
+                os.kill(server, signal.SIGUSR1)
+            os._exit(0)
+        conn.sendall(b"A")
+        if conn.recv(1) != b"G":
+            os._exit(0)  # the client gave up and runs the hook itself
+        conn.settimeout(None)
+        _thread.start_new_thread(_die_with_client, (conn,))
+        db.defer_closes()
+        reply = _run_hook(*parts)
+        global _replied
+        _replied = True
+        conn.sendall(reply)
+        conn.close()
+        db.close_deferred()  # the WAL's checkpoint, after the client has its answer
+    except BaseException:
+        pass
+    os._exit(0)
+
+
+def _run_hook(
+    argv: bytes, cwd: bytes, environ: bytes, umask: bytes, stdin: bytes, ppid: bytes
+) -> bytes:
+    """Become the client's hook process, run the hook as `run` does in-process, and return the
+    reply: its stdout, stderr and exit code."""
+    os.environb.clear()
+    for entry in environ.split(b"\0") if environ else ():
+        key, _, value = entry.partition(b"=")
+        if key:
+            os.environb[key] = value
+    time.tzset()
+    from rewind_ls.core.fs import faults
+
+    faults.reread()  # read at import, in the server
+    from rewind_ls.core.capture import shell_runs
+
+    shell_runs.HOOK_PARENT = int(ppid)  # the agent is the client's ancestor, not ours
+    os.chdir(cwd)
+    os.umask(int(umask))
+    sys.argv = [os.fsdecode(a) for a in argv.split(b"\0")]
+    out, err = io.BytesIO(), io.BytesIO()
+    sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    sys.stderr = io.TextIOWrapper(
+        err, encoding="utf-8", errors="backslashreplace", write_through=True
+    )
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    from rewind_ls.core.agents.hook_process import run
+
+    code = run(sys.argv[2] if len(sys.argv) > 2 else "", io.BytesIO(stdin), whole_process=False)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return b"R" + field(out.getvalue()) + field(err.getvalue()) + field(str(code).encode())

@@ -1,0 +1,569 @@
+"""The hook server (core/agents/hook_server.py) and its client (core/agents/hook_client.py): hooks
+run in a child forked from a server that imported the hook path once, and record exactly what
+the in-process hook records; every way the server can fail (absent, killed, stale, slow) ends
+with the hook run in-process, once, with its output written once."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tests.support.agent import HOOK_ARGV
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+
+
+def server_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {**os.environ, "REWIND_LS_HOME": str(home), "REWIND_LS_HOOK_SERVER_IDLE": "30"}
+    env.pop("REWIND_LS_HOOK_SERVER", None)  # conftest turns it off for every other test
+    env.update(extra)
+    return env
+
+
+def run_hook(
+    env: dict[str, str], payload: dict[str, Any] | bytes, argv: list[str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return subprocess.run(argv or HOOK_ARGV, input=data, env=env, capture_output=True, timeout=60)
+
+
+def _in(env: dict[str, str], code: str, package: Path = ROOT) -> str:
+    """Run `code` (printing one line) in a process with `env`, importing the `rewind_ls` in
+    `package`: the client and server compute their socket's path from both."""
+    proc = subprocess.run(
+        [PY, "-c", code], env=env, capture_output=True, text=True, timeout=30, cwd=package
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def status(env: dict[str, str], package: Path = ROOT) -> dict[str, str] | None:
+    out = _in(
+        env,
+        "import json; from rewind_ls.core.agents.hook_server import status; "
+        "print(json.dumps(status()))",
+        package,
+    )
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+def wait_server(env: dict[str, str], timeout: float = 30.0, package: Path = ROOT) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        info = status(env, package)
+        if info and not info.get("stale"):
+            return int(info["pid"])
+        time.sleep(0.1)
+    raise AssertionError("no hook server came up")
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def children(pid: int) -> list[int]:
+    """The live children of `pid` (not the exited ones the server has not reaped yet)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        out += [int(p) for p in task.read_text().split()]
+    return [p for p in out if alive(p)]
+
+
+@contextmanager
+def server_stopped_after(env: dict[str, str]) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        info = status(env)
+        if info:
+            os.kill(int(info["pid"]), signal.SIGTERM)
+
+
+def session(
+    ws: Path, env: dict[str, str], sid: str, turns: int, argv: list[str] | None = None
+) -> list[subprocess.CompletedProcess[bytes]]:
+    """A Claude-shaped session (its payloads carry the `prompt_id` and `tool_use_id` Claude Code
+    sends, which make a hook run twice record once): each turn writes `f<i>.txt` and edits
+    `shared.txt` through PreToolUse / the write / PostToolUse; every hook's result."""
+    base = {"session_id": sid, "cwd": str(ws)}
+    results = [
+        run_hook(env, {**base, "hook_event_name": "SessionStart", "source": "startup"}, argv)
+    ]
+    for i in range(turns):
+        results.append(
+            run_hook(
+                env,
+                {
+                    **base,
+                    "hook_event_name": "UserPromptSubmit",
+                    "prompt": f"turn {i}",
+                    "prompt_id": f"p{i}",
+                },
+                argv,
+            )
+        )
+        for rel in (f"f{i}.txt", "shared.txt"):
+            tool = {
+                "tool_name": "Write",
+                "tool_input": {"file_path": str(ws / rel), "content": "x"},
+            }
+            tid = {"tool_use_id": f"t{i}{rel}"}
+            results.append(
+                run_hook(env, {**base, "hook_event_name": "PreToolUse", **tool, **tid}, argv)
+            )
+            with open(ws / rel, "a") as f:
+                f.write(f"turn {i}\n")
+            results.append(
+                run_hook(env, {**base, "hook_event_name": "PostToolUse", **tool, **tid}, argv)
+            )
+        results.append(run_hook(env, {**base, "hook_event_name": "Stop"}, argv))
+    return results
+
+
+def recorded(ws: Path, env: dict[str, str]) -> list[tuple[Any, ...]]:
+    """Every recorded version of every file of the workspace, as `rewind-ls log` lists them
+    (the turn's number, session, source, change, prompt, content hash, mode)."""
+    out: list[tuple[Any, ...]] = []
+    for rel in sorted(p.name for p in ws.iterdir() if p.is_file()):
+        proc = subprocess.run(
+            [PY, "-m", "rewind_ls", "log", rel, "--json"],
+            cwd=ws,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr
+        for v in json.loads(proc.stdout)["versions"]:
+            keys = ("number", "sessionId", "source", "change", "prompt", "hash", "mode")
+            out.append((rel, *(v[k] for k in keys)))
+    return out
+
+
+def test_hooks_run_in_the_server_and_record_what_the_in_process_hook_records(
+    tmp_path: Path,
+) -> None:
+    """The same session through the server and in-process: the same records, the same output;
+    and through the server, the hook command (after the first) never imports the hook path."""
+    results = {}
+    stores = {}
+    for mode in ("server", "in-process"):
+        ws = tmp_path / mode / "ws"
+        ws.mkdir(parents=True)
+        (ws / "shared.txt").write_text("start\n")
+        env = server_env(tmp_path / mode / "home", REWIND_LS_WATCH="0")
+        if mode == "in-process":
+            env["REWIND_LS_HOOK_SERVER"] = "0"
+        with server_stopped_after(env):
+            first = run_hook(
+                env, {"session_id": "s", "cwd": str(ws), "hook_event_name": "SessionStart"}
+            )
+            assert first.returncode == 0, first.stderr
+            if mode == "server":
+                wait_server(env)
+            traced = [HOOK_ARGV[0], "-X", "importtime", *HOOK_ARGV[1:]]
+            got = session(ws, env, "s", 3, traced)
+            if mode == "server":
+                assert status(env) is not None
+        outs = []
+        for proc in got:
+            lines = proc.stderr.decode().splitlines()
+            imported = {ln.split("|")[-1].strip() for ln in lines if ln.startswith("import time:")}
+            if mode == "server":
+                assert "rewind_ls.core.agents.hook_process" not in imported, imported
+            else:
+                assert "rewind_ls.core.agents.hook_process" in imported
+            outs.append(
+                (proc.returncode, proc.stdout, [ln for ln in lines if "import time" not in ln])
+            )
+        results[mode] = outs
+        stores[mode] = recorded(ws, env)
+    assert results["server"] == results["in-process"]
+    assert stores["server"] == stores["in-process"]
+    assert len(stores["server"]) >= 3 * 2 + 1
+
+
+def _probe_server(tmp_path: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """A real hook server whose hook entry point reports the process state it was given."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import json, os, sys\n"
+        "def run(agent, stdin=None, whole_process=None, start_server=False):\n"
+        "    umask = os.umask(0); os.umask(umask)\n"
+        "    from rewind_ls.core.capture.shell_runs import hook_parent\n"
+        "    sys.stdout.write(json.dumps({'cwd': os.getcwd(), 'umask': umask, 'argv': sys.argv,"
+        " 'parent': hook_parent(),"
+        " 'env': dict(os.environ), 'stdin': stdin.read().decode(), 'agent': agent}))\n"
+        "    sys.stderr.write('to stderr \u00e9\\n')\n"
+        "    return 3\n"
+    )
+    code = (
+        f"import sys; sys.path[:0] = [{str(ROOT)!r}, {str(tmp_path)!r}]; "
+        "import probe; from rewind_ls.core.agents import hook_process, hook_server; "
+        "hook_process.run = probe.run; sys.exit(hook_server.serve())"
+    )
+    server = subprocess.Popen([PY, "-I", "-S", "-c", code], env=env, start_new_session=True)
+    wait_server(env)
+    return server
+
+
+def test_environ_cwd_umask_argv_stdin_reach_the_hook_and_its_output_and_code_come_back(
+    tmp_path: Path,
+) -> None:
+    env = server_env(tmp_path / "home", ONLY_HERE="yes \u00e9")
+    server = _probe_server(tmp_path, env)
+    try:
+        here = tmp_path / "some folder"
+        here.mkdir()
+        proc = subprocess.run(
+            ["sh", "-c", f"umask 027; exec {' '.join(HOOK_ARGV)}"],
+            input=b'{"payload": 1}',
+            env=env,
+            cwd=here,
+            capture_output=True,
+            timeout=60,
+        )
+        assert proc.returncode == 3, proc.stderr
+        assert proc.stderr.decode() == "to stderr \u00e9\n"
+        seen = json.loads(proc.stdout)
+        assert seen["cwd"] == str(here)
+        assert seen["umask"] == 0o027
+        assert (
+            seen["parent"] == os.getpid()
+        )  # the hook command's parent (sh exec'd it), not the server's
+        assert seen["argv"] == HOOK_ARGV[3:]
+        assert seen["agent"] == "claude-code"
+        assert seen["stdin"] == '{"payload": 1}'
+        assert seen["env"]["ONLY_HERE"] == "yes \u00e9"
+        assert seen["env"] == {k: v for k, v in env.items()} | {
+            k: v for k, v in seen["env"].items() if k in ("PWD", "SHLVL", "_", "OLDPWD")
+        }
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_the_fault_hook_set_for_one_hook_reaches_it_through_the_server(tmp_path: Path) -> None:
+    """`REWIND_LS_FAULT`, read once at import (in the server), is the hook's own."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = server_env(tmp_path / "home", REWIND_LS_WATCH="0")
+    base = {"session_id": "s", "cwd": str(ws)}
+    with server_stopped_after(env):
+        run_hook(env, {**base, "hook_event_name": "SessionStart"})
+        pid = wait_server(env)
+        killed = run_hook(
+            {**env, "REWIND_LS_FAULT": "before-commit:1"},
+            {**base, "hook_event_name": "UserPromptSubmit", "prompt": "p"},
+        )
+        assert killed.returncode == 137
+        ok = run_hook(env, {**base, "hook_event_name": "UserPromptSubmit", "prompt": "q"})
+        assert ok.returncode == 0 and not ok.stderr
+        assert status(env)["pid"] == str(pid)  # type: ignore[index]
+
+
+def _imports(proc: subprocess.CompletedProcess[bytes]) -> set[str]:
+    lines = proc.stderr.decode().splitlines()
+    return {ln.split("|")[-1].strip() for ln in lines if ln.startswith("import time:")}
+
+
+def _reference(tmp_path: Path, turns: int) -> tuple[list[tuple[Any, ...]], list[Any]]:
+    """The records of the session run in-process, and each hook's exit code, stdout, stderr."""
+    ws = tmp_path / "reference" / "ws"
+    ws.mkdir(parents=True)
+    (ws / "shared.txt").write_text("start\n")
+    env = server_env(tmp_path / "reference" / "home", REWIND_LS_WATCH="0")
+    env["REWIND_LS_HOOK_SERVER"] = "0"
+    outputs = [(p.returncode, p.stdout, p.stderr) for p in session(ws, env, "s", turns)]
+    assert b"systemMessage" in outputs[-1][1]  # the Stop hook's notice (written once, or lost)
+    return recorded(ws, env), outputs
+
+
+def test_kill_9_of_the_server_and_its_children_at_random_loses_nothing(tmp_path: Path) -> None:
+    """While a session's hooks run, the server or a hook's child is killed -9 at random: every
+    hook still succeeds (in-process), its message is written once, and the workspace's records
+    are those of the session run in-process."""
+    turns = 8
+    reference, outputs = _reference(tmp_path, turns)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "shared.txt").write_text("start\n")
+    env = server_env(tmp_path / "home", REWIND_LS_WATCH="0")
+    lock = _in(env, "from rewind_ls.core.agents.hook_client import socket_path as p; print(p())")
+    lock += ".lock"
+    stop = threading.Event()
+    kills = {"server": 0, "child": 0}
+    rng = random.Random(29)
+
+    def killer() -> None:
+        seen: set[int] = set()
+        next_server_kill = time.monotonic() + rng.uniform(0.3, 1.5)
+        while not stop.is_set():
+            time.sleep(0.002)
+            try:
+                server = int(Path(lock).read_text().strip() or 0)
+            except (OSError, ValueError):
+                continue
+            if not server or not alive(server):
+                continue
+            if time.monotonic() > next_server_kill:
+                victim, kind = server, "server"
+                next_server_kill = time.monotonic() + rng.uniform(0.3, 1.5)
+            else:
+                fresh = [c for c in children(server) if c not in seen]
+                seen.update(fresh)
+                if not fresh or rng.random() > 0.4:
+                    continue
+                time.sleep(rng.uniform(0.0, 0.01))  # somewhere inside the hook
+                victim, kind = fresh[0], "child"
+            try:
+                os.kill(victim, signal.SIGKILL)
+                kills[kind] += 1
+            except ProcessLookupError:
+                pass
+
+    thread = threading.Thread(target=killer, daemon=True)
+    with server_stopped_after(env):
+        first = run_hook(
+            env, {"session_id": "x", "cwd": str(ws), "hook_event_name": "Notification"}
+        )
+        assert first.returncode == 0
+        wait_server(env)
+        thread.start()
+        try:
+            got = session(ws, env, "s", turns)
+            bad = []
+            for i in range(turns * 3):
+                bad.append(run_hook(env, b"not json " + str(i).encode()))
+        finally:
+            stop.set()
+            thread.join()
+    # Each hook succeeds and says what the in-process one said, once. A Stop whose child was
+    # killed after it closed the turn but before its reply says nothing (the in-process rerun
+    # finds the turn closed), as an in-process hook killed at that instant would.
+    assert [(p.returncode, p.stderr) for p in got] == [(code, err) for code, _, err in outputs]
+    for p, (_, out, _) in zip(got, outputs, strict=True):
+        assert p.stdout in (out, b""), (p.stdout, out)
+    for p in bad:  # said once, never twice (a dead child's output is never relayed)
+        assert p.returncode == 0 and not p.stdout
+        assert p.stderr.decode().count("rewind-ls hook:") == 1, p.stderr
+    assert kills["server"] >= 1 and kills["child"] >= 1, kills
+    assert recorded(ws, env) == reference
+
+
+def test_killing_the_hook_command_kills_its_child_and_other_hooks_go_on(tmp_path: Path) -> None:
+    """The agent kills a hook that takes too long (here: blocked on the store's write lock): its
+    child in the server dies with it, having recorded nothing; a hook of another workspace runs
+    meanwhile."""
+    env = server_env(tmp_path / "home", REWIND_LS_WATCH="0")
+    ws, other = tmp_path / "ws", tmp_path / "other"
+    ws.mkdir()
+    other.mkdir()
+    with server_stopped_after(env):
+        for folder in (ws, other):
+            run_hook(
+                env, {"session_id": "s", "cwd": str(folder), "hook_event_name": "SessionStart"}
+            )
+        server = wait_server(env)
+        blocker = sqlite3.connect(_store_of(tmp_path / "home", ws), isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
+        hook = subprocess.Popen(HOOK_ARGV, stdin=subprocess.PIPE, env=env)
+        assert hook.stdin is not None
+        payload = {"session_id": "s", "cwd": str(ws), "hook_event_name": "UserPromptSubmit"}
+        hook.stdin.write(json.dumps({**payload, "prompt": "blocked"}).encode())
+        hook.stdin.close()
+        deadline = time.monotonic() + 20
+        while not children(server) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        (child,) = children(server)
+        t = time.monotonic()
+        meanwhile = run_hook(
+            env,
+            {
+                "session_id": "s",
+                "cwd": str(other),
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "o",
+            },
+        )
+        assert meanwhile.returncode == 0 and not meanwhile.stderr
+        assert time.monotonic() - t < 20 and hook.poll() is None and alive(child)
+        hook.kill()
+        hook.wait()
+        deadline = time.monotonic() + 10
+        while alive(child) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not alive(child)
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        check = sqlite3.connect(_store_of(tmp_path / "home", ws))
+        prompts = [r[0] for r in check.execute("SELECT prompt FROM turns")]
+        check.close()
+        assert "blocked" not in prompts
+        assert alive(server)
+
+
+def _store_of(home: Path, ws: Path) -> str:
+    code = (
+        "import sys; from rewind_ls.core.store import store_dir_for, DB_NAME; import os; "
+        f"print(os.path.join(store_dir_for({str(ws)!r}), DB_NAME))"
+    )
+    return _in({**os.environ, "REWIND_LS_HOME": str(home)}, code)
+
+
+def test_a_server_whose_code_changed_on_disk_is_refused_and_replaced(tmp_path: Path) -> None:
+    """A `git pull` (or an upgrade) under a running server: the next hook runs in-process with
+    the new code, the old server exits, and a new one serves the hooks after."""
+    package = tmp_path / "install"
+    shutil.copytree(
+        ROOT / "rewind_ls", package / "rewind_ls", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    argv = [
+        PY,
+        "-X",
+        "importtime",
+        "-I",
+        "-S",
+        str(package / "rewind_ls" / "__main__.py"),
+        "hook",
+        "claude-code",
+    ]
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = server_env(tmp_path / "home", REWIND_LS_WATCH="0")
+    base = {"session_id": "s", "cwd": str(ws)}
+    try:
+        run_hook(env, {**base, "hook_event_name": "SessionStart"}, argv)
+        old = wait_server(env, package=package)
+        assert status(env, package)["code"] == str(package / "rewind_ls")  # type: ignore[index]
+        through = run_hook(
+            env, {**base, "hook_event_name": "UserPromptSubmit", "prompt": "a"}, argv
+        )
+        assert "rewind_ls.core.agents.hook_process" not in _imports(through)
+        steps = package / "rewind_ls" / "core" / "agents" / "hook_steps.py"
+        steps.write_text(steps.read_text() + "\n# a new version\n")
+        refused = run_hook(env, {**base, "hook_event_name": "Stop"}, argv)
+        assert refused.returncode == 0
+        assert "rewind_ls.core.agents.hook_process" in _imports(refused)  # ran in-process
+        deadline = time.monotonic() + 10
+        while alive(old) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(old)
+        new = wait_server(env, package=package)
+        assert new != old
+        after = run_hook(env, {**base, "hook_event_name": "UserPromptSubmit", "prompt": "b"}, argv)
+        assert after.returncode == 0
+        assert "rewind_ls.core.agents.hook_process" not in _imports(after)
+    finally:
+        info = status(env, package)
+        if info:
+            os.kill(int(info["pid"]), signal.SIGTERM)
+
+
+def test_two_workspaces_at_once_through_one_server(tmp_path: Path) -> None:
+    turns = 3
+    reference, outputs = _reference(tmp_path, turns)
+    env = server_env(tmp_path / "home", REWIND_LS_WATCH="0")
+    spaces = [tmp_path / "a", tmp_path / "b"]
+    for ws in spaces:
+        ws.mkdir()
+        (ws / "shared.txt").write_text("start\n")
+    results: dict[Path, list[subprocess.CompletedProcess[bytes]]] = {}
+    with server_stopped_after(env):
+        run_hook(env, {"session_id": "x", "cwd": str(tmp_path), "hook_event_name": "Notification"})
+        server = wait_server(env)
+        threads = [
+            threading.Thread(
+                target=lambda w=ws: results.__setitem__(w, session(w, env, "s", turns))
+            )
+            for ws in spaces
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert status(env)["pid"] == str(server)  # type: ignore[index]
+    for ws in spaces:
+        assert [(p.returncode, p.stdout, p.stderr) for p in results[ws]] == outputs
+        assert recorded(ws, env) == reference
+
+
+def test_a_long_state_path_and_temporary_folder_keep_the_socket_short(tmp_path: Path) -> None:
+    """macOS limits a socket's path to 104 bytes: a long REWIND_LS_HOME or TMPDIR does not
+    lengthen it, and hooks still go through the server."""
+    home = tmp_path / ("h" * 120) / ("o" * 120)
+    tmp = tmp_path / ("t" * 150)
+    tmp.mkdir()
+    env = server_env(home, TMPDIR=str(tmp), REWIND_LS_WATCH="0")
+    env.pop("XDG_RUNTIME_DIR", None)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    path = _in(env, "from rewind_ls.core.agents.hook_client import socket_path as p; print(p())")
+    assert len(path.encode()) < 104
+    with server_stopped_after(env):
+        run_hook(env, {"session_id": "s", "cwd": str(ws), "hook_event_name": "SessionStart"})
+        wait_server(env)
+        traced = [HOOK_ARGV[0], "-X", "importtime", *HOOK_ARGV[1:]]
+        proc = run_hook(
+            env,
+            {
+                "session_id": "s",
+                "cwd": str(ws),
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "p",
+            },
+            traced,
+        )
+        assert proc.returncode == 0
+        assert "rewind_ls.core.agents.hook_process" not in _imports(proc)
+
+
+def test_doctor_says_whether_the_server_is_up_and_which_code_it_runs(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = server_env(tmp_path / "home", REWIND_LS_WATCH="0")
+
+    def said(environ: dict[str, str]) -> str:
+        proc = subprocess.run(
+            [PY, "-m", "rewind_ls", "doctor", "--json"],
+            cwd=ws,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        (check,) = [c for c in json.loads(proc.stdout)["checks"] if c["name"] == "hook server"]
+        assert check["ok"]
+        return str(check["detail"])
+
+    assert said(env).startswith("not running")
+    assert said({**env, "REWIND_LS_HOOK_SERVER": "0"}).startswith("off")
+    with server_stopped_after(env):
+        run_hook(env, {"session_id": "s", "cwd": str(ws), "hook_event_name": "SessionStart"})
+        pid = wait_server(env)
+        detail = said(env)
+        assert detail.startswith(f"running (pid {pid}") and str(ROOT / "rewind_ls") in detail
+        assert PY in detail
+    path = _in(env, "from rewind_ls.core.agents.hook_client import socket_path as p; print(p())")
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(path)  # stopped (SIGTERM), it removed its socket
+    assert said(env).startswith("not running")

@@ -74,7 +74,7 @@ def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
             return f.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone (ESRCH: between the open and the read)
         return False
 
 
@@ -420,6 +420,52 @@ def test_killing_the_hook_command_kills_its_child_and_other_hooks_go_on(tmp_path
         assert alive(server)
 
 
+def test_a_hook_still_running_does_not_keep_a_new_server_from_starting(tmp_path: Path) -> None:
+    """The server dies (kill -9, or its code changed) while a child runs a long hook: the next
+    hook starts a new server at once; the child held the server's lock before."""
+    env = server_env(tmp_path / "home", REWIND_LS_WATCH="0")
+    ws, other = tmp_path / "ws", tmp_path / "other"
+    ws.mkdir()
+    other.mkdir()
+    hook = None
+    blocker = None
+    try:
+        for folder in (ws, other):
+            run_hook(
+                env, {"session_id": "s", "cwd": str(folder), "hook_event_name": "SessionStart"}
+            )
+        server = wait_server(env)
+        blocker = sqlite3.connect(_store_of(tmp_path / "home", ws), isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
+        hook = subprocess.Popen(HOOK_ARGV, stdin=subprocess.PIPE, env=env)
+        assert hook.stdin is not None
+        payload = {"session_id": "s", "cwd": str(ws), "hook_event_name": "UserPromptSubmit"}
+        hook.stdin.write(json.dumps({**payload, "prompt": "blocked"}).encode())
+        hook.stdin.close()
+        deadline = time.monotonic() + 20
+        while not children(server) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        (child,) = children(server)
+        os.kill(server, signal.SIGKILL)
+        started = run_hook(
+            env, {"session_id": "s", "cwd": str(other), "hook_event_name": "Notification"}
+        )
+        assert started.returncode == 0 and not started.stderr
+        new = wait_server(env, timeout=15)
+        assert new != server and alive(child)
+        blocker.execute("ROLLBACK")
+        assert hook.wait(timeout=30) == 0  # the orphaned child finished its hook and replied
+    finally:
+        if blocker is not None:
+            blocker.close()
+        if hook is not None and hook.poll() is None:
+            hook.kill()
+            hook.wait()
+        info = status(env)
+        if info:
+            os.kill(int(info["pid"]), signal.SIGTERM)
+
+
 def _store_of(home: Path, ws: Path) -> str:
     code = (
         "import sys; from rewind_ls.core.store import store_dir_for, DB_NAME; import os; "
@@ -429,8 +475,11 @@ def _store_of(home: Path, ws: Path) -> str:
 
 
 def test_a_server_whose_code_changed_on_disk_is_refused_and_replaced(tmp_path: Path) -> None:
-    """A `git pull` (or an upgrade) under a running server: the next hook runs in-process with
-    the new code, the old server exits, and a new one serves the hooks after."""
+    """A `git pull` (or an upgrade) under a running server: the server checks its code while the
+    child of the next hook runs (not before, which would delay every hook), so that one hook runs
+    the code the server had imported, whole, like an in-process hook started just before the
+    upgrade; then the old server exits, the hook after runs in-process with the new code and
+    starts a new server, which serves the hooks after."""
     package = tmp_path / "install"
     shutil.copytree(
         ROOT / "rewind_ls", package / "rewind_ls", ignore=shutil.ignore_patterns("__pycache__")
@@ -459,22 +508,66 @@ def test_a_server_whose_code_changed_on_disk_is_refused_and_replaced(tmp_path: P
         assert "rewind_ls.core.agents.hook_process" not in _imports(through)
         steps = package / "rewind_ls" / "core" / "agents" / "hook_steps.py"
         steps.write_text(steps.read_text() + "\n# a new version\n")
-        refused = run_hook(env, {**base, "hook_event_name": "Stop"}, argv)
-        assert refused.returncode == 0
-        assert "rewind_ls.core.agents.hook_process" in _imports(refused)  # ran in-process
+        last_old = run_hook(env, {**base, "hook_event_name": "Stop"}, argv)
+        assert last_old.returncode == 0
         deadline = time.monotonic() + 10
         while alive(old) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not alive(old)
+        refused = run_hook(
+            env, {**base, "hook_event_name": "UserPromptSubmit", "prompt": "b"}, argv
+        )
+        assert refused.returncode == 0
+        if "rewind_ls.core.agents.hook_process" not in _imports(last_old):
+            # The old server ran the Stop (it had not yet seen the change: the usual case; on a
+            # slow machine its idle check, every 2 s, may see it first and the Stop runs
+            # in-process): the hook after finds no server and runs in-process.
+            assert "rewind_ls.core.agents.hook_process" in _imports(refused)
         new = wait_server(env, package=package)
         assert new != old
-        after = run_hook(env, {**base, "hook_event_name": "UserPromptSubmit", "prompt": "b"}, argv)
+        after = run_hook(env, {**base, "hook_event_name": "Stop"}, argv)
         assert after.returncode == 0
         assert "rewind_ls.core.agents.hook_process" not in _imports(after)
+        assert status(env, package)["pid"] == str(new)  # type: ignore[index]
     finally:
         info = status(env, package)
         if info:
             os.kill(int(info["pid"]), signal.SIGTERM)
+
+
+def test_connections_queued_when_the_server_exits_are_told_it_is_stale(tmp_path: Path) -> None:
+    """A server leaving (its code changed, idle, SIGTERM) answers `S` to the connections already
+    queued on its socket: their hooks run in-process and start a new server (closed unanswered,
+    a hook would run in-process and start none)."""
+    import socket as socket_module
+
+    env = server_env(tmp_path / "home", REWIND_LS_WATCH="0")
+    path = _in(
+        env, "from rewind_ls.core.agents.hook_client import socket_path; print(socket_path())"
+    )
+    run_hook(env, {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "Notification"})
+    server = wait_server(env)
+    queued = []
+    try:
+        os.kill(server, signal.SIGSTOP)
+        for _ in range(3):
+            conn = socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM)
+            conn.settimeout(10)
+            conn.connect(path)
+            queued.append(conn)
+        os.kill(server, signal.SIGTERM)
+        os.kill(server, signal.SIGCONT)
+        assert [c.recv(1) for c in queued] == [b"S"] * 3
+        deadline = time.monotonic() + 10
+        while alive(server) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(server) and not os.path.exists(path)
+    finally:
+        for conn in queued:
+            conn.close()
+        if alive(server):
+            os.kill(server, signal.SIGCONT)
+            os.kill(server, signal.SIGTERM)
 
 
 def test_two_workspaces_at_once_through_one_server(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ one, no answer, a child that died) returns a reason and the caller runs the hook
 with the same stdin bytes, exactly as without a server. Nothing depends on the server being there.
 
 The exchange on a Unix stream socket (fields: 4-byte big-endian length + bytes):
-  client -> `H` argv cwd environ umask stdin ppid   server's child -> `A` (read; or `S`: stale)
+  client -> `H` argv cwd environ umask stdin ppid   server's child -> `A` (read)
+  (or the server -> `S`: its code changed and it is exiting; this connection was still queued)
   client -> `G` (committed: waits for the result)  child -> `R` stdout stderr exit-code, close
 A client that gave up before `G` (its connect or the `A` was too slow) closes the socket and the
 child, reading EOF instead of `G`, exits without running the hook: a hook never runs twice at once.

@@ -9,8 +9,12 @@ fresh state, sets the client's environment, folder, umask, argv and stdin, runs
 `hook_process.run` as the in-process hook does, and sends the output and exit code back
 (`hook_client.py` has the exchange). One at a time by an `flock` on `<socket>.lock`; it exits
 after `REWIND_LS_HOOK_SERVER_IDLE` seconds without a hook (default 900), and as soon as any of the
-code it imported changed on disk (an upgrade, a `git pull` in a development install): from then
-on it answers `S` (stale) and each client runs its hook in-process and starts a new server.
+code it imported changed on disk (an upgrade, a `git pull` in a development install). It checks
+that after forking each hook's child, while the child runs (not before: the check's ~240 `stat`s
+would delay every hook), and every 2 s while idle. So the one hook it forked when it finds the code
+changed runs the code it imported, whole, like an in-process hook that started just before the
+upgrade; then it stops listening, answers `S` (stale) to the connections already queued (each runs
+its hook in-process and starts a new server) and exits.
 """
 
 from __future__ import annotations
@@ -43,8 +47,7 @@ PRELOAD = ("zstandard",)
 
 
 class Stale(Exception):
-    """A child found the code changed on disk, or the server was told to stop (SIGTERM): it stops
-    accepting."""
+    """The server was told to stop (SIGTERM): it stops accepting."""
 
 
 def idle_seconds() -> float:
@@ -176,23 +179,43 @@ def serve() -> int:
         raise
     detached.unclaim(marker)
     try:
-        _loop(listener, stamp, info)
+        _loop(listener, stamp, info, lock)
     finally:
         try:
             os.unlink(path)  # still ours: a new server binds only once it holds the lock
         except OSError:
             pass
+        _refuse_queued(listener)
         listener.close()
         os.close(lock)
     return 0
+
+
+def _refuse_queued(listener: socket.socket) -> None:
+    """Answer `S` to the connections made before the socket was removed: their clients run the
+    hook in-process and start a new server (closed unanswered, they would not start one)."""
+    listener.setblocking(False)
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except OSError:  # none left (BlockingIOError), or the listener failed
+            return
+        try:
+            conn.setblocking(True)
+            conn.settimeout(0.5)
+            conn.sendall(b"S")
+        except OSError:
+            pass
+        conn.close()
 
 
 def _on_stale(_signum: int, _frame: Any) -> None:
     raise Stale
 
 
-def _loop(listener: socket.socket, stamp: dict[str, tuple[int, int]], info: bytes) -> None:
-    signal.signal(signal.SIGUSR1, _on_stale)
+def _loop(
+    listener: socket.socket, stamp: dict[str, tuple[int, int]], info: bytes, lock: int
+) -> None:
     signal.signal(signal.SIGTERM, _on_stale)  # stopped: remove the socket on the way out
     listener.settimeout(2.0)
     idle = idle_seconds()
@@ -217,13 +240,15 @@ def _loop(listener: socket.socket, stamp: dict[str, tuple[int, int]], info: byte
             served += 1
             pid = os.fork()
             if pid == 0:
+                os.close(lock)  # a hook outliving the server must not keep a new one from starting
                 _child(listener, conn, stamp, info + f"served={served}\n".encode())
             children.add(pid)
             conn.close()
+            if changed(stamp):  # while the child runs: see the module's docstring
+                return
     except Stale:
         return
     finally:
-        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
@@ -266,10 +291,8 @@ def _read_request(conn: socket.socket) -> list[bytes] | None:
 def _child(
     listener: socket.socket, conn: socket.socket, stamp: dict[str, tuple[int, int]], info: bytes
 ) -> None:
-    server = os.getppid()
     try:
         listener.close()
-        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         conn.settimeout(10.0)
         kind = conn.recv(1)
@@ -281,11 +304,6 @@ def _child(
             os._exit(0)
         parts = _read_request(conn)
         if parts is None:
-            os._exit(0)
-        if changed(stamp):
-            conn.sendall(b"S")
-            if os.getppid() == server:  # not whoever adopted us if the server died
-                os.kill(server, signal.SIGUSR1)
             os._exit(0)
         conn.sendall(b"A")
         if conn.recv(1) != b"G":

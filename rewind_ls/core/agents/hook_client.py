@@ -247,3 +247,104 @@ def start_server() -> int | None:
     except OSError:
         detached.unclaim(marker)
         raise
+
+
+# What `__main__.py`, run as a file, does (here rather than there: a module's code is cached as
+# `.pyc`, a script's is compiled on every run).
+
+
+def command(argv: list[str]) -> None:
+    """`__main__.py` run as a file: `hook AGENT` ends the process with the hook's exit code (through
+    the server when one answers), `hook-server` runs the server; anything else (the CLI) returns
+    with `sys.path` set."""
+    if len(argv) == 3 and argv[1] == "hook":
+        raise SystemExit(_hook(argv[2]))
+    launch_path()
+    if argv[1:] == ["hook-server"]:
+        from rewind_ls.core.agents.hook_server import serve
+
+        raise SystemExit(serve())
+
+
+def _hook(agent: str) -> int:
+    """The hook command: through the hook server when one answers (this module loads nothing but
+    `_socket`, not even `os`), else in this process with the same stdin bytes, starting the server
+    when there was none."""
+    # Off, or doctor's probe of this process's own `sys.path`: no server.
+    if posix.environ.get(b"REWIND_LS_HOOK_SERVER") == b"0" or posix.environ.get(
+        b"REWIND_LS_HOOK_CHECK"
+    ):
+        launch_path()
+        from rewind_ls.core.agents.hook_process import run
+
+        return run(agent)
+    try:
+        head, whole = read_stdin()
+    except (OSError, ValueError, AttributeError):  # no stdin at all: the in-process path says so
+        launch_path()
+        from rewind_ls.core.agents.hook_process import run
+
+        return run(agent)
+    reason = through_server(sys.argv, head) if whole else "big"
+    launch_path()
+    from rewind_ls.core.agents.hook_process import run
+
+    stdin = Replay(head, sys.stdin.buffer)
+    return run(agent, stdin, whole_process=True, start_server=reason in ("absent", "stale"))
+
+
+def site_packages() -> list[str]:
+    """The interpreter's site-packages folders as `site` would list them, without `site` itself or
+    its `.pth` processing: a virtualenv's (found, as `site` finds it, by the `pyvenv.cfg` beside
+    or above the executable; without `site`, `sys.prefix` is still the base interpreter's), then,
+    outside a venv or when it includes them, the base interpreter's."""
+    import os
+
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    prefixes = []
+    exe_dir = os.path.dirname(os.path.abspath(sys.executable))
+    for folder in (exe_dir, os.path.dirname(exe_dir)):
+        cfg = os.path.join(folder, "pyvenv.cfg")
+        if os.path.isfile(cfg):
+            prefixes.append(os.path.dirname(exe_dir))
+            with open(cfg, encoding="utf-8", errors="replace") as f:
+                system = "include-system-site-packages = true" in f.read().replace("\t", " ")
+            if not system:
+                break
+            prefixes += [sys.prefix, sys.exec_prefix]
+            break
+    else:
+        prefixes += [sys.prefix, sys.exec_prefix]
+    found = []
+    for prefix in prefixes:
+        for lib in ("lib", "lib64"):
+            folder = os.path.join(prefix, lib, version, "site-packages")
+            if folder not in found and os.path.isdir(folder):
+                found.append(folder)
+    return found
+
+
+def _check_reachable() -> None:
+    """`doctor` runs the command with REWIND_LS_HOOK_CHECK set: say (the way a hook reports a
+    problem, which doctor reads) if a module a later event imports is not on this `sys.path`."""
+    from importlib.util import find_spec
+
+    for name in ("zstandard", "rewind_ls.core.capture.scan"):
+        if find_spec(name) is None:
+            sys.stderr.write(f"rewind-ls hook: cannot import {name} from {sys.path}\n")
+
+
+def launch_path() -> None:
+    """`sys.path` for the in-process hook, the server or the CLI run without `site`: the folder
+    holding the `rewind_ls` package (found from this file's path, so an editable install works
+    too) and the interpreter's own site-packages (zstandard, read by a scan's packs), without
+    reading any `.pth` file. `tests/test_hook_imports.py` holds each hook event to a budget of
+    imported modules."""
+    import os
+
+    parent = _parent(package_dir())
+    here = package_dir()
+    sys.path[:] = [parent] + [p for p in sys.path if os.path.abspath(p) not in (here, parent)]
+    sys.path += [p for p in site_packages() if p not in sys.path]
+    if os.environ.get("REWIND_LS_HOOK_CHECK"):
+        _check_reachable()

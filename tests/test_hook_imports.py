@@ -177,3 +177,12 @@ def test_the_hook_commands_client_imports_only_the_socket_when_the_server_answer
                 argv, {**base, "hook_event_name": event, "prompt": "p", **edit}, env
             )
             assert set(modules) - started == CLIENT_IMPORTS, (event, modules)
+
+
+def test_the_hook_commands_script_is_a_few_lines() -> None:
+    """`__main__.py` run as a file is compiled on every hook (a script's code is never cached as
+    `.pyc`): what it does is in core/agents/hook_client.py, so it defines nothing itself."""
+    main = ROOT / "rewind_ls" / "__main__.py"
+    tree = ast.parse(main.read_text(encoding="utf-8"))
+    defined = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    assert not defined and len(main.read_bytes()) < 1200

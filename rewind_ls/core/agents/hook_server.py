@@ -46,10 +46,6 @@ IDLE_DEFAULT = 900.0
 PRELOAD = ("zstandard",)
 
 
-class Stale(Exception):
-    """The server was told to stop (SIGTERM): it stops accepting."""
-
-
 def idle_seconds() -> float:
     return config.env_positive("REWIND_LS_HOOK_SERVER_IDLE", IDLE_DEFAULT)
 
@@ -209,15 +205,21 @@ def _refuse_queued(listener: socket.socket) -> None:
         conn.close()
 
 
-def _on_stale(_signum: int, _frame: Any) -> None:
-    raise Stale
+def _on_term(_signum: int, _frame: Any) -> None:
+    """SIGTERM: the byte the signal writes to the wakeup pipe ends the loop (raising here could
+    drop a connection just accepted, unanswered)."""
 
 
 def _loop(
     listener: socket.socket, stamp: dict[str, tuple[int, int]], info: bytes, lock: int
 ) -> None:
-    signal.signal(signal.SIGTERM, _on_stale)  # stopped: remove the socket on the way out
-    listener.settimeout(2.0)
+    import select
+
+    stop_r, stop_w = os.pipe()
+    os.set_blocking(stop_w, False)
+    signal.set_wakeup_fd(stop_w)
+    signal.signal(signal.SIGTERM, _on_term)  # stopped: remove the socket on the way out
+    listener.setblocking(False)
     idle = idle_seconds()
     last = time.monotonic()
     children: set[int] = set()
@@ -225,14 +227,18 @@ def _loop(
     try:
         while True:
             _reap(children)
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
+            ready = select.select([listener.fileno(), stop_r], [], [], 2.0)[0]
+            if stop_r in ready:
+                return
+            if not ready:
                 if time.monotonic() - last > idle or changed(stamp):
                     return
                 continue
-            except OSError:
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # BlockingIOError: the client went away before it was accepted
                 continue
+            conn.setblocking(True)
             last = time.monotonic()
             if not _same_user(conn):
                 conn.close()
@@ -240,16 +246,19 @@ def _loop(
             served += 1
             pid = os.fork()
             if pid == 0:
-                os.close(lock)  # a hook outliving the server must not keep a new one from starting
+                signal.set_wakeup_fd(-1)
+                for fd in (lock, stop_r, stop_w):  # the lock: a hook outliving the server must
+                    os.close(fd)  # not keep a new one from starting
                 _child(listener, conn, stamp, info + f"served={served}\n".encode())
             children.add(pid)
             conn.close()
             if changed(stamp):  # while the child runs: see the module's docstring
                 return
-    except Stale:
-        return
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.set_wakeup_fd(-1)
+        os.close(stop_r)
+        os.close(stop_w)
 
 
 def _reap(children: set[int]) -> None:

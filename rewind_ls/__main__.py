@@ -1,6 +1,6 @@
 """`python -m rewind_ls`, and the agents' hook command, `PYTHON -I -S /abs/rewind_ls/__main__.py hook
 AGENT` (a file run as a script is compiled on every run, never cached: the rest is in
-`core/agents/hook_client.py`, whose `command` sets `sys.path` and runs the hook or the server)."""
+`core/agents/hook_client.py`, whose `command` sets `sys.path` and tries the hook server)."""
 
 import sys
 
@@ -11,7 +11,15 @@ if not __package__:  # run as a file (the hook command), not as `python -m rewin
     sys.path.insert(0, here.rpartition("/")[0].rpartition("/")[0] or "/")
     from rewind_ls.core.agents.hook_client import command
 
-    command(sys.argv)  # a hook or the server ends here; otherwise `sys.path` is set for the CLI
+    todo = command(sys.argv)  # ends here when the server ran the hook; sets `sys.path`
+    if todo is not None:  # the hook, in this process
+        from rewind_ls.core.agents.hook_process import run
+
+        raise SystemExit(run(*todo))
+    if sys.argv[1:] == ["hook-server"]:
+        from rewind_ls.core.agents.hook_server import serve
+
+        raise SystemExit(serve())
 
 from rewind_ls.cli import main  # after the path is set
 

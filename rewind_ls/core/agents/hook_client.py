@@ -253,20 +253,18 @@ def start_server() -> int | None:
 # `.pyc`, a script's is compiled on every run).
 
 
-def command(argv: list[str]) -> None:
-    """`__main__.py` run as a file: `hook AGENT` ends the process with the hook's exit code (through
-    the server when one answers), `hook-server` runs the server; anything else (the CLI) returns
-    with `sys.path` set."""
+def command(argv: list[str]) -> tuple[str, object, bool | None, bool] | None:
+    """`__main__.py` run as a file. `hook AGENT` ends the process here when the server ran the hook;
+    else it returns the arguments of the in-process `hook_process.run` (agent, stdin, whole_process,
+    start_server) with `sys.path` set. Anything else (`hook-server`, the CLI): None, `sys.path` set.
+    (`__main__.py` imports `hook_process` or `hook_server` itself: both import this module.)"""
     if len(argv) == 3 and argv[1] == "hook":
-        raise SystemExit(_hook(argv[2]))
+        return _hook(argv[2])
     launch_path()
-    if argv[1:] == ["hook-server"]:
-        from rewind_ls.core.agents.hook_server import serve
-
-        raise SystemExit(serve())
+    return None
 
 
-def _hook(agent: str) -> int:
+def _hook(agent: str) -> tuple[str, object, bool | None, bool]:
     """The hook command: through the hook server when one answers (this module loads nothing but
     `_socket`, not even `os`), else in this process with the same stdin bytes, starting the server
     when there was none."""
@@ -275,22 +273,15 @@ def _hook(agent: str) -> int:
         b"REWIND_LS_HOOK_CHECK"
     ):
         launch_path()
-        from rewind_ls.core.agents.hook_process import run
-
-        return run(agent)
+        return agent, None, None, False
     try:
         head, whole = read_stdin()
     except (OSError, ValueError, AttributeError):  # no stdin at all: the in-process path says so
         launch_path()
-        from rewind_ls.core.agents.hook_process import run
-
-        return run(agent)
+        return agent, None, None, False
     reason = through_server(sys.argv, head) if whole else "big"
     launch_path()
-    from rewind_ls.core.agents.hook_process import run
-
-    stdin = Replay(head, sys.stdin.buffer)
-    return run(agent, stdin, whole_process=True, start_server=reason in ("absent", "stale"))
+    return agent, Replay(head, sys.stdin.buffer), True, reason in ("absent", "stale")
 
 
 def site_packages() -> list[str]:

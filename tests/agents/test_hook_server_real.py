@@ -6,17 +6,34 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rewind_ls.core.agents.hook_server import status
 from tests.support.fake_anthropic import FakeAnthropic, text, tool_use
+from tests.support.real_agent import rewind_ls_command
 from tests.support.real_claude import RealClaude, claude_binary
 
 pytestmark = pytest.mark.agent
+
+
+def status(home: str) -> dict[str, str] | None:
+    """`hook_server.status` as the hooks see it: from the interpreter `rewind-ls install` ran on
+    (the entry point's, which may be the venv's `python3` where this test's is `python`), since
+    the socket is keyed on the interpreter's path."""
+    with open(rewind_ls_command()[0]) as f:
+        python = f.readline()[2:].strip()
+    code = (
+        "import json, sys; from rewind_ls.core.agents.hook_server import status; "
+        "print(json.dumps(status(sys.argv[1])))"
+    )
+    proc = subprocess.run(
+        [python, "-c", code, home], capture_output=True, text=True, timeout=30, check=True
+    )
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="module")

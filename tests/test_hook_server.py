@@ -535,6 +535,11 @@ def test_a_server_whose_code_changed_on_disk_is_refused_and_replaced(tmp_path: P
             os.kill(int(info["pid"]), signal.SIGTERM)
 
 
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(")")[-1].split()[0]
+
+
 def test_connections_queued_when_the_server_exits_are_told_it_is_stale(tmp_path: Path) -> None:
     """A server leaving (its code changed, idle, SIGTERM) answers `S` to the connections already
     queued on its socket: their hooks run in-process and start a new server (closed unanswered,
@@ -550,6 +555,11 @@ def test_connections_queued_when_the_server_exits_are_told_it_is_stale(tmp_path:
     queued = []
     try:
         os.kill(server, signal.SIGSTOP)
+        # Stopped for real before the connections are made: a server still running would accept
+        # the first one as a hook's (its child waits for a request that never comes).
+        deadline = time.monotonic() + 10
+        while _state(server) != "T" and time.monotonic() < deadline:
+            time.sleep(0.01)
         for _ in range(3):
             conn = socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM)
             conn.settimeout(10)

@@ -152,10 +152,10 @@ def _still_ours(
     updates: list[tuple[Candidate, Version, os.stat_result | None]],
     record: bool,
     racy_from: int,
-) -> tuple[list[tuple[object, ...]], list[Change]]:
+) -> tuple[list[tuple[str, Version, int | None, int | None]], list[Change]]:
     """The known rows to write and the changes to record, leaving out every path whose row moved
     since the scan compared it (another process recorded it, and owns that change)."""
-    rows: list[tuple[object, ...]] = []
+    rows: list[tuple[str, Version, int | None, int | None]] = []
     found: list[Change] = []
     for c, v, st in updates:
         if c.known_seq is not None:
@@ -165,7 +165,7 @@ def _still_ours(
             continue
         mtime = None if st is None else trusted_mtime(st, racy_from)
         ino = None if st is None else st.st_ino
-        rows.append((c.rel, v.kind, v.hash, v.mode, v.size, mtime, ino))
+        rows.append((c.rel, v, mtime, ino))
         old = c.old
         if (
             record

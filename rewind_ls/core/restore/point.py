@@ -86,15 +86,7 @@ def finish_restore_point(
     with store.transaction():
         store.set_known_many(
             [
-                (
-                    path,
-                    version.kind,
-                    version.hash,
-                    version.mode,
-                    version.size,
-                    st.st_mtime_ns if st else None,
-                    st.st_ino if st else None,
-                )
+                (path, version, st.st_mtime_ns if st else None, st.st_ino if st else None)
                 for path, (version, st) in reached.items()
             ],
             replace=True,

@@ -337,7 +337,9 @@ class Store:
     def known_seq(self, path: str) -> int | None:
         return self._known.known_seq(path)
 
-    def set_known_many(self, rows: list[tuple[object, ...]], replace: bool) -> None:
+    def set_known_many(
+        self, rows: list[tuple[str, Version, int | None, int | None]], replace: bool
+    ) -> None:
         self._known.set_known_many(rows, replace)
 
     # --- contents (blobs.py, packs.py) ---

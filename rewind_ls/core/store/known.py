@@ -131,16 +131,19 @@ class KnownPaths:
 
     def set_known_many(
         self,
-        rows: list[tuple[object, ...]],
+        rows: list[tuple[str, Version, int | None, int | None]],
         replace: bool,
     ) -> None:
-        """(path, kind, hash, mode, size, mtime_ns, ino) rows under one new seq; `replace`: an
-        existing row is replaced, else it is kept."""
+        """(path, version, mtime_ns, ino) rows (the shape `known_paths` reads) under one new seq;
+        `replace`: an existing row is replaced, else it is kept."""
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         with self.db.transaction():
             seq = self.db.next_seq()
             self.conn.executemany(
                 f"{verb} INTO known(path, kind, hash, mode, size, mtime_ns, ino, seq)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(*r, seq) for r in rows],
+                [
+                    (path, v.kind, v.hash, v.mode, v.size, mtime_ns, ino, seq)
+                    for path, v, mtime_ns, ino in rows
+                ],
             )

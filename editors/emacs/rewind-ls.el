@@ -25,7 +25,8 @@
 ;;
 ;; While the first checkpoint of a large workspace is taken in the background, the mode line says
 ;; so ("[rewind: first checkpoint 1500/4000]"), as do the turn prompts and the header line of
-;; `*rewind-timeline*'; it is asked again every `rewind-ls-baseline-poll' seconds until done.
+;; `*rewind-timeline*', from the first rewind-ls command on (a command is what connects); it is
+;; asked again every `rewind-ls-baseline-poll' seconds until done.
 ;;
 ;; Install: (use-package rewind-ls :load-path "/path/to/rewind-ls/editors/emacs") (what
 ;; tests/editors/test_emacs_package.py does: the folder on the load path, then `require').
@@ -210,6 +211,9 @@ while it runs."
     (cond
      (rewind-ls--baseline
       (setq rewind-ls--baseline-buffer rewind-ls--file-buffer)
+      ;; A list whose car is a symbol is a conditional (SYMBOL THEN ELSE): alone in the list, our
+      ;; symbol would draw "*invalid*".  A "" first makes it a concatenation, as `display-time' does.
+      (unless global-mode-string (setq global-mode-string (list "")))
       (add-to-list 'global-mode-string 'rewind-ls--mode-line-string t)
       (unless rewind-ls--baseline-timer
         (setq rewind-ls--baseline-timer

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -183,3 +184,86 @@ def test_emacs_shows_the_first_checkpoint_while_it_runs(client: str, tmp_path: P
     done = steps["done"]
     assert "first checkpoint" not in done["mode_line"] and not done["header"], done
     assert "rewind-ls: the first checkpoint of this workspace is complete" in result["messages"]
+
+
+def test_emacs_in_a_terminal_shows_the_first_checkpoint_on_screen(tmp_path: Path) -> None:
+    """The same progress as a person sees it: Emacs in a real terminal (tmux), keystrokes in, the
+    screen read back. The mode line (every window's: `global-mode-string` is in
+    `mode-line-misc-info`), the timeline's header line, the figure moving on without a key pressed,
+    and going away when the worker ends. One client (eglot): what is drawn is the package's own."""
+    from rewind_ls.core.capture import baseline_spawn
+    from rewind_ls.core.store import Store
+    from tests.support.tmux import TmuxScreen
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text("a0\n")
+    agent = FakeClaude(ws, home)
+    agent.turn("first: edit a", {"a.txt": "a1\n"})
+    with Store.open(str(ws), home=str(home)) as store:
+        store_path = store.path
+    wdir = Path(baseline_spawn.worker_dir(store_path))
+    wdir.mkdir(parents=True, exist_ok=True)
+    progress = wdir / baseline_spawn.PROGRESS
+    progress.write_text("1500 4000\n")
+    hold = (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(600)"
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-c", hold, str(wdir / baseline_spawn.LOCK)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    (home / "emacs-home").mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+        "PYTHONPATH": str(REPO),
+        "REWIND_LS_HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / "claude"),
+        "HOME": str(home / "emacs-home"),
+        "TERM": "xterm-256color",
+    }
+    setup = "(progn (setq native-comp-deferred-compilation nil) (setq rewind-ls-client 'eglot) (require 'rewind-ls) (setq rewind-ls-baseline-poll 0.2))"
+    screen = TmuxScreen("rewind-emacs")
+    try:
+        assert worker.stdout is not None and worker.stdout.readline().strip() == "locked"
+        screen.start(
+            " ".join(
+                [
+                    "emacs -nw -q",  # -q, not -Q: Debian's site files put elpa-eglot on the load path
+                    "-L",
+                    json.dumps(str(REPO / "editors" / "emacs")),
+                    "--eval",
+                    json.dumps(setup),
+                    "a.txt",
+                ]
+            ),
+            ws,
+            env,
+        )
+        opened = screen.wait_for("a.txt")
+        assert "first checkpoint" not in opened, opened  # not connected yet: no command has run
+        screen.keys("M-x")
+        screen.wait_for("M-x")
+        screen.keys("rewind-ls-timeline", "Enter")
+        running = screen.wait_for("[rewind: first checkpoint 1500/4000]")
+        assert "First checkpoint of this workspace in progress (1500 of 4000 files)" in running, (
+            running
+        )
+        assert "first: edit a" in running, running  # the timeline itself, under its header line
+        progress.write_text("3000 4000\n")  # the worker goes on: the screen follows, no key pressed
+        screen.wait_for("[rewind: first checkpoint 3000/4000]")
+        worker.kill()  # the worker ends: its lock is released
+        worker.wait()
+        end = time.monotonic() + 30
+        while "first checkpoint" in (text := screen.text()) and time.monotonic() < end:
+            time.sleep(0.1)
+        assert "first checkpoint" not in text and "First checkpoint" not in text, text
+        assert "first: edit a" in text, text
+    finally:
+        worker.kill()
+        worker.wait()
+        screen.close()

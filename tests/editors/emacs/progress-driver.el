@@ -25,6 +25,11 @@
 answers \"\"; strings, symbols (their values) and lists, the forms the package uses."
   (cond ((stringp construct) construct)
         ((and construct (symbolp construct) (boundp construct)) (pd-render (symbol-value construct)))
+        ;; (SYMBOL THEN ELSE) is a conditional, as in xdisp.c: no THEN is "*invalid*".
+        ((and (consp construct) (symbolp (car construct)) (car construct))
+         (if (and (boundp (car construct)) (symbol-value (car construct)))
+             (if (consp (cdr construct)) (pd-render (cadr construct)) "*invalid*")
+           (if (consp (cddr construct)) (pd-render (caddr construct)) "")))
         ((consp construct) (mapconcat #'pd-render construct ""))
         (t "")))
 

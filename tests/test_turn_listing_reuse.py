@@ -85,7 +85,9 @@ def _from_scratch(store: Store, **params: Any) -> dict[str, Any]:
     timeline._COUNTED.clear()
     timeline._MEMO.clear()
     try:
-        listing = list_sessions(store, params.get("session_id"), params.get("limit"))
+        listing = list_sessions(
+            store, params.get("session_id"), params.get("limit"), params.get("before")
+        )
     finally:  # what the server keeps, as it was: its next listing goes on from there
         for memo, held in zip((timeline._COUNTED, timeline._MEMO), kept, strict=True):
             memo.clear()
@@ -121,6 +123,9 @@ def test_the_page_is_the_listing_made_from_scratch_after_every_kind_of_write(
         {"limit": 100},
         {"limit": 100, "session_id": "s"},
         {"limit": 1, "session_id": "s"},
+        {"limit": 3, "session_id": "s", "before": "9"},
+        {"limit": 2, "session_id": "s", "before": "9"},
+        {"limit": 1, "session_id": "s", "before": "7"},
         {"limit": 1},
     ]
     other = Store.open(str(ws))  # the agents' hooks and other commands: another connection
@@ -182,7 +187,9 @@ def test_the_page_is_the_listing_made_from_scratch_after_every_kind_of_write(
                 expected = _from_scratch(view.store, **params)
                 assert json.dumps(sent) == json.dumps(expected), (write, params, "view")
             for params in status_asks:
-                sent = status.list_turns(params.get("session_id"), params.get("limit"))
+                sent = status.list_turns(
+                    params.get("session_id"), params.get("limit"), params.get("before")
+                )
                 expected = _from_scratch(status.store, **params)
                 assert json.dumps(sent) == json.dumps(expected), (write, params, "status")
         counts = {s["id"]: s["turnCount"] for s in service.list_turns(None, 1)["sessions"]}

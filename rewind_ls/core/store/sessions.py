@@ -428,16 +428,16 @@ def _page_where(
 # (subagents, whether it was rebuilt from the transcript) and prompt (as far as `TURN_COLS` reads
 # it) as they are, and of each change, as one text made by SQLite, the path, the source (shared
 # with which turns) and the kinds that say created, modified or deleted (or not settled). The path
-# is length-prefixed and the rest comes from fixed vocabularies without the separator, so two
-# turns listed differently never give the same stamp. It is made from the rows themselves, not
-# kept beside them: every writer (a hook, the server, a fork, a restore, retention, a repair, a
-# late change, an older rewind-ls) changes it by changing what it wrote. The changes come in the
+# is length-prefixed and the rest comes from fixed vocabularies, each ended by a separator none
+# of them holds, so two turns listed differently never give the same stamp. It is made from the
+# rows themselves, not kept beside them: every writer (a hook, the server, a fork, a restore,
+# retention, a repair, a late change, an older rewind-ls) changes it by changing what it wrote. The changes come in the
 # primary key's order; were they ever read in another, the stamp would only differ (the turn read
 # again), never match wrongly. (The row's columns as they are cost a third of building them into
 # the text as well; a maintained per-turn counter would cost every change written a row update of
 # its turn, several times the change's own insert, by trigger.)
 _TURN_STAMP = (
     f"started_at, ended_at, info, substr(prompt, 1, {MAX_PROMPT_CHARS + 100}),"
-    " (SELECT group_concat(length(path)||':'||path||source||char(31)||before_kind||"
+    " (SELECT group_concat(length(path)||':'||path||source||char(31)||before_kind||','||"
     "ifnull(after_kind, '-'), char(31)) FROM changes WHERE turn_id = turns.id)"
 )

@@ -85,7 +85,9 @@ def _from_scratch(store: Store, **params: Any) -> dict[str, Any]:
     timeline._COUNTED.clear()
     timeline._MEMO.clear()
     try:
-        listing = list_sessions(store, params.get("session_id"), params.get("limit"))
+        listing = list_sessions(
+            store, params.get("session_id"), params.get("limit"), params.get("before")
+        )
     finally:  # what the server keeps, as it was: its next listing goes on from there
         for memo, held in zip((timeline._COUNTED, timeline._MEMO), kept, strict=True):
             memo.clear()
@@ -108,6 +110,24 @@ def test_the_page_is_the_listing_made_from_scratch_after_every_kind_of_write(
         ids = _scenario(store)
     service = Service(str(ws))
     views = [(params, Service(str(ws))) for params in ({"limit": 100}, {"limit": 2})]
+    # A view and its status bar: the status count comes right after the page, and before the next
+    # page (its last page is from before the write), and for one session.
+    status = Service(str(ws))
+    status_asks: list[dict[str, Any]] = [
+        {"limit": 2},
+        {"limit": 2},
+        {"limit": 1},
+        {"limit": 100},
+        {"limit": 1},
+        {"limit": 2},
+        {"limit": 100},
+        {"limit": 100, "session_id": "s"},
+        {"limit": 1, "session_id": "s"},
+        {"limit": 3, "session_id": "s", "before": "9"},
+        {"limit": 2, "session_id": "s", "before": "9"},
+        {"limit": 1, "session_id": "s", "before": "7"},
+        {"limit": 1},
+    ]
     other = Store.open(str(ws))  # the agents' hooks and other commands: another connection
     try:
         writes = [
@@ -166,12 +186,19 @@ def test_the_page_is_the_listing_made_from_scratch_after_every_kind_of_write(
                 sent = view.list_turns(params.get("session_id"), params.get("limit"))
                 expected = _from_scratch(view.store, **params)
                 assert json.dumps(sent) == json.dumps(expected), (write, params, "view")
+            for params in status_asks:
+                sent = status.list_turns(
+                    params.get("session_id"), params.get("limit"), params.get("before")
+                )
+                expected = _from_scratch(status.store, **params)
+                assert json.dumps(sent) == json.dumps(expected), (write, params, "status")
         counts = {s["id"]: s["turnCount"] for s in service.list_turns(None, 1)["sessions"]}
         assert counts["s"] == 11 and counts["fork2"] == 11 and counts["o"] == 2
         assert counts[REWIND_SESSION] == 1  # the restore point, once applied
     finally:
         other.close()
         service.close()
+        status.close()
         for _params, view in views:
             view.close()
 
@@ -212,6 +239,53 @@ def test_a_refresh_reads_only_the_turns_that_changed(
         page = service.list_turns(None, 100)["sessions"][0]["turns"]
         assert [f["path"] for f in page[29]["files"]] == ["f50.txt", "late.txt"]
         assert sorted(read) == [["changes_of_turns", ids[50]], ["turns_of", ids[50]]]
+    finally:
+        other.close()
+        service.close()
+
+
+def test_the_status_count_right_after_the_page_is_cut_from_it(
+    ws_home: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The status bar's `limit: 1` right after the view's page, nothing committed between: the
+    answer is cut from that page, no listing query runs. Anything committed since (by another
+    connection or by the server's own), or the first checkpoint's progress, is there at once."""
+    ws, _home = ws_home
+    with Store.open(str(ws)) as store:
+        store.ensure_session("s", "agent", "claude-code")
+        for k in range(5):
+            _turn(store, "s", f"p{k}", {f"f{k}.txt": "tool"})
+    service = Service(str(ws))
+    other = Store.open(str(ws))
+    queries: list[str] = []
+    try:
+        page = service.list_turns(None, 100)
+        store = service.store
+        for name in ("sessions", "turn_stamps_page", "turns_page", "turn_counts", "turns_dropped"):
+            method = getattr(store, name)
+
+            def spy(*args: Any, _name: str = name, _method: Any = method) -> Any:
+                queries.append(_name)
+                return _method(*args)
+
+            monkeypatch.setattr(store, name, spy)
+        status = service.list_turns(None, 1)
+        assert queries == []
+        assert status["sessions"][0]["turns"] == page["sessions"][0]["turns"][-1:]
+        assert status["sessions"][0]["olderCursor"] == "5"
+        assert status["sessions"][0]["turnCount"] == 5
+        assert json.dumps(status) == json.dumps(_from_scratch(store, limit=1))
+        _turn(other, "s", "from a hook", {"hook.txt": "tool"})
+        assert service.list_turns(None, 1)["sessions"][0]["turns"][0]["prompt"] == "from a hook"
+        assert "turn_stamps_page" in queries
+        service.list_turns(None, 100)
+        _turn(store, "s", "the server's own", {"own.txt": "tool"})
+        assert service.list_turns(None, 1)["sessions"][0]["turnCount"] == 7
+        service.list_turns(None, 100)
+        queries.clear()
+        monkeypatch.setattr("rewind_ls.server.service.turns.progress", lambda _path: (3, 9))
+        assert service.list_turns(None, 1)["baseline"] == {"done": 3, "total": 9}
+        assert queries == []
     finally:
         other.close()
         service.close()

@@ -142,6 +142,8 @@ class RewindServer(LanguageServer):
         return await asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
 
     async def wait_ready(self, seconds: float = 60.0) -> None:
+        if self.ready.is_set():  # every request after start-up: no task, no timer, no loop turn
+            return
         try:
             await asyncio.wait_for(self.ready.wait(), seconds)
         except asyncio.TimeoutError:

@@ -150,6 +150,7 @@ def list_sessions(
     before: str | None = None,
     turn_id: str | None = None,
     entries: TurnEntries | None = None,
+    root: str | None = None,
 ) -> dict[str, Any]:
     """Sessions with their turns (oldest first) and files. `limit`: a page, the newest `limit`
     turns of each session (`before`: those older than a session's `older_cursor`, which needs
@@ -157,7 +158,8 @@ def list_sessions(
     exist beyond its page, the cursor of the next page. `turn_id`: only that turn (and its
     session). Only the listed turns and their changes are read, so a page costs the same with
     ten turns or ten thousand. `entries`: turn entries kept from the caller's earlier listings
-    (reused while a turn is unchanged)."""
+    (reused while a turn is unchanged). `root`: the workspace's real path (`real_root`), when the
+    caller has it."""
     if before is not None and session_id is None:
         raise BadInput("a page cursor (before) belongs to one session: give its session id too")
     if limit is not None and limit < 1:
@@ -173,7 +175,8 @@ def list_sessions(
         session_id = only_turn.session_id
     if session_id is not None:
         sessions = [s for s in sessions if s.id == session_id]
-    root = real_root(store.root)  # once, not per file (a realpath is a walk of the folders)
+    if root is None:  # once, not per file (a realpath is a walk of the folders)
+        root = real_root(store.root)
     if entries is not None and limit is not None and only_turn is None:
         stamped = _stamped_pages(store, sessions, limit, before_number, entries, root, dropped)
     else:
@@ -282,7 +285,7 @@ def _stamped_pages(
         cursor = str(newest[limit - 1][1]) if len(newest) > limit else None
         page = []
         for tid, _number, stamp in reversed(newest[:limit]):
-            key = (stamp, s.kind, root, dropped)
+            key = (stamp, s.id, s.kind, root, dropped)
             page.append((tid, key))
             entry = entries.kept(tid, key)
             if entry is None:

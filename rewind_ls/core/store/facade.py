@@ -175,7 +175,7 @@ class Store:
         limit: int,
         before_number: int | None = None,
         states: tuple[str, ...] | None = None,
-    ) -> list[tuple[str, int, str]]:
+    ) -> list[tuple[str, int, tuple[Any, ...]]]:
         return self._sessions.turn_stamps_page(session_id, limit, before_number, states)
 
     def turns_of(self, turn_ids: list[str]) -> list[Turn]:

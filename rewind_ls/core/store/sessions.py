@@ -215,18 +215,18 @@ class Sessions:
         limit: int,
         before_number: int | None = None,
         states: tuple[str, ...] | None = None,
-    ) -> list[tuple[str, int, str]]:
+    ) -> list[tuple[str, int, tuple[Any, ...]]]:
         """The page `turns_page` gives, as (id, number, stamp), newest first. A turn's stamp is
-        its row and its changes as one text (`_TURN_STAMP`): equal stamps, equal rows. A reader
-        that kept what it made from a turn reads the turn again only when its stamp differs, so
-        an unchanged turn is never built into records."""
+        what a listing shows of its row and its changes (`_TURN_STAMP`): equal stamps, equal
+        listings. A reader that kept what it made from a turn reads the turn again only when its
+        stamp differs, so an unchanged turn is never built into records."""
         where, args = _page_where(session_id, before_number, states)
         rows = self.conn.execute(
             f"SELECT id, number, {_TURN_STAMP} FROM turns WHERE {where}"
             " ORDER BY number DESC LIMIT ?",
             (*args, limit),
         )
-        return [(str(i), int(n), str(stamp)) for i, n, stamp in rows]
+        return [(row[0], row[1], row[1:]) for row in rows]
 
     def turns_of(self, turn_ids: list[str]) -> list[Turn]:
         """The turns of `turn_ids` that exist, in no set order."""
@@ -424,32 +424,20 @@ def _page_where(
     return where, args
 
 
-def _text(column: str) -> str:
-    """`column` as "<length>:<text>" ("-" for NULL): a run of these is read back one way only."""
-    return f"ifnull(length({column})||':'||{column}, '-')"
-
-
-def _second(column: str) -> str:
-    """A time column's whole second (the floor, as `time.gmtime` takes it; "-" for NULL)."""
-    return f"ifnull(CAST({column} AS INTEGER) - ({column} < CAST({column} AS INTEGER)), '-')"
-
-
-# What a listing shows of a turn, as one text made by SQLite from the turn's row and its changes:
-# its session and number, its start and end to the second (a listing shows no finer), its info
-# (subagents, whether it was rebuilt from the transcript) and its prompt (as far as `TURN_COLS`
-# reads it); and of each change, the path, the source (shared with which turns) and the kinds
-# that say created, modified or deleted (or not settled). Texts are length-prefixed, so two turns
-# that would be listed differently never give the same stamp. It is made from the rows themselves,
-# not kept beside them: every writer (a hook, the server, a fork, a restore, retention, a repair, a
-# late change, an older rewind-ls) changes it by changing what it wrote. The changes come in the
+# What a listing shows of a turn, read in the page query: its number, start and end, info
+# (subagents, whether it was rebuilt from the transcript) and prompt (as far as `TURN_COLS` reads
+# it) as they are, and of each change, as one text made by SQLite, the path, the source (shared
+# with which turns) and the kinds that say created, modified or deleted (or not settled). The path
+# is length-prefixed and the rest comes from fixed vocabularies, each ended by a separator none
+# of them holds, so two turns listed differently never give the same stamp. It is made from the
+# rows themselves, not kept beside them: every writer (a hook, the server, a fork, a restore,
+# retention, a repair, a late change, an older rewind-ls) changes it by changing what it wrote. The changes come in the
 # primary key's order; were they ever read in another, the stamp would only differ (the turn read
-# again), never match wrongly. (quote() of every column costs twice as much: a REAL is printed to
-# 20 digits.)
+# again), never match wrongly. (The row's columns as they are cost a third of building them into
+# the text as well; a maintained per-turn counter would cost every change written a row update of
+# its turn, several times the change's own insert, by trigger.)
 _TURN_STAMP = (
-    f"{_text('session_id')}||number||','||{_second('started_at')}||','||"
-    f"{_second('ended_at')}||','||{_text('info')}||"
-    + _text(f"substr(prompt, 1, {MAX_PROMPT_CHARS + 100})")
-    + "||'|'||ifnull((SELECT group_concat("
-    + f"{_text('path')}||{_text('source')}||before_kind||','||ifnull(after_kind, '-'), ';')"
-    + " FROM changes WHERE turn_id = turns.id), '')"
+    f"started_at, ended_at, info, substr(prompt, 1, {MAX_PROMPT_CHARS + 100}),"
+    " (SELECT group_concat(length(path)||':'||path||source||char(31)||before_kind||','||"
+    "ifnull(after_kind, '-'), char(31)) FROM changes WHERE turn_id = turns.id)"
 )

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 from rewind_ls.core.capture.baseline_spawn import progress
 from rewind_ls.core.capture.recorder import read_current
 from rewind_ls.core.errors import UnknownTurn
+from rewind_ls.core.fs.paths import real_root
 from rewind_ls.core.history.diff import turn_diff
 from rewind_ls.core.history.timeline import TurnEntries, list_sessions, timeline_text
 from rewind_ls.core.store import ABSENT, FILE
@@ -24,9 +25,39 @@ def _write_private(path: str, text: str) -> None:
         f.write(text)
 
 
+class _Page(NamedTuple):
+    """The last page listed (its wire form, without the first checkpoint's progress) and what it
+    was made from: the store's write mark before it was read, the workspace's real root, the
+    request's session, cursor and limit."""
+
+    mark: tuple[int, int]
+    root: str
+    session_id: str | None
+    before: str | None
+    limit: int
+    wire: dict[str, Any]
+
+
+def narrower_page(wire: dict[str, Any], limit: int) -> dict[str, Any]:
+    """The page of `limit` turns per session cut from the wire form of a page of at least as many
+    made from the same store state: each session's newest `limit` turns, and
+    its `olderCursor` as a `limit` page gives it (the number of its oldest listed turn when it
+    has older turns)."""
+    sessions = []
+    for s in wire["sessions"]:
+        turns = s["turns"]
+        # The page's own cursor is set only when it was full, and then `limit` is its size.
+        cursor = str(turns[-limit]["number"]) if len(turns) > limit else s["olderCursor"]
+        sessions.append({**s, "olderCursor": cursor, "turns": turns[-limit:]})
+    return {**wire, "sessions": sessions}
+
+
 class TurnsWork(ServiceBase):
     # Turns already listed, in wire form: a refresh makes (and validates) only new or changed ones.
     _turn_entries: TurnEntries | None = None
+    # The last page: a narrower page asked while nothing was committed since (the status bar's
+    # count right after the view's page) is cut from it instead of read again.
+    _last_page: _Page | None = None
 
     def list_turns(
         self,
@@ -36,15 +67,36 @@ class TurnsWork(ServiceBase):
         turn_id: str | None = None,
     ) -> dict[str, Any]:
         """`rewind/listTurns`'s result, in wire form (camelCase, validated)."""
-        if session_id is not None and self.store.session(session_id) is None:
-            raise UnknownTurn(session_id, "no session with that id in this workspace")
-        if self._turn_entries is None:
-            self._turn_entries = TurnEntries(turn_wire)
-        listing = list_sessions(self.store, session_id, limit, before, turn_id, self._turn_entries)
+        # Read before anything else: a commit while this page is read moves it, so the page is
+        # never taken for one of the later state.
+        mark = self.store.write_mark()
+        root = real_root(self.store.root)
+        last = self._last_page
+        if (
+            limit is not None
+            and turn_id is None
+            and last is not None
+            and (last.mark, last.root, last.session_id, last.before)
+            == (mark, root, session_id, before)
+            and limit <= last.limit
+        ):
+            wire = narrower_page(last.wire, limit)
+        else:
+            if session_id is not None and self.store.session(session_id) is None:
+                raise UnknownTurn(session_id, "no session with that id in this workspace")
+            if self._turn_entries is None:
+                self._turn_entries = TurnEntries(turn_wire)
+            listing = list_sessions(
+                self.store, session_id, limit, before, turn_id, self._turn_entries, root
+            )
+            wire = listing_wire(listing)
+            if limit is not None and turn_id is None:
+                self._last_page = _Page(mark, root, session_id, before, limit, wire)
+        # The first checkpoint's progress is a file the worker writes, not the store: read each time.
         first = progress(self.store.path)
         if first is not None:
-            listing["baseline"] = {"done": first[0], "total": first[1]}
-        return listing_wire(listing)
+            wire = {**wire, "baseline": {"done": first[0], "total": first[1]}}
+        return wire
 
     def timeline(self, session_id: str | None, limit: int | None = None) -> dict[str, Any]:
         """The timeline text and the URI a client shows it under: a name inside the workspace that

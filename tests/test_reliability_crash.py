@@ -34,6 +34,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
+from rewind_ls.core.restore.swap import BACKUPS_GONE
 from rewind_ls.core.store import digest
 from tests.support.agent import FakeClaude
 from tests.support.fault import (
@@ -217,6 +218,29 @@ def test_cli_restore_killed_at_every_commit(scenario: Scenario, stage: str) -> N
         raise AssertionError("the restore never finished")
     assert n > 3 and seen["A"] > 0, seen
     _round_trip(s)
+
+
+def test_cli_restore_killed_between_its_last_two_steps(scenario: Scenario) -> None:
+    """Killed after the restore deleted its backups and before it removed the folders its
+    deletions emptied (turn 1's new `sub/`): nothing on disk says so but the journal, and the next
+    command finishes the step (it used to look only when a backup was left), then marks the
+    journal so later commands do not look again."""
+    s = scenario
+    s.reset()
+    proc = cli(
+        s.ws, s.home, "rewind", "1", "--yes", extra_env={"REWIND_LS_FAULT": "after-discard:1"}
+    )
+    assert proc.returncode == 137, (proc.returncode, proc.stderr)
+    assert (s.ws / "sub").is_dir() and not any((s.ws / "sub").iterdir())
+    assert _settled(s, ("B",)) == "B"
+    (info,) = query(
+        s.ws,
+        s.home,
+        "SELECT info FROM turns WHERE session_id = 'rewind' AND state = 'applied'"
+        " ORDER BY seq DESC LIMIT 1",
+    )[0]
+    assert json.loads(info).get(BACKUPS_GONE) is True, info
+    count("cli after-discard")
 
 
 def test_cli_restore_killed_at_random_moments(scenario: Scenario) -> None:

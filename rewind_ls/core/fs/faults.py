@@ -1,8 +1,8 @@
 """The crash-safety tests' hook: `REWIND_LS_FAULT=<stage>:<n>` makes the process stop at the n-th
 time it reaches `stage` (the store's `before-commit` / `after-commit`, the disk applier's
-`after-swap` and `tmp-half-written`, a recovery's `undo-aside` and `undo-put-back`, the server's
-`before-server-writes`, the race pauses of `restore.swap`). Never set in
-normal use; read once, at import."""
+`after-swap`, `tmp-half-written` and `after-discard`, a recovery's `undo-aside` and
+`undo-put-back`, the server's `before-server-writes`, the race pauses of `restore.swap`). Never
+set in normal use; read once, at import."""
 
 from __future__ import annotations
 

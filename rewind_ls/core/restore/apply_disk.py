@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rewind_ls.core.fs.faults import fault
 from rewind_ls.core.model import RestoreStatus
 from rewind_ls.core.restore.plan import PathPlan, Plan
 from rewind_ls.core.restore.point import ROLLED_BACK, finish_restore_point, open_restore_point
@@ -71,6 +72,7 @@ def _swap_all(store: Store, plan: Plan, items: Sequence[PathPlan]) -> Outcome:
     finish_restore_point(store, point, reached)
     pause("before-discard", 1)
     kept = discard_backups(ops)
+    fault("after-discard", 1)  # crash tests: backups gone, emptied folders still there
     chosen = {p.path for p in items}
     remove_emptied_dirs(ops, keep={p.path for p in plan.conflicts if p.path not in chosen})
     if ops and not kept:

@@ -353,23 +353,26 @@ def current_matches(root: str, path: str, version: Version) -> bool:
 
 
 def _discard_leftover_backups(store: Store) -> None:
-    """A process killed after marking its restore applied may leave backup files behind: deleted
-    when their content is in the store, kept otherwise."""
-    journals = [json.loads(info) if info else {} for info in store.recent_restore_journals(5)]
-    journals = [j for j in journals if not j.get(BACKUPS_GONE)]
-    if not any(j.get("ops") for j in journals):
+    """A process killed after marking its restore applied may leave its last steps undone:
+    backup files behind (deleted when their content is in the store, kept otherwise) and the
+    folders its deletions emptied (removed: a kill between its two steps leaves no backup to
+    say so). Then the journal is marked, so the next command does not look again."""
+    points = [(p, json.loads(info) if info else {}) for p, info in store.recent_restore_journals(5)]
+    points = [(p, j) for p, j in points if not j.get(BACKUPS_GONE)]
+    if not any(j.get("ops") for _, j in points):
         return
-    with Pinned(store.root) as fs:
-        for journal in journals:
+    with restore_lock(store, blocking=False) as mine, Pinned(store.root) as fs:
+        if not mine:
+            return  # a live restore is taking its own last steps
+        for point, journal in points:
             ops = _checked_ops(store.root, journal)[0]
-            left_behind = False
+            kept: list[str] = []
             for op in ops:
                 try:
                     if fs.exists(op["backup"]):
-                        left_behind = True
-                        drop_backup(fs, store, op["backup"], [])
-                except (OSError, RewindError):
-                    pass
-            if left_behind:
-                # Killed before its last step too: the folders its deletions emptied go now.
-                remove_emptied_dirs(ops)
+                        drop_backup(fs, store, op["backup"], kept)
+                except (OSError, RewindError) as e:
+                    kept.append(f"{op['backup']}: {e}")
+            remove_emptied_dirs(ops)
+            if ops and not kept:
+                mark_backups_gone(store, point)

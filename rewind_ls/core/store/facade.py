@@ -232,7 +232,7 @@ class Store:
     def turns_in_state(self, session_id: str, state: TurnState) -> list[tuple[str, str | None]]:
         return self._sessions.turns_in_state(session_id, state)
 
-    def recent_restore_journals(self, limit: int) -> list[str | None]:
+    def recent_restore_journals(self, limit: int) -> list[tuple[str, str | None]]:
         return self._sessions.recent_restore_journals(limit)
 
     # --- changes (changes.py) ---

@@ -400,14 +400,14 @@ class Sessions:
         ).fetchall()
         return [(r[0], r[1]) for r in rows]
 
-    def recent_restore_journals(self, limit: int) -> list[str | None]:
-        """The journals of the latest applied or partial restore points that name backups."""
+    def recent_restore_journals(self, limit: int) -> list[tuple[str, str | None]]:
+        """(point id, journal) of the latest applied or partial restore points that name backups."""
         rows = self.conn.execute(
-            "SELECT info FROM turns WHERE session_id = 'rewind' AND state IN ('applied', 'partial')"
+            "SELECT id, info FROM turns WHERE session_id = 'rewind' AND state IN ('applied', 'partial')"
             " AND info LIKE '%.bak%' ORDER BY seq DESC LIMIT ?",
             (limit,),
         ).fetchall()
-        return [r[0] for r in rows]
+        return [(r[0], r[1]) for r in rows]
 
 
 def _page_where(

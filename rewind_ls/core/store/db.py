@@ -33,9 +33,9 @@ OperationalError = sqlite3.OperationalError
 # Crash-safety tests: `REWIND_LS_FAULT=before-commit:3` kills the process just before the third
 # write transaction of the process commits, `after-commit:3` just after it committed.
 _commits = 0
-# A hook server's child answers its client before closing its connections: the last one to close
-# checkpoints the WAL into the database and fsyncs it, which the agent need not wait for.
-# `defer_closes()` makes `close` keep them here; `close_deferred()` closes them.
+# A hook server's child answers its client before it finishes with its connections.
+# `defer_closes()` makes `close` keep them here; `finish_deferred()` then ends them the way the
+# next hook is fastest to start (see there).
 _close_later: list[sqlite3.Connection] | None = None
 
 
@@ -44,11 +44,36 @@ def defer_closes() -> None:
     _close_later = []
 
 
-def close_deferred() -> None:
+def finish_deferred() -> None:
+    """After a hook server's child answered: move the WAL into the database and start the next
+    WAL now, then leave the connections open for the process's `_exit`.
+
+    Closing them instead (the last connection to a database checkpoints it and deletes its WAL
+    and shared memory) made every hook recreate both files and fsync the new WAL's header and
+    its folder in its first write, on the agent's time (1 ms quiet, tens under I/O load). Here
+    the WAL is checkpointed and truncated (as a close would) and one write of nothing starts the new
+    one (its header written and synced), so the next hook's first write only appends; and an
+    opener that finds it runs recovery over that one frame, not over a WAL grown hook by hook.
+    Nothing committed depends on this: it runs after the reply, and a kill anywhere in it leaves
+    what SQLite leaves after any kill. Busy (another process writing, or reading the WAL): skipped;
+    that process keeps the WAL going itself."""
     global _close_later
     pending, _close_later = _close_later or [], None
     for conn in pending:
-        conn.close()
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            conn.execute("PRAGMA busy_timeout=0")
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            if not busy:
+                # The smallest real write (an UPDATE to the same value writes no page): the
+                # header's `user_version`, which carries nothing else in a store.
+                conn.execute("BEGIN IMMEDIATE")
+                flip = int(conn.execute("PRAGMA user_version").fetchone()[0]) ^ 1
+                conn.execute(f"PRAGMA user_version={flip}")
+                conn.execute("COMMIT")
+        except sqlite3.Error:
+            pass
 
 
 SCHEMA = """

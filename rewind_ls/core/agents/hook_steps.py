@@ -376,16 +376,31 @@ def shell_event(
 
 
 def record_edits(
-    rec: Recorder, hook: HookEvent, names: EventNames, root: str, paths: list[str], agent: str
+    rec: Recorder,
+    hook: HookEvent,
+    names: EventNames,
+    root: str,
+    paths: list[str],
+    agent: str,
+    then: Callable[[str], None] | None = None,
 ) -> tuple[str, str | None]:
     """Record the files an edit tool names (relative ones are relative to the payload's cwd),
-    before it runs or after it ran. Returns the log line ("<tool> <files>: before|after
-    recorded") and the turn the last file was recorded in (None: no file)."""
+    before it runs or after it ran, with the session's activity and `then(turn)` (the caller's
+    own rows for the tool call, e.g. its claimed id) in one write transaction: a hook on an
+    edit commits once. Only opening a turn, when none is open (it may scan), comes first, in
+    its own. Returns the log line ("<tool> <files>: before|after recorded") and the turn the
+    last file was recorded in (None: no file)."""
     from rewind_ls.core.fs.paths import relative_path
 
     before = hook.name == names.before_tool
     rels = [relative_path(root, p, hook.cwd) for p in paths]
     turn = None
-    for rel in rels:
-        turn = record_path(rec, hook.session_id, rel, before, agent)
+    if rels:
+        rec.ensure_turn(hook.session_id, agent=agent)
+    with rec.store.transaction():
+        rec.store.ensure_session(hook.session_id, "agent", agent, hook.transcript)
+        for rel in rels:
+            turn = record_path(rec, hook.session_id, rel, before, agent)
+        if then is not None and turn is not None:
+            then(turn)
     return f"{hook.tool} {', '.join(rels)}: {'before' if before else 'after'} recorded", turn

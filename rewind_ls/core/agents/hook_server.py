@@ -315,12 +315,14 @@ def _child(
         if parts is None:
             os._exit(0)
         conn.sendall(b"A")
+        # While the client's `G` is on its way: nothing this changes is seen outside this process.
+        become = _become(*parts)
         if conn.recv(1) != b"G":
             os._exit(0)  # the client gave up and runs the hook itself
         conn.settimeout(None)
         _thread.start_new_thread(_die_with_client, (conn,))
         db.defer_closes()
-        reply = _run_hook(*parts)
+        reply = _run_hook(*become)
         global _replied
         _replied = True
         conn.sendall(reply)
@@ -331,11 +333,11 @@ def _child(
     os._exit(0)
 
 
-def _run_hook(
+def _become(
     argv: bytes, cwd: bytes, environ: bytes, umask: bytes, stdin: bytes, ppid: bytes
-) -> bytes:
-    """Become the client's hook process, run the hook as `run` does in-process, and return the
-    reply: its stdout, stderr and exit code."""
+) -> tuple[str, bytes, io.BytesIO, io.BytesIO]:
+    """Become the client's hook process (its environment, folder, umask, argv, parent, stdio):
+    the agent and the stdin bytes to run the hook with, and where its stdout and stderr go."""
     wanted = {}
     for entry in environ.split(b"\0") if environ else ():
         key, _, value = entry.partition(b"=")
@@ -365,9 +367,15 @@ def _run_hook(
         err, encoding="utf-8", errors="backslashreplace", write_through=True
     )
     sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    return (sys.argv[2] if len(sys.argv) > 2 else ""), stdin, out, err
+
+
+def _run_hook(agent: str, stdin: bytes, out: io.BytesIO, err: io.BytesIO) -> bytes:
+    """Run the hook as `run` does in-process (after `_become`), and return the reply: its
+    stdout, stderr and exit code."""
     from rewind_ls.core.agents.hook_process import run
 
-    code = run(sys.argv[2] if len(sys.argv) > 2 else "", io.BytesIO(stdin), whole_process=False)
+    code = run(agent, io.BytesIO(stdin), whole_process=False)
     sys.stdout.flush()
     sys.stderr.flush()
     return b"R" + field(out.getvalue()) + field(err.getvalue()) + field(str(code).encode())

@@ -306,3 +306,24 @@ def test_the_hook_before_an_edit_commits_once_with_its_tool_claim(
     # Its second commit would be the first of this run: a hook that commits once never reaches it.
     once = run_hook(payload, {**agent.env, "REWIND_LS_FAULT": "after-commit:2"})
     assert once.returncode == 0 and not once.stderr, once.stderr
+
+
+def test_an_edit_reported_only_after_it_ran_outside_a_prompt_is_the_tools(
+    agent: FakeClaude, ws: Path
+) -> None:
+    """A PostToolUse with no turn open and no PreToolUse before it (the hook installed mid-edit):
+    the scan that opens the turn finds the file changed, and the edit takes that change back from
+    it, so it is the tool's, once, from the old content; not a change made outside the agent."""
+    (ws / "a.txt").write_text("old\n")
+    agent.hook("SessionStart", source="startup")
+    (ws / "a.txt").write_text("new\n")
+    tool_input = {"file_path": str(ws / "a.txt"), "content": "new\n"}
+    agent.hook("PostToolUse", tool_name="Write", tool_input=tool_input, tool_use_id="toolu_x")
+    with Store.open(str(ws), home=str(agent.home)) as store:
+        turn = store.session(agent.session_id).open_turn
+        history = store.path_history("a.txt")
+        assert [(c.turn_id, c.session_id) for c in history] == [(turn, agent.session_id)]
+        change = history[0]
+        assert change.before.hash is not None and change.after is not None
+        assert store.get_blob(change.before.hash) == b"old\n"
+        assert change.after.hash is not None and store.get_blob(change.after.hash) == b"new\n"

@@ -386,18 +386,20 @@ def record_edits(
 ) -> tuple[str, str | None]:
     """Record the files an edit tool names (relative ones are relative to the payload's cwd),
     before it runs or after it ran, with the session's activity and `then(turn)` (the caller's
-    own rows for the tool call, e.g. its claimed id) in one write transaction: a hook on an
-    edit commits once. Only opening a turn, when none is open (it may scan), comes first, in
-    its own. Returns the log line ("<tool> <files>: before|after recorded") and the turn the
-    last file was recorded in (None: no file)."""
+    own rows for the tool call, e.g. its claimed id). In a turn already open, in one write
+    transaction: a hook on an edit commits once. Without one, as separate commits: opening the
+    turn scans the workspace (its own transactions), and an edit's `after` takes its change
+    back from that very scan (`Recorder.after`). Returns the log line ("<tool> <files>:
+    before|after recorded") and the turn the last file was recorded in (None: no file)."""
+    from contextlib import nullcontext
+
     from rewind_ls.core.fs.paths import relative_path
 
     before = hook.name == names.before_tool
     rels = [relative_path(root, p, hook.cwd) for p in paths]
     turn = None
-    if rels:
-        rec.ensure_turn(hook.session_id, agent=agent)
-    with rec.store.transaction():
+    in_turn = rec.open_turn_id(hook.session_id) is not None
+    with rec.store.transaction() if in_turn else nullcontext():
         rec.store.ensure_session(hook.session_id, "agent", agent, hook.transcript)
         for rel in rels:
             turn = record_path(rec, hook.session_id, rel, before, agent)

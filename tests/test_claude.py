@@ -269,3 +269,61 @@ def test_a_prompt_hook_killed_after_claiming_its_prompt_id_keeps_the_prompt_when
     agent.hook("Stop")
     turns = cli.json("turns", "--session", agent.session_id)["sessions"][0]["turns"]
     assert [t["prompt"] for t in turns] == ["keep me"], turns
+
+
+@pytest.mark.parametrize("stage", ["before-commit:1", "after-commit:1"])
+def test_the_hook_before_an_edit_commits_once_with_its_tool_claim(
+    agent: FakeClaude, ws: Path, stage: str
+) -> None:
+    """A PreToolUse in an open turn writes the file's before, the session's activity and the tool
+    call's claim in one transaction: killed just before it commits, none of it is stored; just
+    after, all of it is, and nothing is left for a second commit (it took five: a kill between
+    them left a before without its claim, or a claim without the file's content)."""
+    (ws / "a.txt").write_text("old\n")
+    agent.hook("SessionStart", source="startup")
+    agent.hook("UserPromptSubmit", prompt="edit a", prompt_id="p-1")
+    tool_input = {"file_path": str(ws / "a.txt"), "content": "new\n"}
+    payload = {
+        **agent._base("PreToolUse"),
+        "tool_name": "Write",
+        "tool_input": tool_input,
+        "tool_use_id": "toolu_once",
+    }
+    with Store.open(str(ws), home=str(agent.home)) as store:
+        turn = store.session(agent.session_id).open_turn
+        seq = store.seq_now()
+    killed = run_hook(payload, {**agent.env, "REWIND_LS_FAULT": stage})
+    assert killed.returncode == 137, (killed.returncode, killed.stderr)
+    with Store.open(str(ws), home=str(agent.home)) as store:
+        change = store.change(turn, "a.txt")
+        claim = store.event(agent.session_id, "tool", "toolu_once")
+        if stage.startswith("before"):
+            assert change is None and claim is None and store.seq_now() == seq
+        else:
+            assert change is not None and change.before.hash is not None
+            assert store.get_blob(change.before.hash) == b"old\n"
+            assert claim is not None and claim.turn_id == turn
+    # Its second commit would be the first of this run: a hook that commits once never reaches it.
+    once = run_hook(payload, {**agent.env, "REWIND_LS_FAULT": "after-commit:2"})
+    assert once.returncode == 0 and not once.stderr, once.stderr
+
+
+def test_an_edit_reported_only_after_it_ran_outside_a_prompt_is_the_tools(
+    agent: FakeClaude, ws: Path
+) -> None:
+    """A PostToolUse with no turn open and no PreToolUse before it (the hook installed mid-edit):
+    the scan that opens the turn finds the file changed, and the edit takes that change back from
+    it, so it is the tool's, once, from the old content; not a change made outside the agent."""
+    (ws / "a.txt").write_text("old\n")
+    agent.hook("SessionStart", source="startup")
+    (ws / "a.txt").write_text("new\n")
+    tool_input = {"file_path": str(ws / "a.txt"), "content": "new\n"}
+    agent.hook("PostToolUse", tool_name="Write", tool_input=tool_input, tool_use_id="toolu_x")
+    with Store.open(str(ws), home=str(agent.home)) as store:
+        turn = store.session(agent.session_id).open_turn
+        history = store.path_history("a.txt")
+        assert [(c.turn_id, c.session_id) for c in history] == [(turn, agent.session_id)]
+        change = history[0]
+        assert change.before.hash is not None and change.after is not None
+        assert store.get_blob(change.before.hash) == b"old\n"
+        assert change.after.hash is not None and store.get_blob(change.after.hash) == b"new\n"

@@ -474,6 +474,33 @@ def _store_of(home: Path, ws: Path) -> str:
     return _in({**os.environ, "REWIND_LS_HOME": str(home)}, code)
 
 
+def test_a_hook_leaves_the_next_wal_started_for_the_next_one(tmp_path: Path) -> None:
+    """After its reply, a child moves the WAL into the database and starts the next WAL with one
+    frame (its header written and synced), and leaves both files for the next hook. (Closing its
+    connection, the last one, deleted the WAL and the shared memory instead: every hook then
+    re-created both and synced the new WAL's header and its folder on the agent's time.)"""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    env = server_env(home, REWIND_LS_WATCH="0")
+    with server_stopped_after(env):
+        start = {"session_id": "s", "cwd": str(ws), "hook_event_name": "SessionStart"}
+        assert run_hook(env, start).returncode == 0
+        pid = wait_server(env)
+        for result in session(ws, env, "s", 2):
+            assert result.returncode == 0 and not result.stderr, result.stderr
+        deadline = time.monotonic() + 30
+        while children(pid) and time.monotonic() < deadline:  # each finishes after its reply
+            time.sleep(0.02)
+        db = Path(_store_of(home, ws))
+        wal = Path(f"{db}-wal").read_bytes()  # read before any connection: a close would change it
+        assert Path(f"{db}-shm").exists()
+    page = int.from_bytes(wal[8:12], "big")
+    assert len(wal) == 32 + 24 + page, len(wal)  # the header and one frame
+    with sqlite3.connect(db) as conn:  # and the records are all in the database
+        assert conn.execute("SELECT count(*) FROM turns WHERE session_id = 's'").fetchone() == (2,)
+
+
 def test_a_server_whose_code_changed_on_disk_is_refused_and_replaced(tmp_path: Path) -> None:
     """A `git pull` (or an upgrade) under a running server: the server checks its code while the
     child of the next hook runs (not before, which would delay every hook), so that one hook runs

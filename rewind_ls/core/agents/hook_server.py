@@ -315,32 +315,42 @@ def _child(
         if parts is None:
             os._exit(0)
         conn.sendall(b"A")
+        # While the client's `G` is on its way: nothing this changes is seen outside this process.
+        become = _become(*parts)
         if conn.recv(1) != b"G":
             os._exit(0)  # the client gave up and runs the hook itself
         conn.settimeout(None)
         _thread.start_new_thread(_die_with_client, (conn,))
         db.defer_closes()
-        reply = _run_hook(*parts)
+        reply = _run_hook(*become)
         global _replied
         _replied = True
         conn.sendall(reply)
         conn.close()
-        db.close_deferred()  # the WAL's checkpoint, after the client has its answer
+        db.finish_deferred()  # the WAL's checkpoint and the next one's start, after the reply
     except BaseException:
         pass
     os._exit(0)
 
 
-def _run_hook(
+def _become(
     argv: bytes, cwd: bytes, environ: bytes, umask: bytes, stdin: bytes, ppid: bytes
-) -> bytes:
-    """Become the client's hook process, run the hook as `run` does in-process, and return the
-    reply: its stdout, stderr and exit code."""
-    os.environb.clear()
+) -> tuple[str, bytes, io.BytesIO, io.BytesIO]:
+    """Become the client's hook process (its environment, folder, umask, argv, parent, stdio):
+    the agent and the stdin bytes to run the hook with, and where its stdout and stderr go."""
+    wanted = {}
     for entry in environ.split(b"\0") if environ else ():
         key, _, value = entry.partition(b"=")
         if key:
-            os.environb[key] = value
+            wanted[key] = value
+    # Only what differs from the server's (the first hook's) environment: each change is a
+    # putenv/unsetenv, and clearing all to set all again cost ~0.1 ms a hook for nothing.
+    env = os.environb
+    for key in [k for k in env if k not in wanted]:
+        del env[key]
+    for key, value in wanted.items():
+        if env.get(key) != value:
+            env[key] = value
     time.tzset()
     from rewind_ls.core.fs import faults
 
@@ -357,9 +367,15 @@ def _run_hook(
         err, encoding="utf-8", errors="backslashreplace", write_through=True
     )
     sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    return (sys.argv[2] if len(sys.argv) > 2 else ""), stdin, out, err
+
+
+def _run_hook(agent: str, stdin: bytes, out: io.BytesIO, err: io.BytesIO) -> bytes:
+    """Run the hook as `run` does in-process (after `_become`), and return the reply: its
+    stdout, stderr and exit code."""
     from rewind_ls.core.agents.hook_process import run
 
-    code = run(sys.argv[2] if len(sys.argv) > 2 else "", io.BytesIO(stdin), whole_process=False)
+    code = run(agent, io.BytesIO(stdin), whole_process=False)
     sys.stdout.flush()
     sys.stderr.flush()
     return b"R" + field(out.getvalue()) + field(err.getvalue()) + field(str(code).encode())

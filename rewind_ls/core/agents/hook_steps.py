@@ -376,16 +376,33 @@ def shell_event(
 
 
 def record_edits(
-    rec: Recorder, hook: HookEvent, names: EventNames, root: str, paths: list[str], agent: str
+    rec: Recorder,
+    hook: HookEvent,
+    names: EventNames,
+    root: str,
+    paths: list[str],
+    agent: str,
+    then: Callable[[str], None] | None = None,
 ) -> tuple[str, str | None]:
     """Record the files an edit tool names (relative ones are relative to the payload's cwd),
-    before it runs or after it ran. Returns the log line ("<tool> <files>: before|after
-    recorded") and the turn the last file was recorded in (None: no file)."""
+    before it runs or after it ran, with the session's activity and `then(turn)` (the caller's
+    own rows for the tool call, e.g. its claimed id). In a turn already open, in one write
+    transaction: a hook on an edit commits once. Without one, as separate commits: opening the
+    turn scans the workspace (its own transactions), and an edit's `after` takes its change
+    back from that very scan (`Recorder.after`). Returns the log line ("<tool> <files>:
+    before|after recorded") and the turn the last file was recorded in (None: no file)."""
+    from contextlib import nullcontext
+
     from rewind_ls.core.fs.paths import relative_path
 
     before = hook.name == names.before_tool
     rels = [relative_path(root, p, hook.cwd) for p in paths]
     turn = None
-    for rel in rels:
-        turn = record_path(rec, hook.session_id, rel, before, agent)
+    in_turn = rec.open_turn_id(hook.session_id) is not None
+    with rec.store.transaction() if in_turn else nullcontext():
+        rec.store.ensure_session(hook.session_id, "agent", agent, hook.transcript)
+        for rel in rels:
+            turn = record_path(rec, hook.session_id, rel, before, agent)
+        if then is not None and turn is not None:
+            then(turn)
     return f"{hook.tool} {', '.join(rels)}: {'before' if before else 'after'} recorded", turn

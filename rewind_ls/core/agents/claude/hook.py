@@ -46,8 +46,8 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
         done = steps.session_event(rec, hook, EVENTS, AGENT, payload.get("source"))
         if done is not None:
             return done
-        store.ensure_session(hook.session_id, "agent", AGENT, hook.transcript)
         if hook.tool in SHELL_TOOLS:
+            store.ensure_session(hook.session_id, "agent", AGENT, hook.transcript)
             return _shell(rec, hook, payload)
         assert file_path is not None
         return _edit(rec, hook, payload, root, file_path)
@@ -117,17 +117,21 @@ def bash_limit(tool_input: Any) -> float:
 def _edit(
     rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any], root: str, file_path: str
 ) -> Outcome:
-    """An edit tool's file, before it runs or after; the tool call is claimed, so the transcript
-    follower does not record it again."""
-    done, turn = steps.record_edits(rec, hook, EVENTS, root, [file_path], AGENT)
+    """An edit tool's file, before it runs or after; the tool call is claimed (in the same
+    transaction), so the transcript follower does not record it again."""
+    tool_use_id = optional_text(payload, "tool_use_id")
+    agent_type = optional_text(payload, "agent_type")
+
+    def claim(turn: str) -> None:
+        if tool_use_id:
+            rec.store.claim_event(hook.session_id, "tool", tool_use_id, "hook", turn)
+        if agent_type:
+            # Subagent tool calls carry agent_id/agent_type; the turn shows who did the work.
+            rec.note_subagent(turn, agent_type, optional_text(payload, "agent_id"))
+
+    done, turn = steps.record_edits(rec, hook, EVENTS, root, [file_path], AGENT, claim)
     assert turn is not None
     done += f" in {turn}"
-    tool_use_id = optional_text(payload, "tool_use_id")
-    if tool_use_id:
-        rec.store.claim_event(hook.session_id, "tool", tool_use_id, "hook", turn)
-    agent_type = optional_text(payload, "agent_type")
     if agent_type:
-        # Subagent tool calls carry agent_id/agent_type; the turn shows who did the work.
-        rec.note_subagent(turn, agent_type, optional_text(payload, "agent_id"))
         done += f" (subagent: {agent_type})"
     return Outcome(done)

@@ -98,7 +98,8 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
         done = steps.session_event(rec, hook, EVENTS, AGENT, payload.get("source"))
         if done is not None:
             return done
-        store.ensure_session(hook.session_id, "agent", AGENT, hook.transcript)
+        if hook.tool in SHELL_TOOLS:  # an edit's session activity is in record_edits' transaction
+            store.ensure_session(hook.session_id, "agent", AGENT, hook.transcript)
         turn = _turn_for(rec, hook.session_id, turn_id)
         if hook.tool in SHELL_TOOLS:
             return steps.shell_event(rec, hook, EVENTS, steps.run_id(payload), lambda: turn)[0]

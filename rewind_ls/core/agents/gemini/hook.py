@@ -51,8 +51,8 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
         done = steps.session_event(rec, hook, EVENTS, AGENT)
         if done is not None:
             return done
-        store.ensure_session(hook.session_id, "agent", AGENT, hook.transcript)
-        if hook.tool in SHELL_TOOLS:
+        if hook.tool in SHELL_TOOLS:  # an edit's session activity is in record_edits' transaction
+            store.ensure_session(hook.session_id, "agent", AGENT, hook.transcript)
             outcome, _, _ = steps.shell_event(
                 rec, hook, EVENTS, SHELL_RUN, lambda: rec.ensure_turn(hook.session_id, agent=AGENT)
             )

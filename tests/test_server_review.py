@@ -127,6 +127,32 @@ async def test_code_action_reverts_one_hunk_then_undo(lsp: Session) -> None:
     await until(lambda: f.read_bytes() == TURN2.encode())
 
 
+async def test_an_undo_asked_while_the_revert_is_with_the_editor_undoes_that_revert(
+    lsp: Session,
+) -> None:
+    """The editor is still applying the revert's edit when the person asks for an undo: the undo
+    waits for the revert to end and offers to undo it (it used to find no restore point yet:
+    "nothing to undo", or the restore point before it)."""
+    f = await _two_turns(lsp)
+    found = await actions(lsp, f, 14)
+    held = asyncio.Event()
+    lsp.client.applying = held  # type: ignore[attr-defined]
+    await run_action(lsp, found[0], "Revert")
+    await asyncio.sleep(0.5)  # the revert's workspace/applyEdit is now with the editor, held
+    assert lsp.editor.text(f) == TURN2
+    undo = asyncio.ensure_future(execute(lsp.client, "rewind.undo", []))
+    await asyncio.sleep(0.5)
+    assert not undo.done(), undo.result()  # it waits for the revert
+    held.set()
+    undone = await undo
+    assert undone["status"] == "asking", undone
+    want = TURN2.replace("FIFTEEN\n", "line 15\n")
+    await until(lambda: lsp.editor.text(f) == want)
+    lsp.client.applying = None  # type: ignore[attr-defined]
+    lsp.client.answers.append("Undo")
+    await until(lambda: lsp.editor.text(f) == TURN2)  # the undo was the revert's
+
+
 async def test_no_action_for_a_hunk_edited_since(lsp: Session) -> None:
     f = await _two_turns(lsp)
     # The person edits hunk 1's line in the buffer (unsaved): its revert would be refused.

@@ -137,6 +137,10 @@ class RewindServer(LanguageServer):
         # Set once `initialized` has opened the store (or failed to): requests that arrive earlier
         # wait for it instead of failing with "no workspace yet".
         self.ready = asyncio.Event()
+        # One restore at a time from this server: an undo (or any restore) asked while another is
+        # still with the client waits for its end, so it plans against the state that restore left
+        # (else an undo right after a revert finds no restore point yet, or the one before it).
+        self.restoring = asyncio.Lock()
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
@@ -147,6 +151,11 @@ class RewindServer(LanguageServer):
         try:
             await asyncio.wait_for(self.ready.wait(), seconds)
         except asyncio.TimeoutError:
+            pass
+
+    async def restores_ended(self) -> None:
+        """Wait for a restore in progress to end: a preview plans against what it leaves."""
+        async with self.restoring:
             pass
 
     def svc(self) -> Service:

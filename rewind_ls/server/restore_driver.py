@@ -38,6 +38,7 @@ VERIFY_SECONDS = 5.0  # how long to wait for the client's document updates after
 async def preview(ls: RewindServer, request: RestoreRequest) -> dict[str, Any]:
     """What a restore would do (the `rewind/preview` result's data): nothing is written."""
     svc = ls.svc()
+    await ls.restores_ended()
     if request.mode == RestoreMode.UNDO:
         # The undo is a rewind to the latest restore point: previewed as one (named "undo of: ...").
         turn = await ls.call(svc.undo_point)
@@ -63,7 +64,15 @@ async def preview(ls: RewindServer, request: RestoreRequest) -> dict[str, Any]:
 
 async def run_restore(ls: RewindServer, request: RestoreRequest) -> RestoreResult:
     """A restore: the service plans it and forks the conversation (`Service.start_restore`), the
-    client applies the edit, the service writes the rest and says what happened."""
+    client applies the edit, the service writes the rest and says what happened. One at a time
+    (`ls.restoring`)."""
+    if ls.restoring.locked():
+        ls.say(types.MessageType.Info, "rewind-ls: waiting for the restore in progress to end")
+    async with ls.restoring:
+        return await _run_restore(ls, request)
+
+
+async def _run_restore(ls: RewindServer, request: RestoreRequest) -> RestoreResult:
     svc = ls.svc()
     job = EditorRestore(request, ls.support)
     await ls.call(svc.start_restore, job, ls.docs())
@@ -258,6 +267,7 @@ async def command_restore(ls: RewindServer, request: RestoreRequest, opts: Any) 
     try:
         options = options_of(opts)
         svc = ls.svc()
+        await ls.restores_ended()  # an undo right after a revert previews that revert's undo
         turn = await ls.call(svc.turn, request.turn_id) if request.turn_id is not None else None
         request = request._replace(turn_id=turn.id if turn is not None else None)
         request = request._replace(apply=options.apply)

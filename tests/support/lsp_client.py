@@ -186,8 +186,15 @@ async def start(
     notes: list[Any] = []
     client.turn_notes = notes  # type: ignore[attr-defined]
 
+    # `applying`, when set to an asyncio.Event, holds the client's workspace/applyEdit until it is
+    # set (an editor busy applying a large edit).
+    client.applying = None  # type: ignore[attr-defined]
+
     @client.feature(types.WORKSPACE_APPLY_EDIT)
-    def _apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+    async def _apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        applying = client.applying  # type: ignore[attr-defined]
+        if applying is not None:
+            await applying.wait()
         return editor.apply(params)
 
     @client.feature("rewind/didChangeTurns")

@@ -89,6 +89,32 @@ def test_hook_budget_leaves_the_rest_to_one_detached_worker(ws: Path, store: Sto
     assert not os.path.exists(os.path.join(bs.worker_dir(store.path), bs.PROGRESS))
 
 
+def test_a_hooks_walk_of_a_first_checkpoint_stops_at_its_budget(
+    ws: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first hook of a large workspace stops walking when its budget is spent (the worker
+    walks the rest), even though the folder cache collects a walk before yielding it: it walked
+    every file before (0.7 s of CPU at 100,000 files, the longest hook of a first checkpoint)."""
+    files = _fill(ws, 3000)
+    calls = 0
+    real = os.lstat
+
+    def counting(*args: object, **kwargs: object) -> os.stat_result:
+        nonlocal calls
+        calls += 1
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", counting)
+    result = scan_mod.scan(store, _no_change, "s1", budget=1e-6, background=True)
+    monkeypatch.setattr(os, "lstat", real)
+    assert not result.baseline_complete and result.adopted == 0
+    assert calls < 1000, calls  # not one per file of the tree
+    # Nothing lost: the worker walks and takes every file.
+    _wait(lambda: scan_mod.baseline_complete(store))
+    _wait(lambda: not bs.busy(store.path))
+    _assert_every_file_recorded(store, files)
+
+
 def test_without_background_the_hooks_go_on_budget_by_budget(ws: Path, store: Store) -> None:
     """REWIND_LS_BASELINE_SECONDS set (background False): no worker, as before."""
     _fill(ws, 300)

@@ -202,11 +202,12 @@ def scan(
         listing = nothing, known, set[str]()  # nothing listed: no gone
     else:
         watched = watched_scan.begin(store, patterns, have_baseline)
-        listing = _listing(store, patterns, run, watched)
-    cut: list[bool] = []
-    if worker and run.deadline is not None and not lean:
         # A walk longer than the budget stops there: the worker lists the rest, and the known
         # paths the walk did not reach are still checked by name (`_compare_unlisted`).
+        until = run.deadline if worker else None
+        listing = _listing(store, patterns, run, watched, until)
+    cut: list[bool] = []
+    if worker and run.deadline is not None and not lean:
         listing = _until(listing[0], run.deadline, cut), listing[1], listing[2]
     changed, new = run.compare(*listing)
     if changed:
@@ -243,12 +244,16 @@ def scan(
 def _until(
     items: Iterator[tuple[str, os.stat_result]], deadline: float, cut: list[bool]
 ) -> Iterator[tuple[str, os.stat_result]]:
-    """`items` until `deadline` (time.monotonic()); `cut` gets True when it stopped early."""
+    """`items` until `deadline` (time.monotonic()); `cut` gets True when it stopped early, or
+    when the deadline passed by the end (the folder-cached walk stops at it on its own:
+    `folder_cache.walk_files`)."""
     for i, item in enumerate(items):
         if not i & 1023 and time.monotonic() > deadline:
             cut.append(True)
             return
         yield item
+    if time.monotonic() > deadline:
+        cut.append(True)
 
 
 def _adopt_only(
@@ -275,15 +280,20 @@ def _adopt_only(
 
 
 def _listing(
-    store: Store, patterns: Sequence[str], run: _Scan, watched: watched_scan.Watched
+    store: Store,
+    patterns: Sequence[str],
+    run: _Scan,
+    watched: watched_scan.Watched,
+    until: float | None = None,
 ) -> tuple[Iterator[tuple[str, os.stat_result]], KnownSignatures, set[str]]:
     """The paths a scan compares (each non-ignored regular file with its lstat) and the known
     signatures and known-absent paths to compare them with: all of them from a full walk (the
-    folder cache helps), or, when the workspace watcher covered the whole interval since the last
-    clean scan, only what it saw change (`core.capture.watched_scan`)."""
+    folder cache helps; it stops at `until`, time.monotonic()), or, when the workspace watcher
+    covered the whole interval since the last clean scan, only what it saw change
+    (`core.capture.watched_scan`)."""
     rules = IgnoreRules.load(store.root, patterns)
     if watched.entries is None:
-        listing = walk_files(store, rules, patterns, run.start_ns, run.links)
+        listing = walk_files(store, rules, patterns, run.start_ns, run.links, until)
         return listing, store.known_file_signatures(), store.known_absent_paths()
     run.result.watched = True
     known, gone = watched.known(store)

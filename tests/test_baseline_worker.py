@@ -153,6 +153,33 @@ def test_while_the_worker_runs_a_hook_records_changes_to_known_files(
         os.close(fd)
 
 
+def test_a_hook_starts_no_worker_when_the_baseline_was_completed_while_it_scanned(
+    ws: Path, store: Store
+) -> None:
+    """The worker finishes and exits while a hook's lean scan runs: that scan is not complete
+    by itself (it looked at known files only), but the baseline is, so no new worker starts
+    (one would find nothing to do, and the first checkpoint would look busy meanwhile)."""
+    (ws / "known.txt").write_text("before\n")
+    scan_mod.scan(store, _no_change, None, adopt_only=True)
+    with store.transaction():
+        store.set_meta(scan_mod.META_BASELINE, "")  # as if more files were still to come
+    os.makedirs(bs.worker_dir(store.path), exist_ok=True)
+    fd = os.open(os.path.join(bs.worker_dir(store.path), bs.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a worker is running
+    (ws / "known.txt").write_text("after\n")
+
+    def worker_done_meanwhile(found: list[tuple[str, object, object]]) -> str:
+        # What the worker does as this scan records: its last batch, then it exits.
+        store.set_meta(scan_mod.META_BASELINE, "complete")
+        os.close(fd)
+        return "turn-1"
+
+    result = scan_mod.scan(store, worker_done_meanwhile, "s1", budget=5.0, background=True)
+    assert result.turn == "turn-1"
+    assert scan_mod.baseline_complete(store)
+    assert not bs.busy(store.path)
+
+
 def test_a_worker_killed_at_any_moment_loses_nothing(ws: Path, store: Store) -> None:
     files = _fill(ws, 6000)
     rng = random.Random(29)

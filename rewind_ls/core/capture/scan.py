@@ -232,7 +232,9 @@ def scan(
         else:
             adopt.append(c)
     complete = run.record(changed + created, adopt) and not cut and not lean
-    if not complete and worker:
+    # Not when the worker completed the baseline while this scan ran (a lean scan is never
+    # complete): a new one would only start to find nothing, and keep the checkpoint "running".
+    if not complete and worker and not baseline_complete(store):
         baseline_spawn.ensure_running(store.root, store.path)
     _note_links(store, run.links, watermark if have_baseline else None)
     run.finish(complete and not have_baseline, watched, complete, lean)

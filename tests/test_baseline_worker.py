@@ -180,6 +180,49 @@ def test_a_hook_starts_no_worker_when_the_baseline_was_completed_while_it_scanne
     assert not bs.busy(store.path)
 
 
+_BACK_TO_BACK = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+for i in range(1, 400):
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('holder', ?)", (str(i),))
+    time.sleep(0.05)  # a batch's rows and pack
+    conn.execute("COMMIT")
+    time.sleep(0.005)  # the next batch is ready: the worker's gap between transactions
+"""
+
+
+def test_a_writer_waits_for_one_of_the_workers_back_to_back_transactions(
+    ws: Path, store: Store
+) -> None:
+    """A hook that needs the write lock while the worker commits batch after batch gets it in
+    the first gap between two of them. SQLite's busy handler sleeps up to 100 ms a try, so it
+    woke in a gap of a few ms only by luck, and a hook waited behind several batches."""
+    import subprocess
+    import sys
+
+    db = os.path.join(store.path, "store.sqlite3")
+    holder = subprocess.Popen([sys.executable, "-c", _BACK_TO_BACK, db])
+    try:
+
+        def held() -> int:
+            return int(store.meta("holder") or 0)
+
+        _wait(lambda: held() >= 2, 30)
+        waited = []
+        for _ in range(5):
+            time.sleep(0.02)
+            before = held()
+            with store.transaction():
+                waited.append(held() - before)
+                store.set_meta("waiter", str(before))
+        assert holder.poll() is None  # still committing back to back
+        assert max(waited) <= 1, waited  # the batch in progress at most
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_a_worker_killed_at_any_moment_loses_nothing(ws: Path, store: Store) -> None:
     files = _fill(ws, 6000)
     rng = random.Random(29)

@@ -86,7 +86,10 @@ META_LINKS = "scan.links"
 
 # Timestamps come from the kernel's coarse clock, which lags time.time_ns() by up to a tick or two.
 _CLOCK_SLACK_NS = 2_000_000_000
-_BATCH_FILES = 2000
+# A baseline taken in one process (no worker: `REWIND_LS_BASELINE_SECONDS` set, `rewind-ls scan`)
+# commits this many files at a time: fewer, larger transactions rewrite the random-keyed hash
+# index less often (100k files: the scanning thread's commits 2.0 -> 1.7 s CPU against 2,000).
+_BATCH_FILES = 10000
 _BATCH_BYTES = 48 << 20
 _WORKER_BATCH_FILES = 500
 

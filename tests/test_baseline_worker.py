@@ -89,6 +89,32 @@ def test_hook_budget_leaves_the_rest_to_one_detached_worker(ws: Path, store: Sto
     assert not os.path.exists(os.path.join(bs.worker_dir(store.path), bs.PROGRESS))
 
 
+def test_a_hooks_walk_of_a_first_checkpoint_stops_at_its_budget(
+    ws: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first hook of a large workspace stops walking when its budget is spent (the worker
+    walks the rest), even though the folder cache collects a walk before yielding it: it walked
+    every file before (0.7 s of CPU at 100,000 files, the longest hook of a first checkpoint)."""
+    files = _fill(ws, 3000)
+    calls = 0
+    real = os.lstat
+
+    def counting(*args: object, **kwargs: object) -> os.stat_result:
+        nonlocal calls
+        calls += 1
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", counting)
+    result = scan_mod.scan(store, _no_change, "s1", budget=1e-6, background=True)
+    monkeypatch.setattr(os, "lstat", real)
+    assert not result.baseline_complete and result.adopted == 0
+    assert calls < 1000, calls  # not one per file of the tree
+    # Nothing lost: the worker walks and takes every file.
+    _wait(lambda: scan_mod.baseline_complete(store))
+    _wait(lambda: not bs.busy(store.path))
+    _assert_every_file_recorded(store, files)
+
+
 def test_without_background_the_hooks_go_on_budget_by_budget(ws: Path, store: Store) -> None:
     """REWIND_LS_BASELINE_SECONDS set (background False): no worker, as before."""
     _fill(ws, 300)
@@ -125,6 +151,76 @@ def test_while_the_worker_runs_a_hook_records_changes_to_known_files(
         assert "new.txt" not in store.known_file_signatures()
     finally:
         os.close(fd)
+
+
+def test_a_hook_starts_no_worker_when_the_baseline_was_completed_while_it_scanned(
+    ws: Path, store: Store
+) -> None:
+    """The worker finishes and exits while a hook's lean scan runs: that scan is not complete
+    by itself (it looked at known files only), but the baseline is, so no new worker starts
+    (one would find nothing to do, and the first checkpoint would look busy meanwhile)."""
+    (ws / "known.txt").write_text("before\n")
+    scan_mod.scan(store, _no_change, None, adopt_only=True)
+    with store.transaction():
+        store.set_meta(scan_mod.META_BASELINE, "")  # as if more files were still to come
+    os.makedirs(bs.worker_dir(store.path), exist_ok=True)
+    fd = os.open(os.path.join(bs.worker_dir(store.path), bs.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a worker is running
+    (ws / "known.txt").write_text("after\n")
+
+    def worker_done_meanwhile(found: list[tuple[str, object, object]]) -> str:
+        # What the worker does as this scan records: its last batch, then it exits.
+        store.set_meta(scan_mod.META_BASELINE, "complete")
+        os.close(fd)
+        return "turn-1"
+
+    result = scan_mod.scan(store, worker_done_meanwhile, "s1", budget=5.0, background=True)
+    assert result.turn == "turn-1"
+    assert scan_mod.baseline_complete(store)
+    assert not bs.busy(store.path)
+
+
+_BACK_TO_BACK = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+for i in range(1, 400):
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('holder', ?)", (str(i),))
+    time.sleep(0.05)  # a batch's rows and pack
+    conn.execute("COMMIT")
+    time.sleep(0.005)  # the next batch is ready: the worker's gap between transactions
+"""
+
+
+def test_a_writer_waits_for_one_of_the_workers_back_to_back_transactions(
+    ws: Path, store: Store
+) -> None:
+    """A hook that needs the write lock while the worker commits batch after batch gets it in
+    the first gap between two of them. SQLite's busy handler sleeps up to 100 ms a try, so it
+    woke in a gap of a few ms only by luck, and a hook waited behind several batches."""
+    import subprocess
+    import sys
+
+    db = os.path.join(store.path, "store.sqlite3")
+    holder = subprocess.Popen([sys.executable, "-c", _BACK_TO_BACK, db])
+    try:
+
+        def held() -> int:
+            return int(store.meta("holder") or 0)
+
+        _wait(lambda: held() >= 2, 30)
+        waited = []
+        for _ in range(5):
+            time.sleep(0.02)
+            before = held()
+            with store.transaction():
+                waited.append(held() - before)
+                store.set_meta("waiter", str(before))
+        assert holder.poll() is None  # still committing back to back
+        assert max(waited) <= 1, waited  # the batch in progress at most
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_a_worker_killed_at_any_moment_loses_nothing(ws: Path, store: Store) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat as stat_mod
+import time
 
 from rewind_ls.core.capture.file_reader import RACY_NS
 from rewind_ls.core.capture.ignore import excluded, git_common_dir
@@ -53,10 +54,13 @@ def walk_files(
     patterns: Sequence[str],
     start_ns: int,
     links: list[tuple[str, os.stat_result]] | None = None,
+    deadline: float | None = None,
 ) -> Iterator[tuple[str, os.stat_result]]:
     """Every non-ignored regular file with its lstat: `core.capture.walk.walk`'s answer, from the folder
     cache when it is valid (`REWIND_LS_SCAN_CACHE=0` turns the cache off). Symbolic links listed
-    go to `links`."""
+    go to `links`. Past `deadline` (time.monotonic()) the walk stops where it is: what it listed
+    so far is yielded and the cache is left as it was (a hook's budget on a first checkpoint,
+    whose caller then knows the listing is partial from the clock)."""
     skips = skip_dirs(store)
     if not folder_cache_enabled():
         yield from walk(store.root, rules, skips, links)
@@ -73,15 +77,35 @@ def walk_files(
     found: list[tuple[str, os.stat_result]] = []
     try:
         # Collected first: an invalid cache is found part-way, and the walk then starts over.
-        found.extend(walker.walk())
+        cut = _collect(walker.walk(), found, deadline)
     except _Invalid:
         walker = CachedWalk(root, rules, skip, None, racy_from)
-        found = list(walker.walk())
-    if walker.listed or walker.new.keys() != walker.old.keys():
+        found = []
+        cut = _collect(walker.walk(), found, deadline)
+    if not cut and (walker.listed or walker.new.keys() != walker.old.keys()):
         _save(store, fingerprint, walker.new)
     if links is not None:
         links.extend(walker.links)
     yield from found
+
+
+def _collect(
+    items: Iterator[tuple[str, os.stat_result]],
+    into: list[tuple[str, os.stat_result]],
+    deadline: float | None,
+) -> bool:
+    """Append `items` to `into` until `deadline` (checked every 1024 files); True when cut.
+    Without it, the first hook of a large workspace walked every file before its budget was
+    looked at (0.7 s of CPU at 100k files, the longest hook of a first checkpoint)."""
+    if deadline is None:
+        into.extend(items)
+        return False
+    append, now = into.append, time.monotonic
+    for i, item in enumerate(items):
+        if not i & 1023 and now() > deadline:
+            return True
+        append(item)
+    return False
 
 
 class _Invalid(Exception):

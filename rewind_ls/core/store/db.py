@@ -33,6 +33,9 @@ OperationalError = sqlite3.OperationalError
 # Crash-safety tests: `REWIND_LS_FAULT=before-commit:3` kills the process just before the third
 # write transaction of the process commits, `after-commit:3` just after it committed.
 _commits = 0
+# How long a reader lets SQLite wait for a lock, and a writer waits for another writer.
+_BUSY_MS = 30000
+_BUSY_SECONDS = 60.0
 # A hook server's child answers its client before it finishes with its connections.
 # `defer_closes()` makes `close` keep them here; `finish_deferred()` then closes them and leaves
 # the next hook a WAL to append to (see there).
@@ -252,7 +255,7 @@ class Database:
             finally:
                 os.umask(old_umask)
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
         except (OSError, sqlite3.Error) as exc:
             raise store_error(exc, db) from exc
         database = cls(conn, root, directory)
@@ -315,24 +318,39 @@ class Database:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _begin(self) -> None:
+        """`BEGIN IMMEDIATE`, waiting for another writer by trying again every millisecond (every
+        10 ms after a second): SQLite's own busy handler sleeps longer and longer, up to 100 ms
+        a try, so a writer behind back-to-back transactions (the baseline worker's, a few ms
+        apart) woke in a gap between them only by luck and waited for several of them."""
+        conn = self.conn
+        conn.execute("PRAGMA busy_timeout=0")
+        try:
+            started = time.monotonic()
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as exc:
+                    if "locked" not in str(exc) and "busy" not in str(exc):
+                        raise
+                    waited = time.monotonic() - started
+                    if waited > _BUSY_SECONDS:
+                        raise StoreError(
+                            f"{self.path}: the store stayed busy for {_BUSY_SECONDS:.0f} s"
+                        ) from exc
+                    time.sleep(0.001 if waited < 1.0 else 0.01)
+        finally:
+            # Reads and checkpoints keep SQLite's handler (a reader is rarely told to wait).
+            conn.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction; nested use joins the outer one. Waits for other writers."""
         if self._in_tx:
             yield self.conn
             return
-        deadline = time.monotonic() + 60.0
-        while True:
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-                break
-            except sqlite3.OperationalError as exc:
-                # busy_timeout normally absorbs contention; this is the rare case it gives up.
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise
-                if time.monotonic() > deadline:
-                    raise StoreError(f"{self.path}: the store stayed busy for 60 s") from exc
-                time.sleep(0.05)
+        self._begin()
         self._in_tx = True
         try:
             yield self.conn

@@ -40,8 +40,9 @@ def serve_cli(main_file: str) -> int:
     sys.path[:] = site_path
     _CHECKS = checks(site_path)
     from rewind_ls.core.agents.hook_server import serve
+    from rewind_ls.core.store import rehearse
 
-    return serve(role=ROLE, kinds={b"C": child}, preload=preload, prefork=True)
+    return serve(role=ROLE, kinds={b"C": child}, preload=preload, prefork=True, rehearse=rehearse)
 
 
 _CHECKS = b""  # this server's `checks`, as a client computes its own

@@ -149,10 +149,11 @@ def serve(
     kinds: dict[bytes, Kind] | None = None,
     preload: Callable[[], None] | None = None,
     prefork: bool = False,
+    rehearse: Callable[[], None] | None = None,
 ) -> int:
     """The server's loop (run by `__main__.py hook-server`; `cli/served.py` runs the command
     line's: its `role`, the request `kinds` it adds, what it imports besides the core, and
-    `prefork`: see `_prefork_loop`)."""
+    `prefork`: see `_prefork_loop`, whose spares run `rehearse` before they wait)."""
     os.chdir("/")  # pin no workspace's folder
     path = socket_path(role=role)
     folder = os.path.dirname(path)
@@ -189,7 +190,10 @@ def serve(
         raise
     detached.unclaim(marker)
     try:
-        (_prefork_loop if prefork else _loop)(listener, stamp, info, lock, kinds or {})
+        if prefork:
+            _prefork_loop(listener, stamp, info, lock, kinds or {}, rehearse)
+        else:
+            _loop(listener, stamp, info, lock, kinds or {})
     finally:
         try:
             os.unlink(path)  # still ours: a new server binds only once it holds the lock
@@ -285,6 +289,7 @@ def _prefork_loop(
     info: bytes,
     lock: int,
     kinds: dict[bytes, Kind],
+    rehearse: Callable[[], None] | None = None,
 ) -> None:
     """`_loop` with the fork off the request's path: a spare child, forked in advance, accepts
     the next connection itself and tells this process (a byte on a pipe), which forks the next
@@ -314,7 +319,8 @@ def _prefork_loop(
                     signal.set_wakeup_fd(-1)
                     for fd in (lock, stop_r, stop_w, taken_r):
                         os.close(fd)
-                    _spare(listener, taken_w, stamp, info + f"served={served}\n".encode(), kinds)
+                    served_info = info + f"served={served}\n".encode()
+                    _spare(listener, taken_w, stamp, served_info, kinds, rehearse)
                 os.close(taken_w)
                 spare = (pid, taken_r)
             ready = select.select([spare[1], stop_r], [], [], 2.0)[0]
@@ -350,10 +356,14 @@ def _spare(
     stamp: dict[str, tuple[int, int]],
     info: bytes,
     kinds: dict[bytes, Kind],
+    rehearse: Callable[[], None] | None,
 ) -> NoReturn:
-    """A spare child: accept one connection of this user's, say so, and serve it."""
+    """A spare child: `rehearse` (first calls whose copy-on-write page faults would otherwise
+    be on the request's path), accept one connection of this user's, say so, and serve it."""
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if rehearse is not None:
+            rehearse()
         while True:
             conn, _ = listener.accept()
             conn.setblocking(True)

@@ -171,8 +171,10 @@ def _stdio(encodings: str) -> None:
     encodings."""
     streams = []
     for fd, spec in enumerate(encodings.split(",")):
-        encoding, _, errors = spec.partition(":")
-        raw = io.open(fd, "rb" if fd == 0 else "wb", closefd=False)  # noqa: UP020, SIM115
+        encoding, errors, unbuffered = ([*spec.split(":"), "", "", ""])[:3]
+        write_through = fd > 0 and unbuffered == "1"
+        mode = "rb" if fd == 0 else "wb"
+        raw = io.open(fd, mode, buffering=0 if write_through else -1, closefd=False)  # noqa: UP020, SIM115
         tty = os.isatty(fd)
         streams.append(
             io.TextIOWrapper(
@@ -181,6 +183,7 @@ def _stdio(encodings: str) -> None:
                 errors=errors or None,
                 newline="\n",
                 line_buffering=tty or fd == 2,
+                write_through=write_through,
             )
         )
     sys.stdin, sys.stdout, sys.stderr = streams

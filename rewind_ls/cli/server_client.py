@@ -63,26 +63,34 @@ def _tty(fd: int) -> bool:
         return False
 
 
+# Commands that stay in this process on a terminal: they may page (`less` reads keys from the
+# controlling terminal, which the server's child does not have) or open the full-screen picker to
+# choose a turn, and prompt (job control while a person reads the plan: Ctrl-Z must stop the
+# command the shell knows).
+TERMINAL_HERE = ("diff", "blame", "rewind", "revert", "undo", "summarize")
+
+
 def served(args: list[str]) -> bool:
     """Whether this command line goes to the server. Not when the command's behaviour there could
     differ from this process's: `serve` (an editor's long-lived server: it owns its process),
-    `hook` (its own fast path), `demo`, no command (the full-screen picker, which needs this
-    terminal's job control), and `diff`/`blame` on a terminal (their pager, `less`, reads keys
-    from the controlling terminal, which the server's child does not have)."""
+    `hook` (its own fast path), `demo`, no command (the full-screen picker), and
+    `TERMINAL_HERE` on a terminal."""
     if _env(b"REWIND_LS_HOOK_SERVER") == b"0":
         return False
     name = command_of(args)
     if name is None or name in ("serve", "hook", "demo", "hook-server", "cli-server"):
         return False
-    return not (name in ("diff", "blame") and _tty(0) and _tty(1))
+    return not (name in TERMINAL_HERE and (_tty(0) or _tty(1)))
 
 
 def _stdio_encodings() -> bytes:
-    """The encodings this interpreter chose for its stdio (locale, PYTHONIOENCODING, UTF-8 mode),
-    which the child's must be."""
+    """The encodings this interpreter chose for its stdio (locale, PYTHONIOENCODING, UTF-8 mode)
+    and whether it is unbuffered (`-u`, PYTHONUNBUFFERED), which the child's must be."""
     out = []
     for stream in (sys.stdin, sys.stdout, sys.stderr):
-        out.append(f"{getattr(stream, 'encoding', '') or ''}:{getattr(stream, 'errors', '') or ''}")
+        encoding = getattr(stream, "encoding", "") or ""
+        errors = getattr(stream, "errors", "") or ""
+        out.append(f"{encoding}:{errors}:{int(bool(getattr(stream, 'write_through', False)))}")
     return ",".join(out).encode()
 
 

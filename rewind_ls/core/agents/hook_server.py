@@ -118,11 +118,12 @@ def _same_user(conn: socket.socket) -> bool:
     return True
 
 
-def status(home: str | None = None) -> dict[str, str] | None:
+def status(home: str | None = None, role: str = "hook") -> dict[str, str] | None:
     """What the running server says of itself (pid, python, code, since, served: connections
-    answered, this one included; stale: the file that changed), or None;
-    `home`: the server of that `REWIND_LS_HOME` rather than this process's."""
-    path = socket_path(home)
+    answered, this one included, or with `prefork`, spares forked; stale: the file that
+    changed), or None; `home`: the server of that `REWIND_LS_HOME` rather than this process's;
+    `role`: `cli` for the command line's."""
+    path = socket_path(home, role)
     if not private_dir_ok(os.path.dirname(path)):
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -359,7 +360,8 @@ def _spare(
     rehearse: Callable[[], None] | None,
 ) -> NoReturn:
     """A spare child: `rehearse` (first calls whose copy-on-write page faults would otherwise
-    be on the request's path), accept one connection of this user's, say so, and serve it."""
+    be on the request's path), accept one connection of this user's, say so, and serve it. A
+    status request is answered and the spare stays the spare (`served`: requests taken + 1)."""
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         if rehearse is not None:
@@ -367,14 +369,20 @@ def _spare(
         while True:
             conn, _ = listener.accept()
             conn.setblocking(True)
-            if _same_user(conn):
+            if not _same_user(conn):
+                conn.close()
+                continue
+            conn.settimeout(10.0)
+            first = _first_byte(conn)
+            if first[0] != b"?":
                 break
+            _answer_status(conn, stamp, info)
             conn.close()
         os.write(taken, b"t")
         os.close(taken)
     except BaseException:
         os._exit(0)
-    _child(listener, conn, stamp, info, kinds)
+    _child(listener, conn, stamp, info, kinds, first)
     os._exit(0)
 
 
@@ -425,23 +433,29 @@ def _first_byte(conn: socket.socket) -> tuple[bytes, list[int]]:
     return kind, fds
 
 
+def _answer_status(conn: socket.socket, stamp: dict[str, tuple[int, int]], info: bytes) -> None:
+    stale = changed(stamp)
+    conn.sendall(info + (f"stale={stale}\n".encode() if stale else b""))
+
+
 def _child(
     listener: socket.socket,
     conn: socket.socket,
     stamp: dict[str, tuple[int, int]],
     info: bytes,
     kinds: dict[bytes, Kind],
+    first: tuple[bytes, list[int]] | None = None,
 ) -> None:
+    """Serve one connection (`first`: its kind and fds, when already read)."""
     try:
         listener.close()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         conn.settimeout(10.0)
-        kind, fds = _first_byte(conn)
+        kind, fds = first or _first_byte(conn)
         if kind in kinds:
             kinds[kind](conn, fds)
         if kind == b"?":
-            stale = changed(stamp)
-            conn.sendall(info + (f"stale={stale}\n".encode() if stale else b""))
+            _answer_status(conn, stamp, info)
             os._exit(0)
         if kind != b"H":
             os._exit(0)

@@ -894,6 +894,7 @@ def _installed_console_script(tmp: str, notes: list[str]) -> str | None:
         os.makedirs(src)
         for name in ("pyproject.toml", "README.md"):
             shutil.copy(os.path.join(repo, name), src)
+        shutil.copytree(os.path.join(repo, "bin"), os.path.join(src, "bin"))
         shutil.copytree(
             os.path.join(repo, "rewind_ls"),
             os.path.join(src, "rewind_ls"),

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -339,8 +340,9 @@ def test_a_killed_or_stale_server_means_the_command_runs_here_once_and_a_new_ser
 def test_a_command_that_started_in_the_server_is_never_run_again(
     ws: Path, home: Path, server_env: dict[str, str]
 ) -> None:
-    """The child dies right after the command's first commit (the fault hook): the caller does
-    not run it again (a second turn would be opened), it says so."""
+    """The child dies right after the command's turn is committed (the fault hook's
+    `os._exit(137)`): the caller does not run it again (a second turn would be opened) and
+    exits as the command did."""
     two_turns(ws, home)
     run(["turns"], server_env, ws)
     results = {}
@@ -355,10 +357,10 @@ def test_a_command_that_started_in_the_server_is_never_run_again(
         listing = run(["turns", "--json", "--session", f"s-{name}"], in_process(server_env), ws)
         turns = json.loads(listing.stdout)["sessions"][0]["turns"]
         assert [t["prompt"] for t in turns] == ["once"], name
-    assert results["in-process"].returncode == 137
-    assert results["server"].returncode == 1
-    assert b"ended early" in results["server"].stderr
-    assert results["server"].stdout == b""
+    # The server reaps the child and tells the caller how it ended: the same exit status.
+    ours, ref = results["server"], results["in-process"]
+    assert (ours.returncode, ours.stdout, ours.stderr) == (137, b"", b"")
+    assert (ref.returncode, ref.stdout, ref.stderr) == (137, b"", b"")
 
 
 def test_terminal_programs_that_need_the_terminal_stay_in_process(
@@ -381,3 +383,42 @@ def test_terminal_programs_that_need_the_terminal_stay_in_process(
     # Off a terminal the same commands go through the server.
     run(["diff", "1"], server_env, ws)
     assert served(server_env) == before + 1
+
+
+def test_ctrl_z_stops_the_command_and_its_child_and_fg_continues_both(
+    ws: Path, home: Path, server_env: dict[str, str]
+) -> None:
+    """SIGTSTP (what Ctrl-Z sends the foreground job) stops the caller and its child (SIGSTOP:
+    a SIGTSTP is discarded in the server's orphaned process group); SIGCONT (`fg`) continues
+    both, and the command ends normally."""
+    from rewind_ls.core.store import DB_NAME, store_dir_for
+
+    two_turns(ws, home)
+    run(["turns"], server_env, ws)
+    server = int(wait_server(server_env)["pid"])
+    conn = sqlite3.connect(os.path.join(store_dir_for(str(ws), str(home)), DB_NAME), timeout=30)
+    conn.isolation_level = None
+    conn.execute("BEGIN IMMEDIATE")  # the scan waits for the store's write lock
+    try:
+        proc = subprocess.Popen(
+            [*PROGRAM, "scan"],
+            env=server_env,
+            cwd=ws,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        child = running_child(server, ws)
+
+        def state(pid: int) -> str:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+        proc.send_signal(signal.SIGTSTP)
+        wait_for(lambda: state(proc.pid) == "T" and state(child) == "T", what="both stopped")
+        proc.send_signal(signal.SIGCONT)
+        wait_for(lambda: state(proc.pid) != "T" and state(child) != "T", what="both running")
+    finally:
+        conn.rollback()
+        conn.close()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert b"scanned" in out

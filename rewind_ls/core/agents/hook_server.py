@@ -293,48 +293,63 @@ def _prefork_loop(
     rehearse: Callable[[], None] | None = None,
 ) -> None:
     """`_loop` with the fork off the request's path: a spare child, forked in advance, accepts
-    the next connection itself and tells this process (a byte on a pipe), which forks the next
-    spare while it runs. (Forking a 40 MB interpreter takes 5-9 ms on a small VM, as long as a
-    command's own work.) Leaving, this process kills a spare that took no connection: a client
-    it accepted meanwhile sees its connection close before `A` and runs the command itself."""
+    the next connection itself and hands this process a copy of it (SCM_RIGHTS on a socket
+    pair), which forks the next spare while it runs. (Forking a 40 MB interpreter takes 5-9 ms
+    on a small VM, as long as a command's own work.) A child that dies without its reply (killed,
+    or `os._exit` by the crash tests' fault hook) is answered for: this process reaps it (woken
+    by SIGCHLD) and sends its client `R` with the real status, as the shell would have seen it.
+    Leaving, this process kills a spare that took no connection: a client it accepted meanwhile
+    sees its connection close before `A` and runs the command itself."""
     import select
 
     stop_r, stop_w = os.pipe()
     os.set_blocking(stop_w, False)
     signal.set_wakeup_fd(stop_w)
     signal.signal(signal.SIGTERM, _on_term)
+    signal.signal(signal.SIGCHLD, _on_term)  # a byte on the wakeup pipe: reap at once
     listener.setblocking(True)  # the spares block in `accept`; this process never accepts
     idle = idle_seconds()
     last = time.monotonic()
-    children: set[int] = set()
-    spare: tuple[int, int] | None = None  # its pid, and the pipe it says "taken" on
+    children: dict[int, socket.socket | None] = {}  # running children and their connections
+    spare: tuple[int, socket.socket] | None = None  # its pid, and where it says "taken"
     served = 0
     try:
         while True:
-            _reap(children)
+            _reap_answering(children)
             if spare is None:
                 served += 1
-                taken_r, taken_w = os.pipe()
+                taken, taken_there = socket.socketpair()
                 pid = os.fork()
                 if pid == 0:
                     signal.set_wakeup_fd(-1)
-                    for fd in (lock, stop_r, stop_w, taken_r):
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    taken.close()
+                    for fd in (lock, stop_r, stop_w):
                         os.close(fd)
+                    for conn in children.values():
+                        if conn is not None:
+                            conn.close()
                     served_info = info + f"served={served}\n".encode()
-                    _spare(listener, taken_w, stamp, served_info, kinds, rehearse)
-                os.close(taken_w)
-                spare = (pid, taken_r)
-            ready = select.select([spare[1], stop_r], [], [], 2.0)[0]
-            if stop_r in ready:
+                    _spare(listener, taken_there, stamp, served_info, kinds, rehearse)
+                taken_there.close()
+                spare = (pid, taken)
+            ready = select.select([spare[1].fileno(), stop_r], [], [], 2.0)[0]
+            if stop_r in ready and signal.SIGTERM in os.read(stop_r, 64):
                 return
-            if spare[1] in ready:  # taken (or the spare died): it is a child like any other
-                os.close(spare[1])
-                children.add(spare[0])
+            if (
+                spare[1].fileno() in ready
+            ):  # taken (or the spare died): it is a child like any other
+                try:
+                    _msg, fds, _flags, _addr = socket.recv_fds(spare[1], 1, 1)
+                except OSError:
+                    fds = []
+                spare[1].close()
+                children[spare[0]] = socket.socket(fileno=fds[0]) if fds else None
                 spare = None
                 last = time.monotonic()
                 if changed(stamp):
                     return
-            elif time.monotonic() - last > idle or changed(stamp):
+            elif not ready and (time.monotonic() - last > idle or changed(stamp)):
                 return
     finally:
         if spare is not None:
@@ -343,25 +358,54 @@ def _prefork_loop(
                 os.waitpid(spare[0], 0)
             except OSError:
                 pass
-            os.close(spare[1])
+            spare[1].close()
+        for conn in children.values():
+            if conn is not None:
+                conn.close()
         listener.setblocking(False)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.set_wakeup_fd(-1)
         os.close(stop_r)
         os.close(stop_w)
 
 
+def _reap_answering(children: dict[int, socket.socket | None]) -> None:
+    """Reap the children that ended; to the client of one that ended otherwise than by its
+    `os._exit(0)` after replying, send `R` with that status (`c:N`, `s:N`)."""
+    for pid in list(children):
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done, status = pid, 0
+        if not done:
+            continue
+        conn = children.pop(pid)
+        if conn is None:
+            continue
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            reply = f"s:{-code}" if code < 0 else f"c:{code}"
+            try:
+                conn.settimeout(0.5)
+                conn.sendall(b"R" + field(reply.encode()))
+            except OSError:  # the client is gone (it was killed: that is why the child died)
+                pass
+        conn.close()
+
+
 def _spare(
     listener: socket.socket,
-    taken: int,
+    taken: socket.socket,
     stamp: dict[str, tuple[int, int]],
     info: bytes,
     kinds: dict[bytes, Kind],
     rehearse: Callable[[], None] | None,
 ) -> NoReturn:
     """A spare child: `rehearse` (first calls whose copy-on-write page faults would otherwise
-    be on the request's path), accept one connection of this user's, say so, and serve it. A
-    status request is answered and the spare stays the spare (`served`: requests taken + 1)."""
+    be on the request's path), accept one connection of this user's, hand the server a copy of
+    it, and serve it. A status request is answered and the spare stays the spare (`served`:
+    requests taken + 1)."""
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         if rehearse is not None:
@@ -378,8 +422,8 @@ def _spare(
                 break
             _answer_status(conn, stamp, info)
             conn.close()
-        os.write(taken, b"t")
-        os.close(taken)
+        socket.send_fds(taken, [b"t"], [conn.fileno()])
+        taken.close()
     except BaseException:
         os._exit(0)
     _child(listener, conn, stamp, info, kinds, first)

@@ -115,6 +115,12 @@ def child(conn: socket.socket, fds: list[int]) -> NoReturn:
     _thread.start_new_thread(_die_with_client, (conn,))
     argv = _become(parts, fds)
     status = _run(argv)
+    # The caller's stdout and stderr are let go before the reply, as the command's exit would
+    # (a reader waiting for their end, e.g. `$(rewind-ls turns)`, need not wait for this
+    # process's own exit, a few ms for an interpreter this size).
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
     global _replied
     _replied = True
     try:

@@ -400,12 +400,16 @@ def test_ctrl_z_stops_the_command_and_its_child_and_fg_continues_both(
     conn.isolation_level = None
     conn.execute("BEGIN IMMEDIATE")  # the scan waits for the store's write lock
     try:
+        # Its own process group under this process, in this session, as a shell's job is: in a
+        # group with no parent in the session outside it (orphaned) the kernel discards SIGTSTP,
+        # for the command in-process too (the client then continues its child at once).
         proc = subprocess.Popen(
             [*PROGRAM, "scan"],
             env=server_env,
             cwd=ws,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            preexec_fn=os.setpgrp,
         )
         child = running_child(server, ws)
 

@@ -51,7 +51,13 @@ class FakeClaude:
         self.home = home
         self.session_id = session_id or str(uuid.uuid4())
         # Claude Code's folder lives in the test's home too: transcripts must be under its projects/.
-        self.env = {"REWIND_LS_HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / "claude")}
+        self.env = {
+            "REWIND_LS_HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(home / "claude"),
+            # A test running a command with only this environment (no REWIND_LS_HOOK_SERVER=0)
+            # starts a command-line server: it stops 20 s after, not 15 minutes.
+            "REWIND_LS_HOOK_SERVER_IDLE": "20",
+        }
         tdir = transcript_dir or (home / "claude" / "projects" / "ws")
         tdir.mkdir(parents=True, exist_ok=True)
         self.transcript = tdir / f"{self.session_id}.jsonl"

@@ -734,6 +734,14 @@ RESPONSE_TARGET = 64 << 10
 MEMORY_TARGET = 80 << 20
 
 
+def _interpreter_of(argv: list[str]) -> str:
+    """The Python that runs `argv`: a script's shebang (pip writes the interpreter it ran under,
+    `python` or `python3`, and the command-line server's socket is keyed on that path)."""
+    with open(argv[0], "rb") as f:
+        first = f.readline()
+    return first[2:].strip().decode() if first.startswith(b"#!") else argv[0]
+
+
 def _cli_turns_argv() -> list[str]:
     """`rewind-ls turns` as a person runs it: the console script beside the interpreter."""
     script = os.path.join(os.path.dirname(PY), "rewind-ls")
@@ -865,12 +873,13 @@ def _bench_turn_lists(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> li
     # finder `site` runs at every start) and the one a person's install has (the wheel); each
     # with the command-line server up (the steady state), and the first command without one.
     name = f"rewind-ls turns, {count} turns (vs python -I -S -c pass)"
-    rows.append(Row(name, *steady(_cli_turns_argv(), PY)(), "s", 3.0))
-    rows.append(Row(name + " [loaded]", *loaded(steady(_cli_turns_argv(), PY)), "s", 3.0))
+    dev = _interpreter_of(_cli_turns_argv())
+    rows.append(Row(name, *steady(_cli_turns_argv(), dev)(), "s", 3.0))
+    rows.append(Row(name + " [loaded]", *loaded(steady(_cli_turns_argv(), dev)), "s", 3.0))
     first = (
         f"first rewind-ls turns (no command-line server), {count} turns (vs python -I -S -c pass)"
     )
-    rows.append(Row(first, *first_times(_cli_turns_argv(), cli_server_lock(PY, home))(), "s", 3.0))
+    rows.append(Row(first, *first_times(_cli_turns_argv(), cli_server_lock(dev, home))(), "s", 3.0))
     script = _installed_console_script(tmp, notes)
     name = f"rewind-ls turns, installed wheel, {count} turns (vs python -I -S -c pass)"
     if script is None:

@@ -200,6 +200,8 @@ HOOK_ARGV = _hook_argv()
 
 # Every rewind-ls home a hook ran with: each has its hook server, stopped at the end.
 HOMES: set[str] = set()
+# The command-line servers the `rewind-ls turns` rows started (other interpreters' included).
+CLI_LOCKS: set[str] = set()
 
 
 def hook_server_pid(home: str) -> int | None:
@@ -226,12 +228,50 @@ def stop_hook_server(home: str) -> None:
     """Stop the hook server of `home` (SIGTERM: it removes its socket; SIGKILL if it does not go)
     and wait until its lock is free (the state before a session's first hook)."""
     from rewind_ls.core.agents.hook_client import socket_path
-    from rewind_ls.core.fs.detached import lock_held
 
-    pid = hook_server_pid(home)
+    stop_server(socket_path(home) + ".lock")
+
+
+def cli_server_lock(python: str, home: str) -> str:
+    """The lock of the command-line server that `python`'s `rewind-ls` uses with `home` (its
+    socket's path is keyed on the interpreter and the package it imports: asked there)."""
+    code = (
+        "from rewind_ls.core.agents.hook_client import socket_path; print(socket_path(role='cli'))"
+    )
+    env = {**BASE_ENV, "REWIND_LS_HOME": home}
+    return run([python, "-c", code], env=env, cwd="/").stdout.decode().strip() + ".lock"
+
+
+def wait_cli_server(lock: str, timeout: float = 60.0) -> None:
+    """Until the command-line server holding `lock` is up with its spare child forked."""
+    from rewind_ls.core.fs.detached import lock_held, lock_pid
+
+    deadline = time.monotonic() + timeout
+    while True:
+        pid = lock_pid(lock) if lock_held(lock) else None
+        if pid is not None and os.path.exists(lock[: -len(".lock")]):
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                if f.read().split():
+                    return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no command-line server for {lock} after {timeout:.0f} s")
+        time.sleep(0.02)
+
+
+def stop_servers(home: str) -> None:
+    """The hook server and the command-line server (of this interpreter) of `home`."""
+    stop_hook_server(home)
+    stop_server(cli_server_lock(PY, home))
+
+
+def stop_server(lock: str) -> None:
+    """Stop the server holding `lock` (a hook or command-line server) and wait until the lock
+    is free."""
+    from rewind_ls.core.fs.detached import lock_held, lock_pid
+
+    pid = lock_pid(lock) if lock_held(lock) else None
     if pid is None:
         return
-    lock = socket_path(home) + ".lock"
     for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
         try:
             os.kill(pid, sig)
@@ -798,18 +838,47 @@ def _bench_turn_lists(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> li
 
         return times
 
+    def first_times(argv: list[str], lock: str) -> Callable[[], tuple[float, float]]:
+        """A command with no command-line server: it runs in-process and starts one."""
+
+        def times() -> tuple[float, float]:
+            ours, base = [], []
+            for _ in range(max(5, runs)):
+                stop_server(lock)
+                ours.append(timed(lambda: run(argv, env=env, cwd=ws)))
+                wait_cli_server(lock)  # its start-up is not charged to the floor
+                base.append(timed(lambda: run(FLOOR, env=BASE_ENV)))
+            return median(ours), median(base)
+
+        return times
+
+    def steady(argv: list[str], python: str) -> Callable[[], tuple[float, float]]:
+        """The steady state: the command-line server up (after the first command), and its
+        spare child forked (a person's next command comes seconds later, not at once)."""
+        lock = cli_server_lock(python, home)
+        CLI_LOCKS.add(lock)
+        run(argv, env=env, cwd=ws)
+        wait_cli_server(lock)
+        return cli_times(argv)
+
     # Two rows, both kept: the development venv's console script (an editable install, whose
-    # finder `site` runs at every start) and the one a person's install has (the wheel).
+    # finder `site` runs at every start) and the one a person's install has (the wheel); each
+    # with the command-line server up (the steady state), and the first command without one.
     name = f"rewind-ls turns, {count} turns (vs python -I -S -c pass)"
-    rows.append(Row(name, *cli_times(_cli_turns_argv())(), "s", 3.0))
-    rows.append(Row(name + " [loaded]", *loaded(cli_times(_cli_turns_argv())), "s", 3.0))
+    rows.append(Row(name, *steady(_cli_turns_argv(), PY)(), "s", 3.0))
+    rows.append(Row(name + " [loaded]", *loaded(steady(_cli_turns_argv(), PY)), "s", 3.0))
+    first = (
+        f"first rewind-ls turns (no command-line server), {count} turns (vs python -I -S -c pass)"
+    )
+    rows.append(Row(first, *first_times(_cli_turns_argv(), cli_server_lock(PY, home))(), "s", 3.0))
     script = _installed_console_script(tmp, notes)
     name = f"rewind-ls turns, installed wheel, {count} turns (vs python -I -S -c pass)"
     if script is None:
         rows.append(Row(name, None, None, "s", note="n/a (no wheel, see notes)"))
     else:
-        rows.append(Row(name, *cli_times([script, "turns"])(), "s", 3.0))
-        rows.append(Row(name + " [loaded]", *loaded(cli_times([script, "turns"])), "s", 3.0))
+        python = os.path.join(os.path.dirname(script), "python")
+        rows.append(Row(name, *steady([script, "turns"], python)(), "s", 3.0))
+        rows.append(Row(name + " [loaded]", *loaded(steady([script, "turns"], python)), "s", 3.0))
     return rows
 
 
@@ -825,6 +894,7 @@ def _installed_console_script(tmp: str, notes: list[str]) -> str | None:
         os.makedirs(src)
         for name in ("pyproject.toml", "README.md"):
             shutil.copy(os.path.join(repo, name), src)
+        shutil.copytree(os.path.join(repo, "bin"), os.path.join(src, "bin"))
         shutil.copytree(
             os.path.join(repo, "rewind_ls"),
             os.path.join(src, "rewind_ls"),
@@ -904,7 +974,9 @@ def main(argv: list[str] | None = None) -> int:
             rows.extend(bench_review_rows(tmp, sizes, runs, notes))
     finally:
         for home in HOMES:
-            stop_hook_server(home)
+            stop_servers(home)
+        for lock in CLI_LOCKS:
+            stop_server(lock)
         if args.keep:
             notes.append(f"kept: {tmp}")
         else:

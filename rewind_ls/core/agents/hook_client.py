@@ -67,14 +67,15 @@ def socket_dir() -> str:
     return f"{tmp}/rewind-ls-{posix.getuid()}"
 
 
-def socket_path(home: str | None = None) -> str:
+def socket_path(home: str | None = None, role: str = "hook") -> str:
     """One server per interpreter, package folder and `REWIND_LS_HOME` (the state it records
     into; `home`: another than this process's): another install, Python or state folder never
-    reaches this one's server."""
+    reaches this one's server. `role`: `hook`, or `cli` for the command line's server
+    (`cli/served.py`), which preloads what the commands need."""
     key = "\0".join(
         (sys.executable, package_dir(), _env("REWIND_LS_HOME") if home is None else home)
     )
-    return f"{socket_dir()}/hook-{_fnv64(key.encode('utf-8', 'surrogateescape')):016x}"
+    return f"{socket_dir()}/{role}-{_fnv64(key.encode('utf-8', 'surrogateescape')):016x}"
 
 
 def private_dir_ok(path: str) -> bool:
@@ -229,10 +230,11 @@ def make_folder(folder: str) -> bool:
     return private_dir_ok(folder)
 
 
-def start_server() -> int | None:
-    """Start a server for this interpreter and package (detached); its pid, None when one is
-    already starting or the socket's folder is not this user's private one."""
-    path = socket_path()
+def start_server(role: str = "hook") -> int | None:
+    """Start a server for this interpreter and package (detached; `role`: `hook` or `cli`); its
+    pid, None when one is already starting or the socket's folder is not this user's private
+    one."""
+    path = socket_path(role=role)
     folder = _parent(path)
     if not make_folder(folder):
         return None
@@ -243,7 +245,10 @@ def start_server() -> int | None:
         return None
     main = package_dir() + "/__main__.py"
     try:
-        return detached.spawn_argv([sys.executable, "-I", "-S", main, "hook-server"])
+        # The command line's server runs with `site`, as the console script does: its children
+        # must import what the command would import in-process (`cli/served.py`).
+        flags = ["-I", "-S"] if role == "hook" else []
+        return detached.spawn_argv([sys.executable, *flags, main, f"{role}-server"])
     except OSError:
         detached.unclaim(marker)
         raise

@@ -28,7 +28,8 @@ import signal
 import socket
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 from rewind_ls.core.agents.hook_client import (
     field,
@@ -40,6 +41,10 @@ from rewind_ls.core.agents.hook_client import (
 )
 from rewind_ls.core.fs import config, detached
 from rewind_ls.core.store import db
+
+# Another kind of request than a hook's (`cli/served.py`'s `C`): run in the forked child with the
+# connection and the file descriptors that came with the request's first byte; never returns.
+Kind = Callable[[socket.socket, list[int]], NoReturn]
 
 IDLE_DEFAULT = 900.0
 # Besides every module of the core (a hook imports only the core), the libraries a hook may load.
@@ -113,11 +118,12 @@ def _same_user(conn: socket.socket) -> bool:
     return True
 
 
-def status(home: str | None = None) -> dict[str, str] | None:
+def status(home: str | None = None, role: str = "hook") -> dict[str, str] | None:
     """What the running server says of itself (pid, python, code, since, served: connections
-    answered, this one included; stale: the file that changed), or None;
-    `home`: the server of that `REWIND_LS_HOME` rather than this process's."""
-    path = socket_path(home)
+    answered, this one included, or with `prefork`, spares forked; stale: the file that
+    changed), or None; `home`: the server of that `REWIND_LS_HOME` rather than this process's;
+    `role`: `cli` for the command line's."""
+    path = socket_path(home, role)
     if not private_dir_ok(os.path.dirname(path)):
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -139,10 +145,18 @@ def status(home: str | None = None) -> dict[str, str] | None:
     return info or None
 
 
-def serve() -> int:
-    """The server's loop (run by `__main__.py hook-server`)."""
+def serve(
+    role: str = "hook",
+    kinds: dict[bytes, Kind] | None = None,
+    preload: Callable[[], None] | None = None,
+    prefork: bool = False,
+    rehearse: Callable[[], None] | None = None,
+) -> int:
+    """The server's loop (run by `__main__.py hook-server`; `cli/served.py` runs the command
+    line's: its `role`, the request `kinds` it adds, what it imports besides the core, and
+    `prefork`: see `_prefork_loop`, whose spares run `rehearse` before they wait)."""
     os.chdir("/")  # pin no workspace's folder
-    path = socket_path()
+    path = socket_path(role=role)
     folder = os.path.dirname(path)
     if not make_folder(folder):
         return 1
@@ -152,6 +166,8 @@ def serve() -> int:
     marker = path + ".starting"
     try:
         _preload()
+        if preload is not None:
+            preload()
         stamp = code_stamp()
         # What every child shares stays shared: the collector would otherwise walk (write to)
         # every object the server imported, copying each page into each child.
@@ -175,7 +191,10 @@ def serve() -> int:
         raise
     detached.unclaim(marker)
     try:
-        _loop(listener, stamp, info, lock)
+        if prefork:
+            _prefork_loop(listener, stamp, info, lock, kinds or {}, rehearse)
+        else:
+            _loop(listener, stamp, info, lock, kinds or {})
     finally:
         try:
             os.unlink(path)  # still ours: a new server binds only once it holds the lock
@@ -211,7 +230,11 @@ def _on_term(_signum: int, _frame: Any) -> None:
 
 
 def _loop(
-    listener: socket.socket, stamp: dict[str, tuple[int, int]], info: bytes, lock: int
+    listener: socket.socket,
+    stamp: dict[str, tuple[int, int]],
+    info: bytes,
+    lock: int,
+    kinds: dict[bytes, Kind],
 ) -> None:
     import select
 
@@ -249,7 +272,7 @@ def _loop(
                 signal.set_wakeup_fd(-1)
                 for fd in (lock, stop_r, stop_w):  # the lock: a hook outliving the server must
                     os.close(fd)  # not keep a new one from starting
-                _child(listener, conn, stamp, info + f"served={served}\n".encode())
+                _child(listener, conn, stamp, info + f"served={served}\n".encode(), kinds)
             children.add(pid)
             conn.close()
             if changed(stamp):  # while the child runs: see the module's docstring
@@ -259,6 +282,152 @@ def _loop(
         signal.set_wakeup_fd(-1)
         os.close(stop_r)
         os.close(stop_w)
+
+
+def _prefork_loop(
+    listener: socket.socket,
+    stamp: dict[str, tuple[int, int]],
+    info: bytes,
+    lock: int,
+    kinds: dict[bytes, Kind],
+    rehearse: Callable[[], None] | None = None,
+) -> None:
+    """`_loop` with the fork off the request's path: a spare child, forked in advance, accepts
+    the next connection itself and hands this process a copy of it (SCM_RIGHTS on a socket
+    pair), which forks the next spare while it runs. (Forking a 40 MB interpreter takes 5-9 ms
+    on a small VM, as long as a command's own work.) A child that dies without its reply (killed,
+    or `os._exit` by the crash tests' fault hook) is answered for: this process reaps it (woken
+    by SIGCHLD) and sends its client `R` with the real status, as the shell would have seen it.
+    Leaving, this process kills a spare that took no connection: a client it accepted meanwhile
+    sees its connection close before `A` and runs the command itself."""
+    import select
+
+    stop_r, stop_w = os.pipe()
+    os.set_blocking(stop_w, False)
+    signal.set_wakeup_fd(stop_w)
+    signal.signal(signal.SIGTERM, _on_term)
+    signal.signal(signal.SIGCHLD, _on_term)  # a byte on the wakeup pipe: reap at once
+    listener.setblocking(True)  # the spares block in `accept`; this process never accepts
+    idle = idle_seconds()
+    last = time.monotonic()
+    children: dict[int, socket.socket | None] = {}  # running children and their connections
+    spare: tuple[int, socket.socket] | None = None  # its pid, and where it says "taken"
+    served = 0
+    try:
+        while True:
+            _reap_answering(children)
+            if spare is None:
+                served += 1
+                taken, taken_there = socket.socketpair()
+                pid = os.fork()
+                if pid == 0:
+                    signal.set_wakeup_fd(-1)
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    taken.close()
+                    for fd in (lock, stop_r, stop_w):
+                        os.close(fd)
+                    for conn in children.values():
+                        if conn is not None:
+                            conn.close()
+                    served_info = info + f"served={served}\n".encode()
+                    _spare(listener, taken_there, stamp, served_info, kinds, rehearse)
+                taken_there.close()
+                spare = (pid, taken)
+            ready = select.select([spare[1].fileno(), stop_r], [], [], 2.0)[0]
+            if stop_r in ready and signal.SIGTERM in os.read(stop_r, 64):
+                return
+            if (
+                spare[1].fileno() in ready
+            ):  # taken (or the spare died): it is a child like any other
+                try:
+                    _msg, fds, _flags, _addr = socket.recv_fds(spare[1], 1, 1)
+                except OSError:
+                    fds = []
+                spare[1].close()
+                children[spare[0]] = socket.socket(fileno=fds[0]) if fds else None
+                spare = None
+                last = time.monotonic()
+                if changed(stamp):
+                    return
+            elif not ready and (time.monotonic() - last > idle or changed(stamp)):
+                return
+    finally:
+        if spare is not None:
+            try:
+                os.kill(spare[0], signal.SIGKILL)
+                os.waitpid(spare[0], 0)
+            except OSError:
+                pass
+            spare[1].close()
+        for conn in children.values():
+            if conn is not None:
+                conn.close()
+        listener.setblocking(False)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.set_wakeup_fd(-1)
+        os.close(stop_r)
+        os.close(stop_w)
+
+
+def _reap_answering(children: dict[int, socket.socket | None]) -> None:
+    """Reap the children that ended; to the client of one that ended otherwise than by its
+    `os._exit(0)` after replying, send `R` with that status (`c:N`, `s:N`)."""
+    for pid in list(children):
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done, status = pid, 0
+        if not done:
+            continue
+        conn = children.pop(pid)
+        if conn is None:
+            continue
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            reply = f"s:{-code}" if code < 0 else f"c:{code}"
+            try:
+                conn.settimeout(0.5)
+                conn.sendall(b"R" + field(reply.encode()))
+            except OSError:  # the client is gone (it was killed: that is why the child died)
+                pass
+        conn.close()
+
+
+def _spare(
+    listener: socket.socket,
+    taken: socket.socket,
+    stamp: dict[str, tuple[int, int]],
+    info: bytes,
+    kinds: dict[bytes, Kind],
+    rehearse: Callable[[], None] | None,
+) -> NoReturn:
+    """A spare child: `rehearse` (first calls whose copy-on-write page faults would otherwise
+    be on the request's path), accept one connection of this user's, hand the server a copy of
+    it, and serve it. A status request is answered and the spare stays the spare (`served`:
+    requests taken + 1)."""
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if rehearse is not None:
+            rehearse()
+        while True:
+            conn, _ = listener.accept()
+            conn.setblocking(True)
+            if not _same_user(conn):
+                conn.close()
+                continue
+            conn.settimeout(10.0)
+            first = _first_byte(conn)
+            if first[0] != b"?":
+                break
+            _answer_status(conn, stamp, info)
+            conn.close()
+        socket.send_fds(taken, [b"t"], [conn.fileno()])
+        taken.close()
+    except BaseException:
+        os._exit(0)
+    _child(listener, conn, stamp, info, kinds, first)
+    os._exit(0)
 
 
 def _reap(children: set[int]) -> None:
@@ -297,17 +466,40 @@ def _read_request(conn: socket.socket) -> list[bytes] | None:
         buf += chunk
 
 
+def _first_byte(conn: socket.socket) -> tuple[bytes, list[int]]:
+    """The request's kind, and the file descriptors sent with it (a `C` request's stdio: they
+    come with the first byte read, and a plain `recv` would drop them)."""
+    kind, ancillary, _flags, _addr = conn.recvmsg(1, socket.CMSG_SPACE(16 * 4))
+    fds = []
+    for level, type_, data in ancillary:
+        if level == socket.SOL_SOCKET and type_ == socket.SCM_RIGHTS:
+            fds += [int.from_bytes(data[i : i + 4], sys.byteorder) for i in range(0, len(data), 4)]
+    return kind, fds
+
+
+def _answer_status(conn: socket.socket, stamp: dict[str, tuple[int, int]], info: bytes) -> None:
+    stale = changed(stamp)
+    conn.sendall(info + (f"stale={stale}\n".encode() if stale else b""))
+
+
 def _child(
-    listener: socket.socket, conn: socket.socket, stamp: dict[str, tuple[int, int]], info: bytes
+    listener: socket.socket,
+    conn: socket.socket,
+    stamp: dict[str, tuple[int, int]],
+    info: bytes,
+    kinds: dict[bytes, Kind],
+    first: tuple[bytes, list[int]] | None = None,
 ) -> None:
+    """Serve one connection (`first`: its kind and fds, when already read)."""
     try:
         listener.close()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         conn.settimeout(10.0)
-        kind = conn.recv(1)
+        kind, fds = first or _first_byte(conn)
+        if kind in kinds:
+            kinds[kind](conn, fds)
         if kind == b"?":
-            stale = changed(stamp)
-            conn.sendall(info + (f"stale={stale}\n".encode() if stale else b""))
+            _answer_status(conn, stamp, info)
             os._exit(0)
         if kind != b"H":
             os._exit(0)

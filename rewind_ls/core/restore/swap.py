@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from rewind_ls.core.errors import ConflictError, RewindError
+from rewind_ls.core.fs import faults
 from rewind_ls.core.fs.disk_sync import can_flush_many, flush_files, lock, parallel_map
-from rewind_ls.core.fs.faults import FAULT as _FAULT
 from rewind_ls.core.fs.faults import fault as _fault
 from rewind_ls.core.fs.paths import is_below, safe_targets
 from rewind_ls.core.model import ABSENT, FILE, Version
@@ -30,7 +30,7 @@ def pause(stage: str, index: int) -> None:
     `before-discard:1` (restore applied, backups not yet dropped) creates the file named by
     `REWIND_LS_FAULT_MARK`, then sleeps `REWIND_LS_FAULT_PAUSE` seconds (default 0.5), holding the
     window open for a racing writer."""
-    if _FAULT and f"{stage}:{index}" == _FAULT:
+    if faults.armed(stage, index):  # read at call time: a fork server's child re-reads it
         import time
 
         mark = os.environ.get("REWIND_LS_FAULT_MARK")

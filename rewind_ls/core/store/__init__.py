@@ -48,6 +48,7 @@ from rewind_ls.core.store.db import DbError as DbError
 from rewind_ls.core.store.db import OperationalError as OperationalError
 from rewind_ls.core.store.db import is_damage as is_damage
 from rewind_ls.core.store.db import is_full as is_full
+from rewind_ls.core.store.db import rehearse as rehearse
 from rewind_ls.core.store.db import store_dir_for as store_dir_for
 from rewind_ls.core.store.db import store_error as store_error
 from rewind_ls.core.store.db import workspace_key as workspace_key

@@ -51,6 +51,8 @@ from rewind_ls.core.store import db
 Kind = Callable[[socket.socket, list[int]], NoReturn]
 
 IDLE_DEFAULT = 900.0
+# Seconds after a spare took a connection by which the next one is forked at the latest.
+SPARE_AFTER = 0.05
 # Besides every module of the core (a hook imports only the core), the libraries a hook may load.
 PRELOAD = ("zstandard",)
 
@@ -274,9 +276,23 @@ def _prefork_loop(
     children: dict[int, socket.socket | None] = {}  # running children and their connections
     spare: tuple[int, socket.socket] | None = None  # its pid, and where it says "taken"
     served = 0
+    # The next spare is forked once the last one's child is done (or a connection waits, or
+    # `SPARE_AFTER` passed): forked at once, the fork and the spare's rehearsal ran beside the
+    # hook, and on two busy cores took its CPU. Hooks come one after another (an agent waits for
+    # each), so it is ready long before the next.
+    due = 0.0
+    latest = 0  # the last spare's pid, once it took a connection
     try:
         while True:
             _reap_answering(children)
+            if spare is None and latest in children and time.monotonic() < due:
+                ready = select.select([listener.fileno(), stop_r], [], [], due - time.monotonic())[
+                    0
+                ]
+                if stop_r in ready and signal.SIGTERM in os.read(stop_r, 64):
+                    return
+                if listener.fileno() not in ready:
+                    continue  # a child ended (SIGCHLD), or the time came
             if spare is None:
                 served += 1
                 taken, taken_there = socket.socketpair()
@@ -306,8 +322,10 @@ def _prefork_loop(
                     fds = []
                 spare[1].close()
                 children[spare[0]] = socket.socket(fileno=fds[0]) if fds else None
+                latest = spare[0]
                 spare = None
                 last = time.monotonic()
+                due = last + SPARE_AFTER
                 if changed(stamp):
                     return
             elif not ready and (time.monotonic() - last > idle or changed(stamp)):

@@ -310,10 +310,16 @@ def _reference(tmp_path: Path, turns: int) -> tuple[list[tuple[Any, ...]], list[
     return recorded(ws, env), outputs
 
 
-def _started(pid: int) -> int:
-    """When `pid` started (clock ticks since boot): a server's newest child is its spare."""
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().split(")")[-1].split()[19])
+def _holds_listener(pid: int, path: str) -> bool:
+    """Whether `pid` holds the server's listening socket at `path`: its spare does (a child
+    closes it once it has a connection), the hooks' children do not."""
+    with open("/proc/net/unix") as f:
+        inodes = {ln.split()[6] for ln in f if ln.rstrip().endswith(" " + path)}
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        link = os.readlink(fd)
+        if link.startswith("socket:[") and link[8:-1] in inodes:
+            return True
+    return False
 
 
 def test_kill_9_of_the_server_and_its_children_at_random_loses_nothing(tmp_path: Path) -> None:
@@ -327,11 +333,11 @@ def test_kill_9_of_the_server_and_its_children_at_random_loses_nothing(tmp_path:
     (ws / "shared.txt").write_text("start\n")
     env = server_env(tmp_path / "home", REWIND_LS_WATCH="0")
     lock = _in(env, "from rewind_ls.core.agents.hook_client import socket_path as p; print(p())")
-    lock += ".lock"
+    path, lock = lock, lock + ".lock"
     stop = threading.Event()
     kills = {"server": 0, "child": 0, "spare": 0}
     rng = random.Random(29)
-    spares: set[int] = set()  # every child seen as its server's newest: each began as the spare
+    spares: set[int] = set()  # every spare seen waiting
 
     def killer() -> None:
         seen_spare: set[int] = set()
@@ -350,23 +356,21 @@ def test_kill_9_of_the_server_and_its_children_at_random_loses_nothing(tmp_path:
                 next_server_kill = time.monotonic() + rng.uniform(0.3, 1.5)
             else:
                 try:
-                    kids = sorted(children(server), key=_started)
-                except (OSError, ValueError):  # one ended meanwhile
+                    kids = [(c, _holds_listener(c, path)) for c in children(server)]
+                except OSError:  # one ended meanwhile
                     continue
-                if not kids:
-                    continue
-                busy = [c for c in kids[:-1] if c not in seen_busy]  # older: they took a hook
+                busy = [c for c, waits in kids if not waits and c not in seen_busy]
                 seen_busy.update(busy)
-                spares.add(kids[-1])
+                waiting = [c for c, waits in kids if waits and c not in seen_spare]
+                seen_spare.update(waiting)
+                spares.update(waiting)
                 if busy and rng.random() < 0.4:
                     time.sleep(rng.uniform(0.0, 0.01))  # somewhere inside the hook
                     victim, kind = busy[0], "child"
-                elif kids[-1] not in seen_spare and (not kills["spare"] or rng.random() < 0.2):
-                    victim, kind = kids[-1], "spare"  # waiting (or just taking a hook)
+                elif waiting and (not kills["spare"] or rng.random() < 0.2):
+                    victim, kind = waiting[0], "spare"  # waiting (or just taking a hook)
                 else:
-                    seen_spare.add(kids[-1])
                     continue
-                seen_spare.add(kids[-1])
             try:
                 os.kill(victim, signal.SIGKILL)
                 kills[kind] += 1

@@ -86,6 +86,20 @@ def children(pid: int) -> list[int]:
     return [p for p in out if alive(p)]
 
 
+def spare_of(env: dict[str, str]) -> int:
+    """The server's spare child: forked ahead, it accepts the next connection (and answers
+    status requests itself, naming its pid, staying the spare)."""
+    info = status(env)
+    assert info and info.get("spare"), info
+    return int(info["spare"])
+
+
+def hook_children(env: dict[str, str], server: int) -> list[int]:
+    """The server's children that are running a hook (all but its spare)."""
+    spare = spare_of(env)
+    return [c for c in children(server) if c != spare]
+
+
 @contextmanager
 def server_stopped_after(env: dict[str, str]) -> Iterator[None]:
     try:
@@ -296,10 +310,22 @@ def _reference(tmp_path: Path, turns: int) -> tuple[list[tuple[Any, ...]], list[
     return recorded(ws, env), outputs
 
 
+def _holds_listener(pid: int, path: str) -> bool:
+    """Whether `pid` holds the server's listening socket at `path`: its spare does (a child
+    closes it once it has a connection), the hooks' children do not."""
+    with open("/proc/net/unix") as f:
+        inodes = {ln.split()[6] for ln in f if ln.rstrip().endswith(" " + path)}
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        link = os.readlink(fd)
+        if link.startswith("socket:[") and link[8:-1] in inodes:
+            return True
+    return False
+
+
 def test_kill_9_of_the_server_and_its_children_at_random_loses_nothing(tmp_path: Path) -> None:
-    """While a session's hooks run, the server or a hook's child is killed -9 at random: every
-    hook still succeeds (in-process), its message is written once, and the workspace's records
-    are those of the session run in-process."""
+    """While a session's hooks run, the server, a hook's child or the spare waiting for the next
+    hook is killed -9 at random: every hook still succeeds (in-process), its message is written
+    once, and the workspace's records are those of the session run in-process."""
     turns = 8
     reference, outputs = _reference(tmp_path, turns)
     ws = tmp_path / "ws"
@@ -307,13 +333,15 @@ def test_kill_9_of_the_server_and_its_children_at_random_loses_nothing(tmp_path:
     (ws / "shared.txt").write_text("start\n")
     env = server_env(tmp_path / "home", REWIND_LS_WATCH="0")
     lock = _in(env, "from rewind_ls.core.agents.hook_client import socket_path as p; print(p())")
-    lock += ".lock"
+    path, lock = lock, lock + ".lock"
     stop = threading.Event()
-    kills = {"server": 0, "child": 0}
+    kills = {"server": 0, "child": 0, "spare": 0}
     rng = random.Random(29)
+    spares: set[int] = set()  # every spare seen waiting
 
     def killer() -> None:
-        seen: set[int] = set()
+        seen_spare: set[int] = set()
+        seen_busy: set[int] = set()
         next_server_kill = time.monotonic() + rng.uniform(0.3, 1.5)
         while not stop.is_set():
             time.sleep(0.002)
@@ -327,12 +355,22 @@ def test_kill_9_of_the_server_and_its_children_at_random_loses_nothing(tmp_path:
                 victim, kind = server, "server"
                 next_server_kill = time.monotonic() + rng.uniform(0.3, 1.5)
             else:
-                fresh = [c for c in children(server) if c not in seen]
-                seen.update(fresh)
-                if not fresh or rng.random() > 0.4:
+                try:
+                    kids = [(c, _holds_listener(c, path)) for c in children(server)]
+                except OSError:  # one ended meanwhile
                     continue
-                time.sleep(rng.uniform(0.0, 0.01))  # somewhere inside the hook
-                victim, kind = fresh[0], "child"
+                busy = [c for c, waits in kids if not waits and c not in seen_busy]
+                seen_busy.update(busy)
+                waiting = [c for c, waits in kids if waits and c not in seen_spare]
+                seen_spare.update(waiting)
+                spares.update(waiting)
+                if busy and rng.random() < 0.4:
+                    time.sleep(rng.uniform(0.0, 0.01))  # somewhere inside the hook
+                    victim, kind = busy[0], "child"
+                elif waiting and (not kills["spare"] or rng.random() < 0.2):
+                    victim, kind = waiting[0], "spare"  # waiting (or just taking a hook)
+                else:
+                    continue
             try:
                 os.kill(victim, signal.SIGKILL)
                 kills[kind] += 1
@@ -364,8 +402,16 @@ def test_kill_9_of_the_server_and_its_children_at_random_loses_nothing(tmp_path:
     for p in bad:  # said once, never twice (a dead child's output is never relayed)
         assert p.returncode == 0 and not p.stdout
         assert p.stderr.decode().count("rewind-ls hook:") == 1, p.stderr
-    assert kills["server"] >= 1 and kills["child"] >= 1, kills
+    assert kills["server"] >= 1 and kills["child"] >= 1 and kills["spare"] >= 1, kills
     assert recorded(ws, env) == reference
+    # No spare outlives its server (a killed server's would hold the old socket for good; the
+    # last server was stopped above).
+    deadline = time.monotonic() + 10
+    left = [p for p in spares if alive(p)]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [p for p in left if alive(p)]
+    assert not left, left
 
 
 def test_killing_the_hook_command_kills_its_child_and_other_hooks_go_on(tmp_path: Path) -> None:
@@ -390,9 +436,9 @@ def test_killing_the_hook_command_kills_its_child_and_other_hooks_go_on(tmp_path
         hook.stdin.write(json.dumps({**payload, "prompt": "blocked"}).encode())
         hook.stdin.close()
         deadline = time.monotonic() + 20
-        while not children(server) and time.monotonic() < deadline:
+        while not hook_children(env, server) and time.monotonic() < deadline:
             time.sleep(0.02)
-        (child,) = children(server)
+        (child,) = hook_children(env, server)
         t = time.monotonic()
         meanwhile = run_hook(
             env,
@@ -443,9 +489,10 @@ def test_a_hook_still_running_does_not_keep_a_new_server_from_starting(tmp_path:
         hook.stdin.write(json.dumps({**payload, "prompt": "blocked"}).encode())
         hook.stdin.close()
         deadline = time.monotonic() + 20
-        while not children(server) and time.monotonic() < deadline:
+        while not hook_children(env, server) and time.monotonic() < deadline:
             time.sleep(0.02)
-        (child,) = children(server)
+        (child,) = hook_children(env, server)
+        spare = spare_of(env)
         os.kill(server, signal.SIGKILL)
         started = run_hook(
             env, {"session_id": "s", "cwd": str(other), "hook_event_name": "Notification"}
@@ -453,6 +500,7 @@ def test_a_hook_still_running_does_not_keep_a_new_server_from_starting(tmp_path:
         assert started.returncode == 0 and not started.stderr
         new = wait_server(env, timeout=15)
         assert new != server and alive(child)
+        assert not alive(spare)  # the killed server's spare left with it (it held the socket)
         blocker.execute("ROLLBACK")
         assert hook.wait(timeout=30) == 0  # the orphaned child finished its hook and replied
     finally:
@@ -464,6 +512,33 @@ def test_a_hook_still_running_does_not_keep_a_new_server_from_starting(tmp_path:
         info = status(env)
         if info:
             os.kill(int(info["pid"]), signal.SIGTERM)
+
+
+def test_the_spare_of_a_killed_server_leaves_and_the_next_hook_starts_a_server(
+    tmp_path: Path,
+) -> None:
+    """kill -9 of an idle server: its spare (forked ahead, waiting on the socket) leaves at once
+    rather than take the next hook with a dead server's state; that hook finds no server, runs
+    in-process and starts a new one, which serves the hook after."""
+    env = server_env(tmp_path / "home", REWIND_LS_WATCH="0")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    hook = {"session_id": "s", "cwd": str(ws), "hook_event_name": "Notification"}
+    with server_stopped_after(env):
+        assert run_hook(env, hook).returncode == 0
+        server = wait_server(env)
+        spare = spare_of(env)
+        os.kill(server, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while alive(spare) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not alive(spare)
+        assert run_hook(env, hook).returncode == 0
+        new = wait_server(env, timeout=15)
+        assert new != server
+        through = run_hook(env, hook, [*HOOK_ARGV[:1], "-X", "importtime", *HOOK_ARGV[1:]])
+        assert through.returncode == 0
+        assert "rewind_ls.core.agents.hook_process" not in _imports(through)
 
 
 def _store_of(home: Path, ws: Path) -> str:
@@ -490,7 +565,7 @@ def test_a_hook_leaves_the_next_wal_started_for_the_next_one(tmp_path: Path) -> 
         for result in session(ws, env, "s", 2):
             assert result.returncode == 0 and not result.stderr, result.stderr
         deadline = time.monotonic() + 30
-        while children(pid) and time.monotonic() < deadline:  # each finishes after its reply
+        while hook_children(env, pid) and time.monotonic() < deadline:  # done after the reply
             time.sleep(0.02)
         db = Path(_store_of(home, ws))
         wal = Path(f"{db}-wal").read_bytes()  # read before any connection: a close would change it
@@ -533,6 +608,7 @@ def test_a_server_whose_code_changed_on_disk_is_refused_and_replaced(tmp_path: P
             env, {**base, "hook_event_name": "UserPromptSubmit", "prompt": "a"}, argv
         )
         assert "rewind_ls.core.agents.hook_process" not in _imports(through)
+        spare = int(status(env, package)["spare"])  # type: ignore[index]
         steps = package / "rewind_ls" / "core" / "agents" / "hook_steps.py"
         steps.write_text(steps.read_text() + "\n# a new version\n")
         last_old = run_hook(env, {**base, "hook_event_name": "Stop"}, argv)
@@ -541,6 +617,11 @@ def test_a_server_whose_code_changed_on_disk_is_refused_and_replaced(tmp_path: P
         while alive(old) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not alive(old)
+        # The spare forked before the change took the Stop (the one hook at the change, run
+        # whole) or, when the server saw the change first, left with it: none waits on.
+        while alive(spare) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(spare)
         refused = run_hook(
             env, {**base, "hook_event_name": "UserPromptSubmit", "prompt": "b"}, argv
         )
@@ -579,13 +660,15 @@ def test_connections_queued_when_the_server_exits_are_told_it_is_stale(tmp_path:
     )
     run_hook(env, {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "Notification"})
     server = wait_server(env)
+    spare = spare_of(env)
     queued = []
     try:
+        os.kill(spare, signal.SIGSTOP)
         os.kill(server, signal.SIGSTOP)
-        # Stopped for real before the connections are made: a server still running would accept
-        # the first one as a hook's (its child waits for a request that never comes).
+        # Stopped for real before the connections are made: a spare still running would accept
+        # the first one as a hook's (and wait for a request that never comes).
         deadline = time.monotonic() + 10
-        while _state(server) != "T" and time.monotonic() < deadline:
+        while {_state(server), _state(spare)} != {"T"} and time.monotonic() < deadline:
             time.sleep(0.01)
         for _ in range(3):
             conn = socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM)
@@ -599,9 +682,15 @@ def test_connections_queued_when_the_server_exits_are_told_it_is_stale(tmp_path:
         while alive(server) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not alive(server) and not os.path.exists(path)
+        os.kill(spare, signal.SIGCONT)  # it finds its server gone and leaves
+        while alive(spare) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(spare)
     finally:
         for conn in queued:
             conn.close()
+        if alive(spare):
+            os.kill(spare, signal.SIGKILL)
         if alive(server):
             os.kill(server, signal.SIGCONT)
             os.kill(server, signal.SIGTERM)

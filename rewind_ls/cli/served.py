@@ -42,7 +42,7 @@ def serve_cli(main_file: str) -> int:
     from rewind_ls.core.agents.hook_server import serve
     from rewind_ls.core.store import rehearse
 
-    return serve(role=ROLE, kinds={b"C": child}, preload=preload, prefork=True, rehearse=rehearse)
+    return serve(role=ROLE, kinds={b"C": child}, preload=preload, rehearse=rehearse)
 
 
 _CHECKS = b""  # this server's `checks`, as a client computes its own

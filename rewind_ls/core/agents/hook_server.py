@@ -1,6 +1,9 @@
 """The hook server: one process per user (per interpreter, package folder and `REWIND_LS_HOME`)
 that has imported everything a hook needs once, and forks a child per hook command, the way
-Mercurial's chg or multiprocessing's forkserver skip an interpreter's start-up.
+Mercurial's chg or multiprocessing's forkserver skip an interpreter's start-up. The child is forked
+ahead (`_prefork_loop`: a spare that has made a hook's first calls, `rehearse_hook`, waits on the
+socket and takes the next hook itself), so neither the fork nor the child's first page faults
+are on the hook's path.
 
 Started detached by a hook that found none (`hook_client.start_server`, through
 `fs/detached.spawn_argv`: `python -I -S .../rewind_ls/__main__.py hook-server`, the hook's own
@@ -10,11 +13,12 @@ fresh state, sets the client's environment, folder, umask, argv and stdin, runs
 (`hook_client.py` has the exchange). One at a time by an `flock` on `<socket>.lock`; it exits
 after `REWIND_LS_HOOK_SERVER_IDLE` seconds without a hook (default 900), and as soon as any of the
 code it imported changed on disk (an upgrade, a `git pull` in a development install). It checks
-that after forking each hook's child, while the child runs (not before: the check's ~240 `stat`s
-would delay every hook), and every 2 s while idle. So the one hook it forked when it finds the code
-changed runs the code it imported, whole, like an in-process hook that started just before the
-upgrade; then it stops listening, answers `S` (stale) to the connections already queued (each runs
-its hook in-process and starts a new server) and exits.
+that after each hook's child took its hook, while the child runs (not before: the check's ~240
+`stat`s would delay every hook), and every 2 s while idle. So the one hook taken when it finds the
+code changed runs the code it imported, whole, like an in-process hook that started just before the
+upgrade; then it forks no new spare, the waiting one leaves, it stops listening, answers `S`
+(stale) to the connections already queued (each runs its hook in-process and starts a new
+server) and exits.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ from rewind_ls.core.store import db
 Kind = Callable[[socket.socket, list[int]], NoReturn]
 
 IDLE_DEFAULT = 900.0
+# Seconds after a spare took a connection by which the next one is forked at the latest.
+SPARE_AFTER = 0.05
 # Besides every module of the core (a hook imports only the core), the libraries a hook may load.
 PRELOAD = ("zstandard",)
 
@@ -119,9 +125,8 @@ def _same_user(conn: socket.socket) -> bool:
 
 
 def status(home: str | None = None, role: str = "hook") -> dict[str, str] | None:
-    """What the running server says of itself (pid, python, code, since, served: connections
-    answered, this one included, or with `prefork`, spares forked; stale: the file that
-    changed), or None; `home`: the server of that `REWIND_LS_HOME` rather than this process's;
+    """What the running server says of itself (pid, python, code, since, served: spares forked,
+    spare: the one answering; stale: the file that changed), or None; `home`: the server of that `REWIND_LS_HOME` rather than this process's;
     `role`: `cli` for the command line's."""
     path = socket_path(home, role)
     if not private_dir_ok(os.path.dirname(path)):
@@ -145,25 +150,40 @@ def status(home: str | None = None, role: str = "hook") -> dict[str, str] | None
     return info or None
 
 
+def rehearse_hook() -> None:
+    """A hook's first calls, in a spare before it waits (`_spare`): their copy-on-write page
+    faults (the eval loop's, the type caches', malloc's) were ~1 ms of a hook's ~4.4 ms of CPU
+    when the child made them on the hook's path (h-hook2's harness: 4.4 -> 3.3 ms)."""
+    import hashlib
+    import json
+
+    db.rehearse()  # SQLite's first statements
+    hashlib.sha256(bytes(128 << 10)).digest()  # a file's before/after is hashed
+    payload = {"hook_event_name": "PreToolUse", "tool_input": {"file_path": "/f", "content": ""}}
+    json.loads(json.dumps(payload))  # the payload read, the output written
+
+
 def serve(
     role: str = "hook",
     kinds: dict[bytes, Kind] | None = None,
     preload: Callable[[], None] | None = None,
-    prefork: bool = False,
-    rehearse: Callable[[], None] | None = None,
+    rehearse: Callable[[], None] | None = rehearse_hook,
 ) -> int:
     """The server's loop (run by `__main__.py hook-server`; `cli/served.py` runs the command
-    line's: its `role`, the request `kinds` it adds, what it imports besides the core, and
-    `prefork`: see `_prefork_loop`, whose spares run `rehearse` before they wait)."""
+    line's: its `role`, the request `kinds` it adds, what it imports besides the core, and what
+    its spares `rehearse` before they wait: see `_prefork_loop`)."""
     os.chdir("/")  # pin no workspace's folder
     path = socket_path(role=role)
     folder = os.path.dirname(path)
     if not make_folder(folder):
         return 1
+    marker = path + ".starting"
     lock = detached.take_lock(path + ".lock")
     if lock is None:
-        return 0  # another server holds it
-    marker = path + ".starting"
+        # Another server holds it. The claim of whoever started this one ends here: left, it
+        # kept the next 10 s of hooks from starting a server after that one died.
+        detached.unclaim(marker)
+        return 0
     try:
         _preload()
         if preload is not None:
@@ -191,10 +211,7 @@ def serve(
         raise
     detached.unclaim(marker)
     try:
-        if prefork:
-            _prefork_loop(listener, stamp, info, lock, kinds or {}, rehearse)
-        else:
-            _loop(listener, stamp, info, lock, kinds or {})
+        _prefork_loop(listener, stamp, info, lock, kinds or {}, rehearse)
     finally:
         try:
             os.unlink(path)  # still ours: a new server binds only once it holds the lock
@@ -229,61 +246,6 @@ def _on_term(_signum: int, _frame: Any) -> None:
     drop a connection just accepted, unanswered)."""
 
 
-def _loop(
-    listener: socket.socket,
-    stamp: dict[str, tuple[int, int]],
-    info: bytes,
-    lock: int,
-    kinds: dict[bytes, Kind],
-) -> None:
-    import select
-
-    stop_r, stop_w = os.pipe()
-    os.set_blocking(stop_w, False)
-    signal.set_wakeup_fd(stop_w)
-    signal.signal(signal.SIGTERM, _on_term)  # stopped: remove the socket on the way out
-    listener.setblocking(False)
-    idle = idle_seconds()
-    last = time.monotonic()
-    children: set[int] = set()
-    served = 0  # connections answered (hooks, and status requests like this count's own)
-    try:
-        while True:
-            _reap(children)
-            ready = select.select([listener.fileno(), stop_r], [], [], 2.0)[0]
-            if stop_r in ready:
-                return
-            if not ready:
-                if time.monotonic() - last > idle or changed(stamp):
-                    return
-                continue
-            try:
-                conn, _ = listener.accept()
-            except OSError:  # BlockingIOError: the client went away before it was accepted
-                continue
-            conn.setblocking(True)
-            last = time.monotonic()
-            if not _same_user(conn):
-                conn.close()
-                continue
-            served += 1
-            pid = os.fork()
-            if pid == 0:
-                signal.set_wakeup_fd(-1)
-                for fd in (lock, stop_r, stop_w):  # the lock: a hook outliving the server must
-                    os.close(fd)  # not keep a new one from starting
-                _child(listener, conn, stamp, info + f"served={served}\n".encode(), kinds)
-            children.add(pid)
-            conn.close()
-            if changed(stamp):  # while the child runs: see the module's docstring
-                return
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.set_wakeup_fd(-1)
-        os.close(stop_r)
-        os.close(stop_w)
-
-
 def _prefork_loop(
     listener: socket.socket,
     stamp: dict[str, tuple[int, int]],
@@ -292,14 +254,15 @@ def _prefork_loop(
     kinds: dict[bytes, Kind],
     rehearse: Callable[[], None] | None = None,
 ) -> None:
-    """`_loop` with the fork off the request's path: a spare child, forked in advance, accepts
-    the next connection itself and hands this process a copy of it (SCM_RIGHTS on a socket
+    """The loop: accept, fork, serve, with the fork off the request's path. A spare child,
+    forked in advance, accepts the next connection itself and hands this process a copy of it (SCM_RIGHTS on a socket
     pair), which forks the next spare while it runs. (Forking a 40 MB interpreter takes 5-9 ms
     on a small VM, as long as a command's own work.) A child that dies without its reply (killed,
     or `os._exit` by the crash tests' fault hook) is answered for: this process reaps it (woken
     by SIGCHLD) and sends its client `R` with the real status, as the shell would have seen it.
-    Leaving, this process kills a spare that took no connection: a client it accepted meanwhile
-    sees its connection close before `A` and runs the command itself."""
+    Leaving, this process closes its end of the spare's pair: the spare exits, or, when it took
+    a connection first, serves it whole. The same end closed by the kernel (kill -9 of this
+    process) ends the spare too, rather than leave it holding the old socket."""
     import select
 
     stop_r, stop_w = os.pipe()
@@ -313,9 +276,23 @@ def _prefork_loop(
     children: dict[int, socket.socket | None] = {}  # running children and their connections
     spare: tuple[int, socket.socket] | None = None  # its pid, and where it says "taken"
     served = 0
+    # The next spare is forked once the last one's child is done (or a connection waits, or
+    # `SPARE_AFTER` passed): forked at once, the fork and the spare's rehearsal ran beside the
+    # hook, and on two busy cores took its CPU. Hooks come one after another (an agent waits for
+    # each), so it is ready long before the next.
+    due = 0.0
+    latest = 0  # the last spare's pid, once it took a connection
     try:
         while True:
             _reap_answering(children)
+            if spare is None and latest in children and time.monotonic() < due:
+                ready = select.select([listener.fileno(), stop_r], [], [], due - time.monotonic())[
+                    0
+                ]
+                if stop_r in ready and signal.SIGTERM in os.read(stop_r, 64):
+                    return
+                if listener.fileno() not in ready:
+                    continue  # a child ended (SIGCHLD), or the time came
             if spare is None:
                 served += 1
                 taken, taken_there = socket.socketpair()
@@ -345,19 +322,19 @@ def _prefork_loop(
                     fds = []
                 spare[1].close()
                 children[spare[0]] = socket.socket(fileno=fds[0]) if fds else None
+                latest = spare[0]
                 spare = None
                 last = time.monotonic()
+                due = last + SPARE_AFTER
                 if changed(stamp):
                     return
             elif not ready and (time.monotonic() - last > idle or changed(stamp)):
                 return
     finally:
         if spare is not None:
-            try:
-                os.kill(spare[0], signal.SIGKILL)
-                os.waitpid(spare[0], 0)
-            except OSError:
-                pass
+            # Not a kill: the spare may have just taken a connection (its word still on its way
+            # here), and a hook killed mid-run would be run again in-process. Closed, its pair
+            # tells it to leave; one that takes a connection after this answers it `S`.
             spare[1].close()
         for conn in children.values():
             if conn is not None:
@@ -405,13 +382,27 @@ def _spare(
     """A spare child: `rehearse` (first calls whose copy-on-write page faults would otherwise
     be on the request's path), accept one connection of this user's, hand the server a copy of
     it, and serve it. A status request is answered and the spare stays the spare (`served`:
-    requests taken + 1)."""
+    requests taken + 1; `spare`: this pid). It waits on `taken` too: the server never writes
+    there, so it reads EOF only when the server closed it (leaving: its code changed, idle,
+    SIGTERM) or died (kill -9); the spare then exits rather than serve with a dead server's
+    state or linger on its socket. A connection taken when the server can no longer be told is
+    answered `S`: its client runs the request itself and starts a new server."""
+    import select
+
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         if rehearse is not None:
             rehearse()
+        info += f"spare={os.getpid()}\n".encode()
         while True:
-            conn, _ = listener.accept()
+            ready = select.select([listener.fileno(), taken.fileno()], [], [])[0]
+            if taken.fileno() in ready:  # the server is gone or leaving
+                _refuse_queued(listener)  # a killed server cannot: reset, they would start none
+                os._exit(0)
+            try:
+                conn, _ = listener.accept()
+            except BlockingIOError:  # taken by the leaving server's `_refuse_queued`
+                continue
             conn.setblocking(True)
             if not _same_user(conn):
                 conn.close()
@@ -422,21 +413,16 @@ def _spare(
                 break
             _answer_status(conn, stamp, info)
             conn.close()
-        socket.send_fds(taken, [b"t"], [conn.fileno()])
+        try:
+            socket.send_fds(taken, [b"t"], [conn.fileno()])
+        except OSError:  # the server died or left since the select
+            conn.sendall(b"S")
+            os._exit(0)
         taken.close()
     except BaseException:
         os._exit(0)
     _child(listener, conn, stamp, info, kinds, first)
     os._exit(0)
-
-
-def _reap(children: set[int]) -> None:
-    for pid in list(children):
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                children.discard(pid)
-        except ChildProcessError:
-            children.discard(pid)
 
 
 _replied = False  # the child sent its reply: its client may go (and close the socket) now

@@ -123,19 +123,26 @@ def test_without_background_the_hooks_go_on_budget_by_budget(ws: Path, store: St
     assert not bs.busy(store.path)
 
 
-def test_while_the_worker_runs_a_hook_records_changes_to_known_files(
-    ws: Path, store: Store
-) -> None:
-    """Nothing lost while the baseline is incomplete: a known file an agent's shell command
-    changes is recorded in that turn even though the hook does not walk; a new file is left to
-    the worker (adopted, so a rewind keeps it)."""
+def _a_worker_running(ws: Path, store: Store) -> int:
+    """known.txt recorded, the baseline not complete, and a worker holding its lock (the fd to
+    close to end it)."""
     (ws / "known.txt").write_text("before\n")
     scan_mod.scan(store, _no_change, None, adopt_only=True)
     with store.transaction():
         store.set_meta(scan_mod.META_BASELINE, "")  # as if more files were still to come
     os.makedirs(bs.worker_dir(store.path), exist_ok=True)
     fd = os.open(os.path.join(bs.worker_dir(store.path), bs.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)  # a worker is running
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def test_while_the_worker_runs_a_hook_records_changes_to_known_files(
+    ws: Path, store: Store
+) -> None:
+    """Nothing lost while the baseline is incomplete: a known file an agent's shell command
+    changes is recorded in that turn even though the hook does not walk; a new file is left to
+    the worker (adopted, so a rewind keeps it)."""
+    fd = _a_worker_running(ws, store)
     try:
         (ws / "known.txt").write_text("after\n")
         (ws / "new.txt").write_text("new\n")
@@ -159,13 +166,7 @@ def test_a_hook_starts_no_worker_when_the_baseline_was_completed_while_it_scanne
     """The worker finishes and exits while a hook's lean scan runs: that scan is not complete
     by itself (it looked at known files only), but the baseline is, so no new worker starts
     (one would find nothing to do, and the first checkpoint would look busy meanwhile)."""
-    (ws / "known.txt").write_text("before\n")
-    scan_mod.scan(store, _no_change, None, adopt_only=True)
-    with store.transaction():
-        store.set_meta(scan_mod.META_BASELINE, "")  # as if more files were still to come
-    os.makedirs(bs.worker_dir(store.path), exist_ok=True)
-    fd = os.open(os.path.join(bs.worker_dir(store.path), bs.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)  # a worker is running
+    fd = _a_worker_running(ws, store)
     (ws / "known.txt").write_text("after\n")
 
     def worker_done_meanwhile(found: list[tuple[str, object, object]]) -> str:

@@ -22,7 +22,8 @@ import time
 from typing import NoReturn
 
 from rewind_ls.cli.server_client import FORWARDED, ROLE, checks
-from rewind_ls.core.agents.hook_client import field, fields
+from rewind_ls.core.agents.hook_client import field
+from rewind_ls.core.agents.hook_server import die_with_client, read_request, replied, serve
 
 # Imported by the server besides every module of the core: what the commands import lazily.
 PRELOAD = ("argparse", "locale", "json", "shutil", "difflib", "orjson")
@@ -39,7 +40,6 @@ def serve_cli(main_file: str) -> int:
     site_path = [p for p in sys.path[1:] if p != os.path.dirname(main_file)]
     sys.path[:] = site_path
     _CHECKS = checks(site_path)
-    from rewind_ls.core.agents.hook_server import serve
     from rewind_ls.core.store import rehearse
 
     return serve(role=ROLE, kinds={b"C": child}, preload=preload, rehearse=rehearse)
@@ -70,37 +70,10 @@ def preload() -> None:
     prebuild()
 
 
-_replied = False
-
-
-def _die_with_client(conn: socket.socket) -> None:
-    """EOF before the reply: the client is gone (killed), and so is this command, as it would
-    be in-process."""
-    try:
-        while conn.recv(1):
-            pass
-    except OSError:
-        pass
-    if not _replied:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _read_request(conn: socket.socket) -> list[bytes] | None:
-    buf = b""
-    while True:
-        parsed = fields(buf, 0, 8)
-        if parsed is not None:
-            return parsed[0]
-        chunk = conn.recv(1 << 16)
-        if not chunk:
-            return None
-        buf += chunk
-
-
 def child(conn: socket.socket, fds: list[int]) -> NoReturn:
     """The `C` request, in the server's forked child: check, answer `A`, wait for `G`, run."""
     try:
-        parts = _read_request(conn)
+        parts = read_request(conn, 8)
         if parts is None or len(fds) != 3:
             os._exit(0)
         if parts[7] != _CHECKS:
@@ -112,7 +85,7 @@ def child(conn: socket.socket, fds: list[int]) -> NoReturn:
         conn.settimeout(None)
     except BaseException:
         os._exit(0)
-    _thread.start_new_thread(_die_with_client, (conn,))
+    _thread.start_new_thread(die_with_client, (conn,))
     argv = _become(parts, fds)
     status = _run(argv)
     # The caller's stdout and stderr are let go before the reply, as the command's exit would
@@ -121,8 +94,7 @@ def child(conn: socket.socket, fds: list[int]) -> NoReturn:
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    global _replied
-    _replied = True
+    replied()
     try:
         conn.sendall(b"R" + field(status.encode()))
     except OSError:

@@ -26,10 +26,9 @@ exactly as without a server; after `G` it is never run here (a command is not id
 import posix
 import sys
 
-from rewind_ls.core.agents.hook_client import field, fields, private_dir_ok, socket_path
+from rewind_ls.core.agents.hook_client import connect, field, fields, socket_path
 
 ROLE = "cli"
-CONNECT_TIMEOUT = 3.0
 # Signals passed on to the child; the default action of all but SIGWINCH ends a process.
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGWINCH")
 
@@ -212,18 +211,12 @@ def through_server(argv: list[str]) -> str:
     reason the caller must run it itself: `absent` (no server: the caller starts one), `stale`
     (its code changed: the caller starts a new one), `busy`, `lost` (no usable answer before
     `G`), `differs` (the server's interpreter would not run it as this one would)."""
-    path = socket_path(role=ROLE)
-    if not private_dir_ok(path.rstrip("/").rpartition("/")[0] or "/"):
+    sock = connect(socket_path(role=ROLE))
+    if sock is None:
         return "absent"
     import _socket
 
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        sock.settimeout(CONNECT_TIMEOUT)
-        try:
-            sock.connect(path)
-        except OSError:
-            return "absent"
         stdio = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2))
         try:
             sock.sendmsg([request(argv)], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, stdio)])

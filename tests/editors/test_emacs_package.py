@@ -125,13 +125,10 @@ def test_emacs_package(client: str, tmp_path: Path) -> None:
     assert (ws / "a.txt").read_bytes() == b"a2\n"
 
 
-@pytest.mark.parametrize("client", ["lsp", "eglot"])
-def test_emacs_shows_the_first_checkpoint_while_it_runs(client: str, tmp_path: Path) -> None:
-    """#29: while the first checkpoint of a large workspace runs in the background (a worker holds
-    its lock; `baseline` of rewind/listTurns), the mode line says "[rewind: first checkpoint N/M]",
-    as do the turn prompt and the timeline's header line; Emacs asks again every
-    `rewind-ls-baseline-poll` seconds (the server sends no notification), so the figure moves
-    without a command, and goes away when the worker is done."""
+def _first_checkpoint_running(tmp_path: Path) -> tuple[Path, Path, Path, subprocess.Popen[str]]:
+    """A workspace with one turn whose first checkpoint a worker is taking: its progress file
+    says 1500 of 4000, and the worker, as the others see it, is a process holding its lock (the
+    test kills it). Returns the workspace, the home, the progress file and that process."""
     from rewind_ls.core.capture import baseline_spawn
     from rewind_ls.core.store import Store
 
@@ -147,7 +144,6 @@ def test_emacs_shows_the_first_checkpoint_while_it_runs(client: str, tmp_path: P
     wdir.mkdir(parents=True, exist_ok=True)
     progress = wdir / baseline_spawn.PROGRESS
     progress.write_text("1500 4000\n")
-    # The worker, as the others see it: a process holding the lock (the driver kills it).
     hold = (
         "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
         "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(600)"
@@ -159,6 +155,21 @@ def test_emacs_shows_the_first_checkpoint_while_it_runs(client: str, tmp_path: P
     )
     try:
         assert worker.stdout is not None and worker.stdout.readline().strip() == "locked"
+    except BaseException:
+        worker.kill()
+        raise
+    return ws, home, progress, worker
+
+
+@pytest.mark.parametrize("client", ["lsp", "eglot"])
+def test_emacs_shows_the_first_checkpoint_while_it_runs(client: str, tmp_path: Path) -> None:
+    """#29: while the first checkpoint of a large workspace runs in the background (a worker holds
+    its lock; `baseline` of rewind/listTurns), the mode line says "[rewind: first checkpoint N/M]",
+    as do the turn prompt and the timeline's header line; Emacs asks again every
+    `rewind-ls-baseline-poll` seconds (the server sends no notification), so the figure moves
+    without a command, and goes away when the worker is done."""
+    ws, home, progress, worker = _first_checkpoint_running(tmp_path)
+    try:
         result = _run(
             client,
             ws,
@@ -191,31 +202,9 @@ def test_emacs_in_a_terminal_shows_the_first_checkpoint_on_screen(tmp_path: Path
     screen read back. The mode line (every window's: `global-mode-string` is in
     `mode-line-misc-info`), the timeline's header line, the figure moving on without a key pressed,
     and going away when the worker ends. One client (eglot): what is drawn is the package's own."""
-    from rewind_ls.core.capture import baseline_spawn
-    from rewind_ls.core.store import Store
     from tests.support.tmux import TmuxScreen
 
-    ws, home = tmp_path / "ws", tmp_path / "home"
-    ws.mkdir()
-    subprocess.run(["git", "init", "-q", str(ws)], check=True)
-    (ws / "a.txt").write_text("a0\n")
-    agent = FakeClaude(ws, home)
-    agent.turn("first: edit a", {"a.txt": "a1\n"})
-    with Store.open(str(ws), home=str(home)) as store:
-        store_path = store.path
-    wdir = Path(baseline_spawn.worker_dir(store_path))
-    wdir.mkdir(parents=True, exist_ok=True)
-    progress = wdir / baseline_spawn.PROGRESS
-    progress.write_text("1500 4000\n")
-    hold = (
-        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
-        "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(600)"
-    )
-    worker = subprocess.Popen(
-        [sys.executable, "-c", hold, str(wdir / baseline_spawn.LOCK)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    ws, home, progress, worker = _first_checkpoint_running(tmp_path)
     (home / "emacs-home").mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
@@ -229,7 +218,6 @@ def test_emacs_in_a_terminal_shows_the_first_checkpoint_on_screen(tmp_path: Path
     setup = "(progn (setq native-comp-deferred-compilation nil) (setq rewind-ls-client 'eglot) (require 'rewind-ls) (setq rewind-ls-baseline-poll 0.2))"
     screen = TmuxScreen("rewind-emacs")
     try:
-        assert worker.stdout is not None and worker.stdout.readline().strip() == "locked"
         screen.start(
             " ".join(
                 [

@@ -22,6 +22,10 @@ it, and the child dies as an in-process hook would.
 import posix
 import sys
 
+TYPE_CHECKING = False  # mypy reads this name as true; `typing` would be one more module to load
+if TYPE_CHECKING:
+    import _socket
+
 # Seconds for the connect and the server's `A`; past them the hook runs in-process.
 CONNECT_TIMEOUT = 3.0
 # A payload larger than this is not sent (the in-process path reads and refuses it by its own cap).
@@ -140,6 +144,23 @@ def _recv_reply(sock: object) -> bytes:
         buf += chunk
 
 
+def connect(path: str) -> "_socket.socket | None":
+    """A socket connected to the server listening at `path` (`CONNECT_TIMEOUT` set), or None
+    when none answers there or its folder is not this user's own."""
+    if not private_dir_ok(_parent(path)):
+        return None
+    import _socket  # here, not at the top: the `off` path (in-process) never loads it
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    sock.settimeout(CONNECT_TIMEOUT)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
 def through_server(argv: list[str], stdin: bytes) -> str:
     """Run the hook in the server and, when its result arrives whole, write its output and end
     this process with its exit code. Otherwise the reason the caller must run it itself:
@@ -148,18 +169,10 @@ def through_server(argv: list[str], stdin: bytes) -> str:
     or the reply was cut)."""
     if _env(SWITCH) == "0":
         return "off"
-    path = socket_path()
-    if not private_dir_ok(_parent(path)):
+    sock = connect(socket_path())
+    if sock is None:
         return "absent"
-    import _socket
-
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        sock.settimeout(CONNECT_TIMEOUT)
-        try:
-            sock.connect(path)
-        except OSError:
-            return "absent"
         try:
             sock.sendall(request(argv, stdin))
             answer = sock.recv(1)

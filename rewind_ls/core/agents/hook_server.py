@@ -428,9 +428,16 @@ def _spare(
 _replied = False  # the child sent its reply: its client may go (and close the socket) now
 
 
-def _die_with_client(conn: socket.socket) -> None:
-    """The child's watch on its client: EOF before the reply (the agent killed the hook command)
-    ends the child at once, as the kill would have ended an in-process hook."""
+def replied() -> None:
+    """Say the child's reply is going out: its client's EOF from now on is not a kill."""
+    global _replied
+    _replied = True
+
+
+def die_with_client(conn: socket.socket) -> None:
+    """A child's watch on its client (a thread): EOF before the reply (the agent killed the hook
+    command, the person's command was killed) ends the child at once, as the kill would have
+    ended the process in-process."""
     try:
         while conn.recv(1):
             pass
@@ -440,10 +447,11 @@ def _die_with_client(conn: socket.socket) -> None:
         os._exit(1)
 
 
-def _read_request(conn: socket.socket) -> list[bytes] | None:
+def read_request(conn: socket.socket, count: int) -> list[bytes] | None:
+    """A request's `count` fields, as they arrive; None when the client left first."""
     buf = b""
     while True:
-        parsed = fields(buf, 0, 6)
+        parsed = fields(buf, 0, count)
         if parsed is not None:
             return parsed[0]
         chunk = conn.recv(1 << 16)
@@ -489,7 +497,7 @@ def _child(
             os._exit(0)
         if kind != b"H":
             os._exit(0)
-        parts = _read_request(conn)
+        parts = read_request(conn, 6)
         if parts is None:
             os._exit(0)
         conn.sendall(b"A")
@@ -498,11 +506,10 @@ def _child(
         if conn.recv(1) != b"G":
             os._exit(0)  # the client gave up and runs the hook itself
         conn.settimeout(None)
-        _thread.start_new_thread(_die_with_client, (conn,))
+        _thread.start_new_thread(die_with_client, (conn,))
         db.defer_closes()
         reply = _run_hook(*become)
-        global _replied
-        _replied = True
+        replied()
         conn.sendall(reply)
         conn.close()
         db.finish_deferred()  # the WAL's checkpoint and the next one's start, after the reply

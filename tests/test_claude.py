@@ -180,6 +180,8 @@ def test_fork_survives_bad_lines_and_leaves_nothing_on_failure(
     path = folder / "s.jsonl"
     path.write_bytes(("\n".join(lines) + "\n").encode())
     fork = transcript.fork(str(path), "second", 0.0, "p2")
+    assert not Path(fork.path).exists()  # staged until the store adopts it (fork_turn)
+    fork.staged.publish()
     written = Path(fork.path).read_text().splitlines()
     assert [json.loads(x)["uuid"] for x in written] == ["u1", "a1"]
     assert "\\ud800" in written[0]  # kept, escaped as in the original

@@ -223,6 +223,8 @@ def test_a_rollout_without_the_turn_is_refused_and_nothing_is_written(
         codex_rollout.fork(str(rollout), "t2", "p")
     assert [p.name for p in rollout.parent.iterdir()] == [rollout.name]
     fork = codex_rollout.fork(str(rollout), "t1", "p")
+    assert [p.name for p in rollout.parent.iterdir() if p.suffix == ".jsonl"] == [rollout.name]
+    fork.staged.publish()  # fork_turn publishes it once the store has adopted the fork
     lines = [json.loads(x) for x in Path(fork.path).read_text().splitlines()]
     assert lines == [
         {

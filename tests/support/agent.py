@@ -46,8 +46,10 @@ class FakeClaude:
         home: Path,
         session_id: str | None = None,
         transcript_dir: Path | None = None,
+        prompt_ids: bool = False,
     ) -> None:
         self.workspace = workspace
+        self.prompt_ids = prompt_ids
         self.home = home
         self.session_id = session_id or str(uuid.uuid4())
         # Claude Code's folder lives in the test's home too: transcripts must be under its projects/.
@@ -79,9 +81,10 @@ class FakeClaude:
             raise AssertionError(f"hook {event} exited {proc.returncode}: {proc.stderr.decode()}")
         return proc
 
-    def _transcript_line(self, kind: str, content: Any) -> None:
+    def _transcript_line(self, kind: str, content: Any, **extra: Any) -> None:
         line_uuid = str(uuid.uuid4())
         line = {
+            **extra,
             "type": kind,
             "uuid": line_uuid,
             "parentUuid": self._last_uuid,
@@ -130,8 +133,13 @@ class FakeClaude:
     def turn(self, prompt: str, edits: Edits | None = None) -> None:
         """One user turn: the prompt, edits through the Write tool (None deletes via shell), Stop."""
         self.turns += 1
-        self._transcript_line("user", prompt)
-        self.hook("UserPromptSubmit", prompt=prompt)
+        if self.prompt_ids:  # as the real binary: the transcript's line and the hook share it
+            pid = f"prompt-{uuid.uuid4().hex[:8]}"
+            self._transcript_line("user", prompt, promptId=pid)
+            self.hook("UserPromptSubmit", prompt=prompt, prompt_id=pid)
+        else:
+            self._transcript_line("user", prompt)
+            self.hook("UserPromptSubmit", prompt=prompt)
         for rel, content in (edits or {}).items():
             if content is None:
                 self.shell(f"rm -f -- '{rel}'")

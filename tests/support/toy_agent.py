@@ -15,7 +15,12 @@ import uuid
 from typing import Any
 
 from rewind_ls.core.agents import hook_steps as steps
-from rewind_ls.core.agents.claude.transcript import Fork, read_lines, write_session
+from rewind_ls.core.agents.claude.transcript import (
+    Fork,
+    adopt_fork,
+    read_lines,
+    stage_session,
+)
 from rewind_ls.core.agents.hook_steps import Outcome
 from rewind_ls.core.errors import RewindError
 from rewind_ls.core.model import Turn
@@ -74,10 +79,10 @@ def fork_turn(store: Any, turn: Turn) -> Fork:
         raise RewindError(f"conversation: the prompt {turn.prompt!r} is not in {path}")
     new_id = str(uuid.uuid4())
     keep = [{"session": new_id}, *lines[1 : starts[-1]]]
-    out = write_session(os.path.dirname(path), new_id, keep, set_session_id=False)
-    fork = Fork(new_id, out, turn.prompt, len(keep))
+    staged = stage_session(os.path.dirname(path), new_id, keep, set_session_id=False)
+    fork = Fork(new_id, staged, turn.prompt, len(keep))
     fork.resume_command = f"toy --resume {new_id}"
-    store.inherit_turns(turn.session_id, new_id, turn.number, out)
+    adopt_fork(store, turn, fork)
     return fork
 
 

@@ -64,12 +64,23 @@ TRANSCRIPT_NOTE = (
 
 
 class Summary:
-    __slots__ = ("direction", "lines", "path", "prompt", "resume_command", "session_id", "summary")
+    """A summarized conversation. Its file is `staged` until `Source.adopt` publishes it."""
+
+    __slots__ = (
+        "direction",
+        "lines",
+        "path",
+        "prompt",
+        "resume_command",
+        "session_id",
+        "staged",
+        "summary",
+    )
 
     def __init__(
         self,
         session_id: str,
-        path: str,
+        staged: transcript.StagedSession,
         prompt: str,
         direction: str,
         summary: str,
@@ -77,7 +88,8 @@ class Summary:
         start_dir: str | None,
     ) -> None:
         self.session_id = session_id
-        self.path = path
+        self.staged = staged
+        self.path = staged.path
         self.prompt = prompt
         self.direction = direction
         self.summary = summary
@@ -438,9 +450,9 @@ def summarize(
         lines, target, summary_text(summary, path), _messages(part_lines), instructions
     )
     new_id = str(uuid.uuid4())
-    out = transcript.write_session(os.path.dirname(path), new_id, new_lines)
+    staged = transcript.stage_session(os.path.dirname(path), new_id, new_lines)
     return Summary(
-        new_id, out, prompt, direction, summary, len(new_lines), transcript.start_folder(lines)
+        new_id, staged, prompt, direction, summary, len(new_lines), transcript.start_folder(lines)
     )
 
 
@@ -484,12 +496,14 @@ class Source:
 
     def adopt(self, store: object, result: Summary) -> None:
         """The new session inherits the turns it still holds (before the turn for `from`, all of
-        them for `upTo`), so rewinds keep working in it."""
+        them for `upTo`), so rewinds keep working in it; then its file is published."""
         from rewind_ls.core.store import Store
 
         assert isinstance(store, Store)
         below = self.number if result.direction == "from" else 1 << 30
-        store.inherit_turns(self.session_id, result.session_id, below, result.path)
+        result.staged.adopt_then_publish(
+            lambda: store.inherit_turns(self.session_id, result.session_id, below, result.path)
+        )
 
 
 def summarize_turn(

@@ -16,7 +16,7 @@ import json
 import os
 import shlex
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from rewind_ls.core.capture.interrupts import line_time
@@ -26,13 +26,21 @@ from rewind_ls.core.model import Turn
 
 
 class Fork:
-    __slots__ = ("lines", "path", "prompt", "resume_command", "session_id")
+    """A conversation forked before a prompt. Its file is `staged` until `adopt` publishes it."""
+
+    __slots__ = ("lines", "path", "prompt", "resume_command", "session_id", "staged")
 
     def __init__(
-        self, session_id: str, path: str, prompt: str, lines: int, start_dir: str | None = None
+        self,
+        session_id: str,
+        staged: StagedSession | None,
+        prompt: str,
+        lines: int,
+        start_dir: str | None = None,
     ) -> None:
         self.session_id = session_id
-        self.path = path
+        self.staged = staged
+        self.path = "" if staged is None else staged.path
         self.prompt = prompt
         self.lines = lines
         self.resume_command = resume_command(session_id if lines else None, start_dir)
@@ -283,20 +291,54 @@ def start_folder(lines: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def write_session(
+class StagedSession:
+    """A new session file written and synced under a temporary name, not yet visible to the
+    agent's resume nor to a transcript follower. The store adopts the session first
+    (`Store.inherit_turns`), then `publish` renames it into place: a follower polling in between
+    would otherwise read the copied lines as turns no hook reported, and the session it made of
+    them would keep the inherited turns out."""
+
+    __slots__ = ("path", "tmp")
+
+    def __init__(self, tmp: str, path: str) -> None:
+        self.tmp = tmp
+        self.path = path
+
+    def publish(self) -> str:
+        os.rename(self.tmp, self.path)
+        return self.path
+
+    def discard(self) -> None:
+        try:
+            os.unlink(self.tmp)
+        except OSError:
+            pass
+
+    def adopt_then_publish(self, adopt: Callable[[], object]) -> str:
+        """Run `adopt` (the store's side), then publish; a failed adopt leaves no session file."""
+        try:
+            adopt()
+        except BaseException:
+            self.discard()
+            raise
+        return self.publish()
+
+
+def stage_session(
     folder: str,
     new_id: str,
     lines: list[dict[str, Any]],
     name: str | None = None,
     set_session_id: bool = True,
-) -> str:
-    """Write `lines` as the new session `new_id` in `folder`, as file `name` (default
+) -> StagedSession:
+    """Write `lines` as the new session `new_id` in `folder`, to become file `name` (default
     `<new_id>.jsonl`; each line's `sessionId` rewritten unless `set_session_id` is false: the
-    caller renamed them itself); returns its path. Written under a temporary name and renamed at
-    the end: a failure leaves no session file that the agent's resume would offer half-written."""
+    caller renamed them itself) when published. Under a temporary name until then: a failure
+    leaves no session file that the agent's resume would offer half-written."""
     out = os.path.join(folder, name or f"{new_id}.jsonl")
     tmp = os.path.join(folder, f".{new_id}.jsonl.rewind-ls-tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    staged = StagedSession(tmp, out)
     try:
         with os.fdopen(fd, "wb") as f:
             for line in lines:
@@ -305,14 +347,10 @@ def write_session(
                 f.write(_dump(line))
             f.flush()
             os.fsync(f.fileno())
-        os.rename(tmp, out)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        staged.discard()
         raise
-    return out
+    return staged
 
 
 def fork(
@@ -325,10 +363,10 @@ def fork(
     if not chain:
         # The session's first prompt: nothing comes before it, so there is no conversation to
         # fork (an empty session file would only be offered by the agent's resume as blank).
-        return Fork("", "", prompt, 0, start_folder(lines))
+        return Fork("", None, prompt, 0, start_folder(lines))
     new_id = str(uuid.uuid4())
-    out = write_session(os.path.dirname(path), new_id, chain)
-    return Fork(new_id, out, prompt, len(chain), start_folder(lines))
+    staged = stage_session(os.path.dirname(path), new_id, chain)
+    return Fork(new_id, staged, prompt, len(chain), start_folder(lines))
 
 
 def session_transcript(store: object, turn: Turn) -> tuple[str | None, str | None]:
@@ -366,6 +404,15 @@ def fork_turn(store: object, turn: Turn) -> Fork:
     result = fork(
         path, turn.prompt, turn.started_at, prompt_id if isinstance(prompt_id, str) else None
     )
-    if result.lines:
-        store.inherit_turns(turn.session_id, result.session_id, turn.number, result.path)
+    if result.staged is not None:
+        adopt_fork(store, turn, result)
     return result
+
+
+def adopt_fork(store: Any, turn: Turn, result: Fork) -> None:
+    """The fork inherits the turns before `turn` (its earlier turns can be rewound, its next one
+    continues the numbering), then its file is published (`StagedSession`)."""
+    assert result.staged is not None
+    result.staged.adopt_then_publish(
+        lambda: store.inherit_turns(turn.session_id, result.session_id, turn.number, result.path)
+    )

@@ -16,7 +16,7 @@ import time
 import uuid
 from typing import Any
 
-from rewind_ls.core.agents.claude.transcript import Fork, read_lines, write_session
+from rewind_ls.core.agents.claude.transcript import Fork, adopt_fork, read_lines, stage_session
 from rewind_ls.core.errors import BadInput, RewindError
 from rewind_ls.core.model import Turn
 
@@ -79,9 +79,9 @@ def fork(path: str, turn_id: str, prompt: str) -> Fork:
     os.makedirs(folder, exist_ok=True)
     name = f"rollout-{time.strftime('%Y-%m-%dT%H-%M-%S', now)}-{new_id}.jsonl"
     # Atomic: a failed fork leaves no half rollout that `codex resume` would offer.
-    out = write_session(folder, new_id, keep, name, set_session_id=False)
+    staged = stage_session(folder, new_id, keep, name, set_session_id=False)
     cwd = meta.get("cwd")
-    result = Fork(new_id, out, prompt, len(keep), None)
+    result = Fork(new_id, staged, prompt, len(keep), None)
     resume = f"codex resume {new_id}"
     result.resume_command = f"cd {shlex.quote(cwd)} && {resume}" if isinstance(cwd, str) else resume
     return result
@@ -120,5 +120,5 @@ def fork_turn(store: object, turn: Turn) -> Fork:
             "rewind-ls knew Codex turns); it cannot be forked"
         )
     result = fork(path, turn_id, turn.prompt)
-    store.inherit_turns(turn.session_id, result.session_id, turn.number, result.path)
+    adopt_fork(store, turn, result)
     return result

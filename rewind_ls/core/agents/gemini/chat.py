@@ -18,7 +18,7 @@ import time
 import uuid
 from typing import Any
 
-from rewind_ls.core.agents.claude.transcript import Fork, read_lines, write_session
+from rewind_ls.core.agents.claude.transcript import Fork, adopt_fork, read_lines, stage_session
 from rewind_ls.core.capture.interrupts import line_time
 from rewind_ls.core.errors import BadInput, RewindError
 from rewind_ls.core.model import Turn
@@ -86,8 +86,8 @@ def fork(path: str, prompt: str, started_at: float) -> Fork:
     folder = os.path.dirname(path)
     stamp = time.strftime("%Y-%m-%dT%H-%M", time.gmtime())
     name = f"session-{stamp}-{new_id[:8]}.jsonl"
-    out = write_session(folder, new_id, keep, name, set_session_id=False)
-    result = Fork(new_id, out, prompt, len(keep), None)
+    staged = stage_session(folder, new_id, keep, name, set_session_id=False)
+    result = Fork(new_id, staged, prompt, len(keep), None)
     root = _project_root(folder)
     resume = f"gemini --resume {new_id}"
     result.resume_command = f"cd {shlex.quote(root)} && {resume}" if root else resume
@@ -121,5 +121,5 @@ def fork_turn(store: Any, turn: Turn) -> Fork:
     if path is None:
         raise RewindError(f"conversation: {reason}")
     result = fork(path, turn.prompt, turn.started_at)
-    store.inherit_turns(turn.session_id, result.session_id, turn.number, result.path)
+    adopt_fork(store, turn, result)
     return result

@@ -117,8 +117,9 @@ export const YOU_ARE_HERE = 'you are here';
  * newest turn (the files are what that restore wrote; undoing it goes back), else the current session's newest turn.
  */
 export function hereTurnId(list: ListTurnsResult): string | undefined {
+  // A session's newest turn is its highest number: two restores in one second have equal times.
   const newest = (s: SessionInfo | undefined): TurnInfo | undefined =>
-    s?.turns.reduce<TurnInfo | undefined>((a, t) => (!a || t.startedAt > a.startedAt ? t : a), undefined);
+    s?.turns.reduce<TurnInfo | undefined>((a, t) => (!a || t.number > a.number ? t : a), undefined);
   const turn = newest(list.sessions.find((s) => s.id === list.currentSessionId));
   const restore = newest(list.sessions.find((s) => s.kind === 'rewind'));
   // Times are to the second: a restore point of the same second as the latest turn's start was made

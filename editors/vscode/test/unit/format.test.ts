@@ -277,4 +277,22 @@ describe('hereTurnId', () => {
     } as unknown as ListTurnsResult;
     assert.equal(hereTurnId(list), 'rewind-t1');
   });
+  it('marks the newest of two restore points made in the same second', () => {
+    const same = '2026-11-26T11:37:05Z';
+    const list = {
+      currentSessionId: 's1',
+      sessions: [
+        { id: 's1', kind: 'agent', turns: [{ ...turn(2, 'two'), startedAt: '2026-11-26T11:36:00Z' }] },
+        {
+          id: 'rewind',
+          kind: 'rewind',
+          turns: [
+            { ...turn(1, 'rewind to turn 1', 'rewind'), startedAt: same },
+            { ...turn(2, 'rewind to turn 2', 'rewind'), startedAt: same },
+          ],
+        },
+      ],
+    } as unknown as ListTurnsResult;
+    assert.equal(hereTurnId(list), 'rewind-t2');
+  });
 });

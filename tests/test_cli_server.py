@@ -426,3 +426,25 @@ def test_ctrl_z_stops_the_command_and_its_child_and_fg_continues_both(
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert b"scanned" in out
+
+
+def test_doctor_says_whether_the_command_line_server_is_up(
+    ws: Path, home: Path, server_env: dict[str, str]
+) -> None:
+    """Doctor names the command line's server beside the hooks' (a check, never a failure); asked
+    through that server, its own child reaches it for the status."""
+
+    def said(env: dict[str, str]) -> str:
+        proc = run(["doctor", "--json"], env, ws)
+        checks = json.loads(proc.stdout)["checks"]
+        (check,) = [c for c in checks if c["name"] == "command-line server"]
+        assert check["ok"]
+        return str(check["detail"])
+
+    assert said(in_process(server_env)).startswith("off (REWIND_LS_HOOK_SERVER=0)")
+    first = said(server_env)  # in-process: no server yet; it starts one
+    assert first.startswith("not running: the next command starts it"), first
+    info = wait_server(server_env)
+    detail = said(server_env)
+    assert detail.startswith(f"running (pid {info['pid']}"), detail
+    assert str(ROOT / "rewind_ls") in detail and info["python"] in detail

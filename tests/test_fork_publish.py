@@ -22,10 +22,6 @@ from rewind_ls.core.store import Store
 from tests.support.agent import FakeClaude
 
 
-def _fork(store: Store, turn: Any) -> Any:
-    return fork_turn(store, turn)
-
-
 def _summary_up_to(store: Store, turn: Any) -> Any:
     return summarize_turn(store, turn, "upTo")
 
@@ -37,7 +33,7 @@ def _summary_from(store: Store, turn: Any) -> Any:
 @pytest.mark.parametrize(
     ("make", "inherited"),
     [
-        (_fork, ["first", "second"]),
+        (fork_turn, ["first", "second"]),
         (_summary_up_to, ["first", "second", "third"]),
         (_summary_from, ["first", "second"]),
     ],

@@ -26,7 +26,7 @@ exactly as without a server; after `G` it is never run here (a command is not id
 import posix
 import sys
 
-from rewind_ls.core.agents.hook_client import connect, field, fields, socket_path
+from rewind_ls.core.agents.hook_client import caller_fields, connect, field, fields, socket_path
 
 ROLE = "cli"
 # Signals passed on to the child; the default action of all but SIGWINCH ends a process.
@@ -121,14 +121,8 @@ def checks(path: list[str]) -> bytes:
 
 
 def request(argv: list[str]) -> bytes:
-    env = b"\0".join(k + b"=" + v for k, v in posix.environ.items())
-    umask = posix.umask(0o022)
-    posix.umask(umask)
     parts = (
-        b"\0".join(a.encode("utf-8", "surrogateescape") for a in argv),
-        posix.getcwdb(),
-        env,
-        str(umask).encode(),
+        *caller_fields(argv),
         str(posix.getppid()).encode(),
         _stdio_encodings(),
         ignored_signals(),

@@ -115,15 +115,23 @@ def fields(buf: bytes, start: int, count: int) -> tuple[list[bytes], int] | None
     return out, at
 
 
-def request(argv: list[str], stdin: bytes) -> bytes:
+def caller_fields(argv: list[str]) -> tuple[bytes, bytes, bytes, bytes]:
+    """The caller's argv, cwd, environment and umask: the first fields of both servers'
+    requests (a hook's here, a command's in `cli.server_client`)."""
     env = b"\0".join(k + b"=" + v for k, v in posix.environ.items())
     umask = posix.umask(0o022)
     posix.umask(umask)
-    parts = (
+    return (
         b"\0".join(a.encode("utf-8", "surrogateescape") for a in argv),
         posix.getcwdb(),
         env,
         str(umask).encode(),
+    )
+
+
+def request(argv: list[str], stdin: bytes) -> bytes:
+    parts = (
+        *caller_fields(argv),
         stdin,
         str(posix.getppid()).encode(),  # the agent's side of the hook (the child's is the server)
     )

@@ -69,7 +69,6 @@ class Summary:
     __slots__ = (
         "direction",
         "lines",
-        "path",
         "prompt",
         "resume_command",
         "session_id",
@@ -89,12 +88,15 @@ class Summary:
     ) -> None:
         self.session_id = session_id
         self.staged = staged
-        self.path = staged.path
         self.prompt = prompt
         self.direction = direction
         self.summary = summary
         self.lines = lines
         self.resume_command = transcript.resume_command(session_id, start_dir)
+
+    @property
+    def path(self) -> str:
+        return self.staged.path
 
 
 # --- the conversation as text -----------------------------------------------------------------

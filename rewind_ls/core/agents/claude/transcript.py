@@ -26,9 +26,10 @@ from rewind_ls.core.model import Turn
 
 
 class Fork:
-    """A conversation forked before a prompt. Its file is `staged` until `adopt` publishes it."""
+    """A conversation forked before a prompt. Its file is `staged` until `adopt_fork` publishes
+    it; none when there was nothing before the prompt to fork."""
 
-    __slots__ = ("lines", "path", "prompt", "resume_command", "session_id", "staged")
+    __slots__ = ("lines", "prompt", "resume_command", "session_id", "staged")
 
     def __init__(
         self,
@@ -40,10 +41,13 @@ class Fork:
     ) -> None:
         self.session_id = session_id
         self.staged = staged
-        self.path = "" if staged is None else staged.path
         self.prompt = prompt
         self.lines = lines
         self.resume_command = resume_command(session_id if lines else None, start_dir)
+
+    @property
+    def path(self) -> str:
+        return "" if self.staged is None else self.staged.path
 
 
 def resume_command(session_id: str | None, start_dir: str | None) -> str:

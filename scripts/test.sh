@@ -26,6 +26,10 @@ echo "==> installing the pinned Codex CLI binary (real-agent tests, tests/agents
 bash scripts/install-codex.sh >/dev/null
 echo "==> installing the pinned Gemini CLI (real-agent tests, tests/agents/; needs node >= 20)"
 bash scripts/install-gemini.sh >/dev/null
+echo "==> installing the pinned OpenCode binary (real-agent tests, tests/agents/)"
+bash scripts/install-opencode.sh >/dev/null
+echo "==> installing the pinned GitHub Copilot CLI binary (real-agent tests, tests/agents/)"
+bash scripts/install-copilot.sh >/dev/null
 
 export PATH="$PWD/.venv/bin:$PATH"
 echo "==> running the tests"

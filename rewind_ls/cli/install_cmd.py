@@ -10,14 +10,14 @@ from rewind_ls.core.agents.registry import AGENTS
 
 def cmd_install(args: argparse.Namespace) -> int:
     from rewind_ls.core.agents.registry import agent
-    from rewind_ls.core.agents.settings import default_command, install
+    from rewind_ls.core.agents.settings import default_command
 
     who = agent(args.agent)
     # --user needs no workspace (it may be run from anywhere, `/` included).
     root = "" if args.user else workspace(args)
     path = who.settings_path(root, args.user)
     command = args.command or default_command(who.name)
-    changed = install(path, command, args.uninstall, who.name, who.events)
+    changed = who.hooks_file().install(path, command, args.uninstall, who.name, who.events)
     if not changed:
         print(f"{path}: already {'clean' if args.uninstall else 'installed'}, nothing changed")
     else:
@@ -34,7 +34,7 @@ def register(add: Add) -> None:
         "--user",
         action="store_true",
         help="the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, "
-        "~/.gemini/settings.json) instead of the project's",
+        "~/.gemini/settings.json, ~/.config/opencode/plugins/) instead of the project's",
     )
     p.add_argument("--uninstall", action="store_true", help="remove only rewind-ls' hooks")
     p.add_argument("--command", help="hook command (default: this rewind-ls by absolute path)")

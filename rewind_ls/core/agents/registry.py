@@ -27,6 +27,10 @@ class Agent(NamedTuple):
     events: dict[str, str | None]
     settings_path: Callable[[str, bool], str]  # (workspace, user) -> the hooks file
     after_install: str  # what the person must still do for the hooks to run ("" nothing)
+    # Module with `install(path, command, uninstall, agent, events) -> changes` and
+    # `hook_commands(path, agent) -> commands`: the JSON hooks file most agents share, or the
+    # agent's own form (OpenCode's plugin).
+    hooks_module: str = "rewind_ls.core.agents.settings"
 
     def handler(self) -> Callable[[dict[str, Any]], Any]:
         handle: Callable[[dict[str, Any]], Any] = importlib.import_module(
@@ -39,6 +43,10 @@ class Agent(NamedTuple):
             return None
         fork: Callable[[Any, Any], Any] = importlib.import_module(self.fork_module).fork_turn
         return fork
+
+    def hooks_file(self) -> Any:
+        """The module that writes and reads this agent's hooks file (`hooks_module`)."""
+        return importlib.import_module(self.hooks_module)
 
 
 def _claude_settings(workspace: str, user: bool) -> str:
@@ -64,6 +72,29 @@ def _gemini_settings(workspace: str, user: bool) -> str:
     return os.path.join(
         gemini_home() if user else os.path.join(workspace, ".gemini"), "settings.json"
     )
+
+
+def _copilot_hooks(workspace: str, user: bool) -> str:
+    from rewind_ls.core.agents.copilot.hook import copilot_home
+
+    folder = (
+        os.path.join(copilot_home(), "hooks")
+        if user
+        else os.path.join(workspace, ".github", "hooks")
+    )
+    # Copilot CLI reads every *.json there: this file is rewind-ls' own.
+    return os.path.join(folder, "rewind-ls.json")
+
+
+def _opencode_plugin(workspace: str, user: bool) -> str:
+    """The plugin file (`opencode.plugin`): the project's `.opencode/plugins/`, or the user's
+    config folder's."""
+    if user:
+        config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(
+            os.path.expanduser("~"), ".config"
+        )
+        return os.path.join(config, "opencode", "plugins", "rewind-ls.js")
+    return os.path.join(workspace, ".opencode", "plugins", "rewind-ls.js")
 
 
 AGENTS: dict[str, Agent] = {
@@ -129,6 +160,47 @@ AGENTS: dict[str, Agent] = {
                 'folder?" (it then lists the new hooks in a warning once and runs them; user hooks, '
                 "--user, run in every folder)."
             ),
+        ),
+        Agent(
+            name="opencode",
+            title="OpenCode",
+            hook_module="rewind_ls.core.agents.opencode.hook",
+            fork_module=None,  # its sessions live in its own database: code only
+            # The plugin forwards these; a tool event only for these tools.
+            events={
+                "session.created": None,
+                "chat.message": None,
+                "tool.execute.before": "write|edit|apply_patch|bash",
+                "tool.execute.after": "write|edit|apply_patch|bash",
+                "session.idle": None,
+                "session.deleted": None,
+            },
+            settings_path=_opencode_plugin,
+            after_install="OpenCode loads plugins when it starts: restart a running `opencode`.",
+            hooks_module="rewind_ls.core.agents.opencode.plugin",
+        ),
+        Agent(
+            name="copilot",
+            title="GitHub Copilot CLI",
+            hook_module="rewind_ls.core.agents.copilot.hook",
+            fork_module=None,  # code only for now
+            # Claude Code's form, which Copilot CLI also reads (its tools then go by Claude's names).
+            events={
+                "SessionStart": None,
+                "UserPromptSubmit": None,
+                "PreToolUse": "Write|Edit|Bash",
+                "PostToolUse": "Write|Edit|Bash",
+                "PostToolUseFailure": "Write|Edit|Bash",
+                "Stop": None,
+                "SessionEnd": None,
+            },
+            settings_path=_copilot_hooks,
+            after_install=(
+                "Copilot CLI runs a project's hooks only in a trusted folder: start `copilot` in "
+                'this project and choose "Yes" when it asks whether you trust the files in this '
+                "folder (user hooks, --user, run in every folder)."
+            ),
+            hooks_module="rewind_ls.core.agents.copilot.hooks_file",
         ),
     )
 }

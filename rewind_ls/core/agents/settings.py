@@ -58,7 +58,7 @@ def installed_hooks(root: str, agent: str = "claude-code") -> list[tuple[str, li
     out = []
     for user_level in (False, True):
         path = who.settings_path(root, user_level)
-        commands = hook_commands(path, agent)
+        commands = who.hooks_file().hook_commands(path, agent)
         if commands:
             out.append((path, commands))
     return out

@@ -1,0 +1,1 @@
+"""GitHub Copilot CLI: its hook adapter (code only: no conversation fork)."""

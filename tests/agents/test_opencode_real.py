@@ -1,0 +1,125 @@
+"""The real OpenCode (pinned, from npm) offline against the scripted Anthropic API stand-in, with the
+plugin `rewind-ls install opencode` writes and real tools on real files.
+
+One session, three turns: `write` and `edit`; a `bash` command (modify, create, delete); a second
+write. Then rewind, undo and revert are checked byte for byte. OpenCode keeps its conversations in
+its own database: rewind-ls restores code only for it (no conversation fork).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.agents.test_codex_real import sources
+from tests.support.fake_anthropic import FakeAnthropic, text, tool_use
+from tests.support.real_opencode import RealOpenCode, opencode_binary
+
+pytestmark = pytest.mark.agent
+
+ORIGINAL = {"keep.txt": b"keep\n", "mod.txt": b"one\ntwo\n", "gone.txt": b"bye\r\nno newline"}
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    """The project's files, without git's and OpenCode's own folders."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not {".git", ".opencode"} & set(p.relative_to(folder).parts)
+    }
+
+
+def test_opencode_session_recorded_and_rewound(tmp_path: Path) -> None:
+    binary = opencode_binary()
+    project = tmp_path / "proj"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    for name, data in ORIGINAL.items():
+        (project / name).write_bytes(data)
+
+    with FakeAnthropic() as api:
+        oc = RealOpenCode(binary, api, tmp_path, project)
+        installed = oc.rewind_ls("install", "opencode")
+        assert "restart" in installed.stdout
+        plugin = project / ".opencode" / "plugins" / "rewind-ls.js"
+        assert plugin.read_text().startswith("// rewind-ls plugin for OpenCode")
+
+        api.add(
+            [
+                tool_use("write", {"filePath": str(project / "new.txt"), "content": "fresh\n"}),
+                tool_use(
+                    "edit",
+                    {"filePath": str(project / "mod.txt"), "oldString": "two", "newString": "TWO"},
+                ),
+            ],
+            [text("written")],
+        )
+        sid = oc.run("turn", "one:", "write", "and", "edit")
+        after1 = files(project)
+        assert after1["new.txt"] == b"fresh\n" and after1["mod.txt"] == b"one\nTWO\n", (
+            after1,
+            oc.hook_log(),
+        )
+
+        shell = "printf 'shell\\n' >> mod.txt && printf 'made\\n' > sh.txt && rm gone.txt"
+        api.add([tool_use("bash", {"command": shell, "description": "edit by shell"})])
+        api.add([text("shelled")])
+        assert oc.run("turn", "two:", "shell", session=sid) == sid
+        api.add(
+            [tool_use("write", {"filePath": str(project / "new.txt"), "content": "fresher\n"})],
+            [text("again")],
+        )
+        assert oc.run("turn", "three:", "write", "again", session=sid) == sid
+        after3 = files(project)
+        assert after3 == {
+            "keep.txt": b"keep\n",
+            "mod.txt": b"one\nTWO\nshell\n",
+            "new.txt": b"fresher\n",
+            "sh.txt": b"made\n",
+        }, oc.hook_log()
+
+        listing = json.loads(oc.rewind_ls("turns", "--all", "--json").stdout)
+        sessions = [s for s in listing["sessions"] if s["id"] == sid]
+        assert len(sessions) == 1 and sessions[0]["agent"] == "opencode", listing
+        turns = sessions[0]["turns"]
+        assert [t["prompt"] for t in turns] == [
+            "turn one: write and edit",
+            "turn two: shell",
+            "turn three: write again",
+        ], oc.hook_log()
+        # Every turn was closed by OpenCode's session.idle, not left open for the next prompt.
+        assert all(t["endedAt"] is not None for t in turns), turns
+        changes = {
+            t["number"]: {
+                f["path"]: f["change"] for f in t["files"] if not f["path"].startswith(".opencode/")
+            }
+            for t in turns
+        }
+        assert changes == {
+            1: {"new.txt": "created", "mod.txt": "modified"},
+            2: {"mod.txt": "modified", "sh.txt": "created", "gone.txt": "deleted"},
+            3: {"new.txt": "modified"},
+        }
+        # write / edit were captured by the plugin's tool events ("agent"), bash's by the scan.
+        own = {p: s for p, s in sources(oc, 1, sid).items() if not p.startswith(".opencode/")}
+        assert own == {"new.txt": "agent", "mod.txt": "agent"}
+        assert sources(oc, 2, sid) == {"mod.txt": "shell", "sh.txt": "shell", "gone.txt": "shell"}
+        assert f"session {sid}  (agent, opencode)" in oc.rewind_ls("turns", "--all").stdout
+
+        oc.rewind_ls("revert", "2", "--session", sid, "--yes")
+        assert files(project) == {
+            "keep.txt": b"keep\n",
+            "mod.txt": b"one\nTWO\n",
+            "new.txt": b"fresher\n",
+            "gone.txt": ORIGINAL["gone.txt"],
+        }
+        oc.rewind_ls("undo", "--yes")
+        assert files(project) == after3
+        oc.rewind_ls("rewind", "1", "--session", sid, "--yes")
+        assert files(project) == ORIGINAL
+        oc.rewind_ls("undo", "--yes")
+        assert files(project) == after3
+        assert "internal error" not in oc.hook_log()

@@ -1,4 +1,5 @@
-"""`rewind-ls install AGENT [--user] [--uninstall]`: rewind-ls' hooks in an agent's settings."""
+"""`rewind-ls install [AGENT] [--user] [--uninstall]`: rewind-ls' hooks in an agent's settings; with
+no agent, the agents it records and where each one's hooks are installed."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ def cmd_install(args: argparse.Namespace) -> int:
     from rewind_ls.core.agents.registry import agent
     from rewind_ls.core.agents.settings import default_command
 
+    if args.agent is None:
+        return list_agents(args)
     who = agent(args.agent)
     # --user needs no workspace (it may be run from anywhere, `/` included).
     root = "" if args.user else workspace(args)
@@ -27,14 +30,48 @@ def cmd_install(args: argparse.Namespace) -> int:
     return 0
 
 
+def list_agents(args: argparse.Namespace) -> int:
+    """Every agent, whether rewind-ls' hooks are installed for it (in this workspace's hooks file
+    or the user's; with --user, the user's only) and else where `install` would put them."""
+    from rewind_ls.core.agents.settings import installed_hooks
+
+    root = "" if args.user else workspace(args)
+    print("rewind-ls records these agents (set one up: rewind-ls install AGENT [--user]):")
+    width = max(len(a.name) for a in AGENTS.values())
+    title_width = max(len(a.title) for a in AGENTS.values())
+    for who in AGENTS.values():
+        if args.user:
+            user_file = who.settings_path("", True)
+            found = [user_file] if who.hooks_file().hook_commands(user_file, who.name) else []
+        else:
+            found = [path for path, _ in installed_hooks(root, who.name)]
+        state = (
+            f"installed: {', '.join(found)}"
+            if found
+            else f"not installed (would go in {who.settings_path(root, args.user)})"
+        )
+        print(f"  {who.name:<{width}}  {who.title:<{title_width}}  {state}")
+    return 0
+
+
 def register(add: Add) -> None:
-    p = add("install", cmd_install, "Add rewind-ls' hooks to an agent's settings (idempotent).")
-    p.add_argument("agent", choices=list(AGENTS), help="the agent whose hooks to set up")
+    p = add(
+        "install",
+        cmd_install,
+        "Add rewind-ls' hooks to an agent's settings (idempotent); with no agent, list them.",
+    )
+    p.add_argument(
+        "agent",
+        nargs="?",
+        choices=list(AGENTS),
+        help="the agent whose hooks to set up (none: list the agents and their hooks)",
+    )
     p.add_argument(
         "--user",
         action="store_true",
         help="the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, "
-        "~/.gemini/settings.json, ~/.config/opencode/plugins/) instead of the project's",
+        "~/.gemini/settings.json, ~/.config/opencode/plugins/, ~/.copilot/hooks/) instead of "
+        "the project's",
     )
     p.add_argument("--uninstall", action="store_true", help="remove only rewind-ls' hooks")
     p.add_argument("--command", help="hook command (default: this rewind-ls by absolute path)")

@@ -204,7 +204,11 @@ def check_store_whole(ws: Path, home: Path) -> dict[str, int]:
 
 def doctor_ok(ws: Path, home: Path) -> dict[str, Any]:
     report: dict[str, Any] = cli_json(ws, home, "doctor", ok=(0, 2))
-    bad = [c for c in report["checks"] if not c["ok"] and c["name"] != "claude code hooks"]
+    bad = [
+        c
+        for c in report["checks"]
+        if not c["ok"] and c["name"] not in ("claude code hooks", "agent hooks")
+    ]
     assert report["ok"] and not bad, bad
     return report
 

@@ -66,7 +66,9 @@ def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
     return {"name": name, "ok": ok, "detail": detail}
 
 
-NOT_INSTALLED = "not installed: rewind-ls install claude-code"
+NOT_INSTALLED = (
+    "no agent's hooks installed: rewind-ls install AGENT (`rewind-ls install` lists the agents)"
+)
 
 
 def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> dict[str, Any]:
@@ -235,8 +237,9 @@ def hook_server_check(role: str = "hook") -> dict[str, Any]:
 
 
 def hook_checks(root: str) -> list[dict[str, Any]]:
-    """Each agent's installed hook commands (project and user settings) run. Claude Code's hooks
-    must be installed; the other agents' need not be."""
+    """Each agent's installed hook commands (project and user settings) run. Some agent's hooks
+    must be installed (without any, no agent turn is recorded); which agents is the person's
+    choice."""
     from rewind_ls.core.agents.registry import AGENTS
     from rewind_ls.core.agents.settings import installed_hooks
 
@@ -246,13 +249,12 @@ def hook_checks(root: str) -> list[dict[str, Any]]:
         files = installed_hooks(root, who.name)
         for _path, commands in files:
             found += [c for c in commands if c not in found]
-        claude = who.name == "claude-code"
-        if claude and not found:
-            checks.append(_check("claude code hooks", False, NOT_INSTALLED))
-        name = "claude code hooks" if claude else f"{who.title} hooks"
+        name = "claude code hooks" if who.name == "claude-code" else f"{who.title} hooks"
         checks += [_hook_check(name, c, root, who.name) for c in found]
         if len(found) > 1:  # the agents run one command once, even from two settings files
             checks.append(_double_hooks(name, who.name, files))
+    if not checks:
+        checks.append(_check("agent hooks", False, NOT_INSTALLED))
     return checks
 
 

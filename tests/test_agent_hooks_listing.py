@@ -1,0 +1,45 @@
+"""`rewind-ls install` with no agent lists the five agents and where each one's hooks are; `doctor`
+runs every installed agent's hook command (each in its own hooks file: JSON settings, OpenCode's
+plugin, Copilot's hooks file) and asks for some agent's hooks when none is installed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import Cli
+
+FIVE = ("claude-code", "codex", "gemini", "opencode", "copilot")
+
+
+def test_install_lists_the_five_agents_and_which_are_installed(ws: Path, cli: Cli) -> None:
+    cli("install", "opencode")
+    cli("install", "copilot")
+    lines = cli("install").stdout.splitlines()[1:]
+    assert [line.split()[0] for line in lines] == list(FIVE)
+    state = {line.split()[0]: line for line in lines}
+    assert f"installed: {ws / '.opencode' / 'plugins' / 'rewind-ls.js'}" in state["opencode"]
+    assert f"installed: {ws / '.github' / 'hooks' / 'rewind-ls.json'}" in state["copilot"]
+    assert f"not installed (would go in {ws / '.gemini' / 'settings.json'})" in state["gemini"]
+
+
+def test_doctor_checks_each_agents_hooks(ws: Path, cli: Cli) -> None:
+    report = cli.json("doctor", ok=False)
+    [none] = [c for c in report["checks"] if c["name"] == "agent hooks"]
+    assert not none["ok"] and "rewind-ls install AGENT" in none["detail"]
+    assert report["ok"]  # nothing installed is not a broken store
+
+    cli("install", "opencode")
+    cli("install", "copilot")
+    report = cli.json("doctor", ok=False)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert "agent hooks" not in checks and "claude code hooks" not in checks
+    assert checks["OpenCode hooks"]["ok"] and checks["GitHub Copilot CLI hooks"]["ok"], checks
+
+    # A hook command that cannot run fails doctor, whatever the agent's hooks file.
+    cli("install", "opencode", "--command", "/nonexistent/rewind-ls hook opencode")
+    cli("install", "copilot", "--command", "/nonexistent/rewind-ls hook copilot")
+    report = cli.json("doctor", ok=False)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert not report["ok"]
+    for name in ("OpenCode hooks", "GitHub Copilot CLI hooks"):
+        assert not checks[name]["ok"] and "exited 127" in checks[name]["detail"], checks[name]

@@ -146,6 +146,9 @@ def test_opencode_tools_recorded_in_the_persons_turn(ws: Path, home: Path, cli: 
         for f in turn["files"]
     }
     assert sources == {p: "agent" for p in sources} | {"by-shell.txt": "shell"}
+    # Its conversations live in OpenCode's own database: code only, and said so.
+    conversation = cli("rewind", "1", "--session", SESSION, "--scope", "conversation", ok=False)
+    assert "conversation rewind is not supported for opencode" in conversation.stderr
     cli("rewind", "1", "--session", SESSION, "--yes")
     assert sorted(p.name for p in ws.rglob("*") if p.is_file()) == ["mod.txt", "old.txt"]
     assert (ws / "mod.txt").read_bytes() == b"one\ntwo\n" and (

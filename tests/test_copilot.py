@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import Cli
 
 SESSION = "b26115e1-dc6a-42c2-add2-7a61276babeb"
@@ -66,3 +68,50 @@ def test_a_failed_shell_command_still_ends_its_run(ws: Path, home: Path, cli: Cl
     assert [(f["path"], f["change"]) for f in turn["files"]] == [("out.txt", "created")]
     versions = cli.json("log", "out.txt")["versions"]
     assert [v["source"] for v in versions if v["turnId"] == turn["id"]] == ["shell"]
+
+
+def _event(kind: str, data: dict[str, Any], stamp: str) -> dict[str, Any]:
+    return {"type": kind, "data": data, "id": kind + stamp, "timestamp": stamp, "parentId": None}
+
+
+def test_fork_cuts_before_the_nearest_same_prompt_and_its_hook(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The events as Copilot CLI 1.0.102 writes them (session-state/<id>/events.jsonl)."""
+    from rewind_ls.core.agents.copilot import session
+    from rewind_ls.core.errors import BadInput
+
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot"))
+    folder = tmp_path / "copilot" / "session-state" / SESSION
+    folder.mkdir(parents=True)
+    start = {"sessionId": SESSION, "context": {"cwd": str(tmp_path)}}
+    hook_start = {"hookType": "userPromptSubmitted", "input": {"prompt": "again"}}
+    events = [
+        _event("session.start", start, "2026-11-28T01:57:31.000Z"),
+        _event("user.message", {"content": "again"}, "2026-11-28T01:57:34.000Z"),
+        _event("assistant.message", {"content": "one"}, "2026-11-28T01:57:35.000Z"),
+        _event("hook.start", hook_start, "2026-11-28T02:00:00.000Z"),
+        _event("hook.end", {"hookType": "userPromptSubmitted"}, "2026-11-28T02:00:00.100Z"),
+        _event("user.message", {"content": "again"}, "2026-11-28T02:00:00.200Z"),
+    ]
+    (folder / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    (folder / "workspace.yaml").write_text(f"id: {SESSION}\ncwd: {tmp_path}\n")
+    from datetime import datetime
+
+    second = datetime.fromisoformat("2026-11-28T02:00:01+00:00").timestamp()
+    result = session.fork(str(folder / "events.jsonl"), "again", second)
+    assert result.lines == 3 and result.staged is not None
+    published = Path(result.staged.publish())
+    assert published == tmp_path / "copilot" / "session-state" / result.session_id / "events.jsonl"
+    kept = [json.loads(line) for line in published.read_text().splitlines()]
+    assert [e["type"] for e in kept] == ["session.start", "user.message", "assistant.message"]
+    assert kept[0]["data"]["sessionId"] == result.session_id
+    yaml = (published.parent / "workspace.yaml").read_text()
+    assert yaml == f"id: {result.session_id}\ncwd: {tmp_path}\n"
+    assert result.resume_command == f"cd {tmp_path} && copilot --resume={result.session_id}"
+    first = datetime.fromisoformat("2026-11-28T01:57:34+00:00").timestamp()
+    assert session.fork(str(folder / "events.jsonl"), "again", first).session_id == ""
+    outside = tmp_path / "events.jsonl"
+    outside.write_text("")
+    with pytest.raises(BadInput, match="refused"):
+        session.fork(str(outside), "again", first)

@@ -3,12 +3,15 @@
 real files.
 
 One session, three turns: `create` and `edit`; a shell command (modify, create, delete); a second
-edit. Then rewind, undo and revert are checked byte for byte. Code only: no conversation fork.
+edit. Then rewind, undo and revert are checked byte for byte, and the conversation is forked before
+turn 2 and resumed with the real binary: what it then sends to the model is the conversation as it
+stood before turn 2.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -127,4 +130,32 @@ def test_copilot_session_recorded_and_rewound(tmp_path: Path) -> None:
         assert files(project) == ORIGINAL
         cp.rewind_ls("undo", "--yes")
         assert files(project) == after3
+
+        fork = json.loads(
+            cp.rewind_ls(
+                "rewind", "2", "--session", sid, "--scope", "conversation", "--json"
+            ).stdout
+        )["conversation"]
+        assert fork["resumeCommand"] == (
+            f"cd {shlex.quote(str(project))} && copilot --resume={fork['sessionId']}"
+        )
+        before = len(api.conversation_requests())
+        api.add([text("forked answer")])
+        assert cp.run("fork prompt", resume=fork["sessionId"]) == fork["sessionId"]
+        sent = api.conversation_requests()[before:]
+        assert sent, api.requests[-3:]
+        said = [json.dumps(m["content"]) for m in sent[0]["messages"] if m["role"] == "user"]
+        assert "turn one: create and edit" in said[0] and "fork prompt" in said[-1], said
+        assert not any("turn two" in t or "turn three" in t for t in said), said
+        fork_session = json.loads(
+            cp.rewind_ls("turns", "--session", fork["sessionId"], "--json").stdout
+        )["sessions"][0]
+        assert fork_session["agent"] == "copilot"
+        assert [(t["number"], t["prompt"]) for t in fork_session["turns"]] == [
+            (1, "turn one: create and edit"),
+            (2, "fork prompt"),
+        ], cp.hook_log()
+        # The first prompt has nothing before it: a new conversation, said so.
+        first = cp.rewind_ls("rewind", "1", "--session", sid, "--scope", "conversation").stdout
+        assert "nothing comes before it to fork" in first and "copilot" in first, first
         assert "internal error" not in cp.hook_log()

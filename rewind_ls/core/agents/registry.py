@@ -183,7 +183,7 @@ AGENTS: dict[str, Agent] = {
             name="copilot",
             title="GitHub Copilot CLI",
             hook_module="rewind_ls.core.agents.copilot.hook",
-            fork_module=None,  # code only for now
+            fork_module="rewind_ls.core.agents.copilot.session",
             # Claude Code's form, which Copilot CLI also reads (its tools then go by Claude's names).
             events={
                 "SessionStart": None,

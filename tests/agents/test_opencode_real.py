@@ -123,3 +123,30 @@ def test_opencode_session_recorded_and_rewound(tmp_path: Path) -> None:
         oc.rewind_ls("undo", "--yes")
         assert files(project) == after3
         assert "internal error" not in oc.hook_log()
+
+
+def test_opencode_subagent_edits_belong_to_the_turn_that_started_it(tmp_path: Path) -> None:
+    """The `task` tool runs a subagent in a child session: its prompt and its end are not the
+    person's, and its write is recorded in the person's turn."""
+    binary = opencode_binary()
+    project = tmp_path / "proj"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    with FakeAnthropic() as api:
+        oc = RealOpenCode(binary, api, tmp_path, project)
+        oc.rewind_ls("install", "opencode")
+        task = {"description": "write", "prompt": "write sub.txt", "subagent_type": "general"}
+        api.add([tool_use("task", task)])
+        api.add([tool_use("write", {"filePath": str(project / "sub.txt"), "content": "sub\n"})])
+        api.add([text("sub done")])
+        api.add([text("main done")])
+        sid = oc.run("delegate", "please")
+        assert (project / "sub.txt").read_bytes() == b"sub\n"
+        listing = json.loads(oc.rewind_ls("turns", "--all", "--json").stdout)
+        assert [s["id"] for s in listing["sessions"]] == [sid], listing
+        [turn] = listing["sessions"][0]["turns"]
+        assert turn["prompt"] == "delegate please" and turn["endedAt"] is not None
+        assert [f["path"] for f in turn["files"]] == ["sub.txt"]
+        assert sources(oc, 1, sid) == {"sub.txt": "agent"}, oc.hook_log()
+        oc.rewind_ls("rewind", "1", "--session", sid, "--yes")
+        assert not (project / "sub.txt").exists()

@@ -146,9 +146,12 @@ def test_opencode_tools_recorded_in_the_persons_turn(ws: Path, home: Path, cli: 
         for f in turn["files"]
     }
     assert sources == {p: "agent" for p in sources} | {"by-shell.txt": "shell"}
-    # Its conversations live in OpenCode's own database: code only, and said so.
+    # A fork goes through OpenCode's own export and import: without `opencode`, said so.
+    path = cli.env.get("PATH", "")
+    cli.env["PATH"] = "/nonexistent"
     conversation = cli("rewind", "1", "--session", SESSION, "--scope", "conversation", ok=False)
-    assert "conversation rewind is not supported for opencode" in conversation.stderr
+    cli.env["PATH"] = path
+    assert "`opencode` is not on PATH" in conversation.stderr, conversation.stderr
     cli("rewind", "1", "--session", SESSION, "--yes")
     assert sorted(p.name for p in ws.rglob("*") if p.is_file()) == ["mod.txt", "old.txt"]
     assert (ws / "mod.txt").read_bytes() == b"one\ntwo\n" and (
@@ -174,3 +177,44 @@ def test_a_bad_apply_patch_is_refused_with_its_reason(ws: Path, home: Path, bad:
         timeout=60,
     )
     assert proc.returncode == 0 and "apply_patch" in proc.stderr, proc.stderr
+
+
+def test_fork_export_gets_new_ids_in_the_same_order() -> None:
+    """A session as `opencode export` prints it (1.18.33): the fork's messages and parts all get
+    new ids (import ignores ids it has: the original's would be left where they are), keeping the
+    time-ordered head, and their links follow."""
+    from rewind_ls.core.agents.opencode.session import prompt_index, renamed
+
+    def message(mid: str, role: str, created: int, text: str, parent: str | None = None) -> Any:
+        info = {"id": mid, "sessionID": SESSION, "role": role, "time": {"created": created}}
+        if parent:
+            info["parentID"] = parent
+        part = {"id": "prt_" + mid[4:], "sessionID": SESSION, "messageID": mid, "type": "text"}
+        return {"info": info, "parts": [{**part, "text": text}]}
+
+    messages = [
+        message("msg_21fd6db7e001zyYqYFbrAQEt7M", "user", 1795830504318, "again"),
+        message(
+            "msg_21fd6e720001J4W55mPDvdngRu",
+            "assistant",
+            1795830505000,
+            "ok",
+            "msg_21fd6db7e001zyYqYFbrAQEt7M",
+        ),
+        message("msg_21fd7f000001abcdefghijklmn", "user", 1795830900000, "again"),
+    ]
+    assert prompt_index(messages, "again", 1795830900.5) == 2
+    assert prompt_index(messages, "again", 1795830504.0) == 0
+    out = renamed({"id": SESSION, "title": "t"}, messages[:2], "ses_new")
+    assert out["info"] == {"id": "ses_new", "title": "t"}
+    [user, answer] = out["messages"]
+    old_ids = {m["info"]["id"] for m in messages} | {p["id"] for m in messages for p in m["parts"]}
+    new_ids = [user["info"]["id"], answer["info"]["id"], user["parts"][0]["id"]]
+    assert not old_ids & set(new_ids) and len(set(new_ids)) == 3
+    assert (
+        user["info"]["id"][:16] == "msg_21fd6db7e001" and user["info"]["id"] < answer["info"]["id"]
+    )
+    assert answer["info"]["parentID"] == user["info"]["id"]
+    assert user["parts"][0]["messageID"] == user["info"]["id"]
+    assert {m["info"]["sessionID"] for m in out["messages"]} == {"ses_new"}
+    assert messages[1]["info"]["parentID"] == "msg_21fd6db7e001zyYqYFbrAQEt7M"  # not edited

@@ -2,13 +2,15 @@
 plugin `rewind-ls install opencode` writes and real tools on real files.
 
 One session, three turns: `write` and `edit`; a `bash` command (modify, create, delete); a second
-write. Then rewind, undo and revert are checked byte for byte. OpenCode keeps its conversations in
-its own database: rewind-ls restores code only for it (no conversation fork).
+write. Then rewind, undo and revert are checked byte for byte, and the conversation is forked before
+turn 2 (through OpenCode's own export and import) and resumed with the real binary: what it then
+sends to the model is the conversation as it stood before turn 2.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -122,6 +124,41 @@ def test_opencode_session_recorded_and_rewound(tmp_path: Path) -> None:
         assert files(project) == ORIGINAL
         oc.rewind_ls("undo", "--yes")
         assert files(project) == after3
+
+        fork = json.loads(
+            oc.rewind_ls(
+                "rewind", "2", "--session", sid, "--scope", "conversation", "--json"
+            ).stdout
+        )["conversation"]
+        assert fork["resumeCommand"] == (
+            f"cd {shlex.quote(str(project))} && opencode --session {fork['sessionId']}"
+        )
+        before = len(api.conversation_requests())
+        api.add([text("forked answer")])
+        assert oc.run("fork", "prompt", session=fork["sessionId"]) == fork["sessionId"]
+        sent = api.conversation_requests()[before:]
+        assert sent, api.requests[-3:]
+        said = [json.dumps(m["content"]) for m in sent[0]["messages"] if m["role"] == "user"]
+        assert "turn one: write and edit" in said[0] and "fork prompt" in said[-1], said
+        assert not any("turn two" in t or "turn three" in t for t in said), said
+        fork_session = json.loads(
+            oc.rewind_ls("turns", "--session", fork["sessionId"], "--json").stdout
+        )["sessions"][0]
+        assert fork_session["agent"] == "opencode"
+        assert [(t["number"], t["prompt"]) for t in fork_session["turns"]] == [
+            (1, "turn one: write and edit"),
+            (2, "fork prompt"),
+        ], oc.hook_log()
+        # The original session is as it was: resumed, it still holds turns two and three.
+        before = len(api.conversation_requests())
+        api.add([text("original again")])
+        assert oc.run("original", "again", session=sid) == sid
+        said = [
+            json.dumps(m["content"])
+            for m in api.conversation_requests()[before]["messages"]
+            if m["role"] == "user"
+        ]
+        assert any("turn three" in t for t in said), said
         assert "internal error" not in oc.hook_log()
 
 

@@ -33,7 +33,17 @@ def opencode_binary() -> Path:
 class RealOpenCode(RealAgent):
     """One throwaway OpenCode home and project, driven with `run()`."""
 
-    cli_env = ("REWIND_LS_HOME", "HOME")
+    # `rewind-ls` runs the pinned `opencode` too (its export and import fork a conversation),
+    # offline like the agent.
+    cli_env = (
+        "REWIND_LS_HOME",
+        "HOME",
+        "REWIND_LS_OPENCODE",
+        "OPENCODE_DISABLE_MODELS_FETCH",
+        "OPENCODE_DISABLE_AUTOUPDATE",
+        "NPM_CONFIG_REGISTRY",
+        "NPM_CONFIG_OFFLINE",
+    )
 
     def __init__(self, binary: Path, api: FakeAnthropic, base: Path, project: Path) -> None:
         super().__init__(base, project)
@@ -70,6 +80,7 @@ class RealOpenCode(RealAgent):
             "OPENCODE_DISABLE_SHARE": "1",
             "NPM_CONFIG_REGISTRY": "http://127.0.0.1:9/",
             "NPM_CONFIG_OFFLINE": "true",
+            "REWIND_LS_OPENCODE": str(binary),
         }
 
     def run(self, *words: str, session: str | None = None, cwd: Path | None = None) -> str:

@@ -165,7 +165,8 @@ AGENTS: dict[str, Agent] = {
             name="opencode",
             title="OpenCode",
             hook_module="rewind_ls.core.agents.opencode.hook",
-            fork_module=None,  # its sessions live in its own database: code only
+            # Through its own `opencode export` / `opencode import` (its database is its own).
+            fork_module="rewind_ls.core.agents.opencode.session",
             # The plugin forwards these; a tool event only for these tools.
             events={
                 "session.created": None,

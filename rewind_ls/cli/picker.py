@@ -123,7 +123,7 @@ def pick(
     if not entries:
         raise RewindError(
             "no turns recorded in this workspace yet to pick from "
-            "(install the hooks: rewind-ls install claude-code)"
+            "(install an agent's hooks: rewind-ls install AGENT; `rewind-ls install` lists them)"
         )
     if only is not None:
         entries = [e for e in entries if only(e)]

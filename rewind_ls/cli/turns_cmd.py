@@ -54,7 +54,7 @@ def cmd_turns(args: argparse.Namespace) -> int:
         )
     if not listing["sessions"]:
         print(
-            "no agent turns recorded in this workspace yet (install the hooks: rewind-ls install claude-code)"
+            "no agent turns recorded in this workspace yet (install an agent's hooks: rewind-ls install AGENT; `rewind-ls install` lists them)"
         )
         return 0
     from rewind_ls.cli.style import width

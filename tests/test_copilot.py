@@ -1,7 +1,7 @@
 """GitHub Copilot CLI support without the binary: `install copilot` (its own file among the
-person's `.github/hooks/*.json`), and the hook process fed a failed tool's payload in the shape
-Copilot CLI 1.0.102 sends its Claude-form hooks (the other events are seen with the real binary in
-tests/agents/test_copilot_real.py)."""
+person's `.github/hooks/*.json`), the hook process fed failed tools' payloads in the shapes Copilot
+CLI 1.0.102 sends its Claude-form hooks (seen with the real binary; the other events are in
+tests/agents/test_copilot_real.py), and the fork of a session's events."""
 
 from __future__ import annotations
 
@@ -53,18 +53,28 @@ def test_install_copilot_is_its_own_file_among_the_persons(ws: Path, cli: Cli) -
     assert json.loads((folder / "mine.json").read_text()) == mine
 
 
-def test_a_failed_shell_command_still_ends_its_run(ws: Path, home: Path, cli: Cli) -> None:
+def test_failed_commands_and_edits_end_their_tool_calls(ws: Path, home: Path, cli: Cli) -> None:
+    """As Copilot CLI 1.0.102 sends them (seen with the real binary): a shell command exiting
+    non-zero fires PostToolUse ("success", its exit code in the text); an edit that fails fires
+    PostToolUseFailure with an `error` and no result."""
+    (ws / "mod.txt").write_bytes(b"one\n")
     hook(ws, home, "SessionStart", source="new", initial_prompt="go")
     hook(ws, home, "UserPromptSubmit", prompt="go")
     bash = {"tool_name": "Bash", "tool_input": {"command": "echo x > out.txt; exit 3"}}
     hook(ws, home, "PreToolUse", **bash)
     (ws / "out.txt").write_bytes(b"x\n")
-    failed = {"result_type": "failure", "text_result_for_llm": "exit code 3"}
-    hook(ws, home, "PostToolUseFailure", tool_result=failed, **bash)
+    done = {
+        "result_type": "success",
+        "text_result_for_llm": "\n<shellId: 0 completed with exit code 3>",
+    }
+    hook(ws, home, "PostToolUse", tool_result=done, **bash)
+    edit = {"tool_name": "Edit", "tool_input": {"path": str(ws / "mod.txt"), "old_str": "nope"}}
+    hook(ws, home, "PreToolUse", **edit)
+    hook(ws, home, "PostToolUseFailure", error="No match found", **edit)
     hook(ws, home, "Stop", stop_reason="end_turn", stop_hook_active=False)
     [session] = cli.json("turns", "--session", SESSION)["sessions"]
     [turn] = session["turns"]
-    assert session["agent"] == "copilot" and turn["prompt"] == "go"
+    assert session["agent"] == "copilot" and turn["prompt"] == "go" and turn["endedAt"]
     assert [(f["path"], f["change"]) for f in turn["files"]] == [("out.txt", "created")]
     versions = cli.json("log", "out.txt")["versions"]
     assert [v["source"] for v in versions if v["turnId"] == turn["id"]] == ["shell"]

@@ -8,7 +8,9 @@ Claude-shaped payloads (`hook_event_name`, `session_id`, `cwd`, `tool_name`, `to
 `transcript_path` on Stop), which is the form `rewind-ls install copilot` writes. Its tools appear
 under Claude's names there: `create` as `Write` and `edit` as `Edit`, both naming their file in
 `tool_input.path`, and the shell as `Bash`. The payloads carry no tool call id: one shell command
-at a time per session. The project folder is in the hook's environment as COPILOT_PROJECT_DIR.
+at a time per session. A shell command exiting non-zero still fires PostToolUse (its exit code in
+`tool_result`); a tool that fails (an edit whose `old_str` is missing) fires PostToolUseFailure with
+an `error` instead. The project folder is in the hook's environment as COPILOT_PROJECT_DIR.
 """
 
 from __future__ import annotations

@@ -159,3 +159,26 @@ def test_copilot_session_recorded_and_rewound(tmp_path: Path) -> None:
         first = cp.rewind_ls("rewind", "1", "--session", sid, "--scope", "conversation").stdout
         assert "nothing comes before it to fork" in first and "copilot" in first, first
         assert "internal error" not in cp.hook_log()
+
+
+def test_copilot_user_hooks_record_in_a_folder_not_trusted(tmp_path: Path) -> None:
+    """`install copilot --user` writes ~/.copilot/hooks/rewind-ls.json, which Copilot runs in every
+    folder, trusted or not."""
+    binary = copilot_binary()
+    project = tmp_path / "proj"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    with FakeAnthropic() as api:
+        cp = RealCopilot(binary, api, tmp_path, project)
+        (cp.home / ".copilot" / "config.json").write_text("{}")  # no trusted folder
+        cp.rewind_ls("install", "copilot", "--user")
+        assert (cp.home / ".copilot" / "hooks" / "rewind-ls.json").exists()
+        assert not (project / ".github").exists()
+        api.add([tool_use("create", {"path": str(project / "n.txt"), "file_text": "n\n"})])
+        api.add([text("ok")])
+        sid = cp.run("user level")
+        [session] = json.loads(cp.rewind_ls("turns", "--all", "--json").stdout)["sessions"]
+        assert session["id"] == sid and session["agent"] == "copilot"
+        [turn] = session["turns"]
+        assert turn["prompt"] == "user level" and [f["path"] for f in turn["files"]] == ["n.txt"]
+        assert sources(cp, 1, sid) == {"n.txt": "agent"}, cp.hook_log()

@@ -12,7 +12,9 @@ the child, so its edits belong to the turn that started it.
 Edit tools (1.18): `write` and `edit` name their file in `filePath`; `apply_patch` (what OpenCode
 offers GPT models instead) carries Codex's patch format in `patchText`, paths relative to the
 project folder. `bash` goes through the workspace scan like Claude's Bash. The workspace is the
-folder OpenCode runs in (the plugin's `directory`), the same for every event of a session.
+folder OpenCode runs in (the plugin's `directory`), the same for every event of a session. A tool
+that fails (an edit whose `oldString` is missing) gets no `tool.execute.after`: its `before` alone
+records nothing as changed; a command exiting non-zero still gets its `after` (seen with 1.18.33).
 """
 
 from __future__ import annotations

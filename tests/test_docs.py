@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 sys.path.insert(0, str(REPO / "scripts" / "docs"))
@@ -213,3 +215,8 @@ def test_every_picture_is_made_by_a_test() -> None:
     tests_text = "\n".join(p.read_text() for p in (REPO / "tests").rglob("*.py"))
     unmade = sorted(n for n in named if f'"{n}"' not in tests_text)
     assert not unmade, f"pictures no test writes: {unmade}"
+
+
+@pytest.mark.parametrize("page", ["README.md"])
+def test_readme_fits(page: str) -> None:
+    assert (REPO / page).stat().st_size <= 12_000

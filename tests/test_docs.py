@@ -220,3 +220,7 @@ def test_every_picture_is_made_by_a_test() -> None:
 @pytest.mark.parametrize("page", ["README.md"])
 def test_readme_fits(page: str) -> None:
     assert (REPO / page).stat().st_size <= 12_000
+
+
+def test_architecture_fits() -> None:
+    assert (REPO / "ARCHITECTURE.md").stat().st_size <= 20_000

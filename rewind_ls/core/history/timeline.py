@@ -1,7 +1,15 @@
 """Read-side views of the store shared by the CLI and the server: sessions with their turns and files
 (the fields of `rewind/listTurns`, snake_case: the server and the CLI's --json turn them into the
 wire's camelCase through `rewind_ls.protocol`), and the timeline text document
-(`timeline_text`)."""
+(`timeline_text`).
+
+Listing by pages: the newest `limit` turns of each session, `olderCursor` for the next, reading
+only the listed turns and their changes. A long-lived reader (the server) keeps the sessions' turn
+counts and the forks' origins per store, brought up to date from the turns begun since (recounted
+when the sessions change or `Store.turns_dropped` moves), and each turn's entry while its stamp
+(`Store.turn_stamps_page`) is equal, so a refresh reads and makes only the new or changed turns
+(`TurnEntries`).
+"""
 
 from __future__ import annotations
 

@@ -20,6 +20,9 @@ if [ -z "${REWIND_SKIP_EDITORS:-}" ]; then
   bash scripts/install-emacs-env.sh
 fi
 
+echo "==> installing tmux (the CLI picker's picture in the docs, tests/test_docs_pictures.py)"
+bash scripts/install-docs-env.sh
+
 echo "==> installing the pinned Claude Code binary (real-agent tests, tests/agents/)"
 bash scripts/install-claude.sh >/dev/null
 echo "==> installing the pinned Codex CLI binary (real-agent tests, tests/agents/)"

@@ -209,6 +209,8 @@ DOC_FILES = [
     "editors/nvim/README.md",
     "editors/nvim/doc/rewind.txt",
     "editors/emacs/README.md",
+    # The docs site's pages (mkdocs.yml): getting started, the agents' and editors' pages.
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md")),
 ]
 # A command: the tool, `install`, then an argument (not prose such as "a pipx or uv tool install (…").
 INSTALL = re.compile(r"(?:(?:\S*/)?pipx|uv tool|(?:\S*/)?pip) install [-.~/\w][^`'\n;)#]*")

@@ -1,5 +1,13 @@
 """The command line's dispatcher: the top-level parser, one module per command (each registers its
-own subcommand: `register(add)`), and one error handler (`error_handler.run`); a command line naming a command registers only its module. No logic here."""
+own subcommand: `register(add)`), and one error handler (`error_handler.run`); a command line naming a command registers only its module. No logic here.
+
+The dispatcher: the top-level parser (`build_parser(only=None)`; `prebuild`: the whole parser, built
+once by the command-line server), `COMMANDS` (the table of command modules and the subcommands each
+registers), `run_cli`; a command line naming a command imports and registers only its module, and
+with no command the picker chooses one (`pick_cmd.pick_argv`), which then runs like a typed command
+line; `tests/test_cli_fast_path.py` holds the table to what the modules register and the help to the
+whole parser's; no logic of its own.
+"""
 
 from __future__ import annotations
 

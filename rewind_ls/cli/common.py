@@ -12,14 +12,18 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from rewind_ls.cli.style import safe
-from rewind_ls.core.errors import RewindError
+from rewind_ls.core.errors import EXIT_CODES, RewindError
 from rewind_ls.core.store import Store
 
-EPILOG = """\
+EPILOG = (
+    """\
 TURN is a turn number in the current (latest) agent session, or a turn id (see `rewind-ls turns`).
 Without a COMMAND, or without TURN, on a terminal: a picker of every turn (type to filter).
 The store lives in $REWIND_LS_HOME (default ~/.local/share/rewind-ls), never in the workspace.
-Exit codes: 0 ok, 1 cancelled, 2 error, 3 conflict (nothing written)."""
+Exit codes: """
+    + ", ".join(f"{code} {word}" for code, (word, _) in EXIT_CODES.items())
+    + "."
+)
 
 WORKSPACE_HELP = "workspace folder (default: the current folder's git top level, or the folder)"
 SESSION_HELP = (

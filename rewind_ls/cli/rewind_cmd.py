@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rewind_ls.cli.common import (
     JSON_HELP,
@@ -26,6 +26,11 @@ from rewind_ls.core.model import RestoreMode, RestoreStatus, Scope
 from rewind_ls.core.restore.planner import restore_label
 from rewind_ls.core.store import Store
 
+if TYPE_CHECKING:
+    from rewind_ls.core.model import Turn
+    from rewind_ls.core.restore.flow import Forker
+    from rewind_ls.core.restore.request import RestoreRequest
+
 
 def cmd_rewind(args: argparse.Namespace) -> int:
     return restore(args, "rewind")
@@ -45,30 +50,15 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 
 def restore(args: argparse.Namespace, mode: str) -> int:
-    from rewind_ls.core.restore.flow import Forker, RestoreFlow
+    """One restore from the command line: plan, preview, ask (on a terminal), apply, report."""
+    from rewind_ls.core.restore.flow import RestoreFlow
     from rewind_ls.core.restore.plan import UNDO, disk_reader
     from rewind_ls.core.restore.preview import build_preview
-    from rewind_ls.core.restore.request import RestoreRequest
 
-    scope = Scope(getattr(args, "scope", Scope.CODE))
-    forker: Forker | None = None
-    if scope.conversation:
-        from rewind_ls.core.conversation.fork import fork_turn
-
-        forker = fork_turn
     with open_store(args) as store:
         turn = None if mode == UNDO else turn_arg(store, args)
-        request = RestoreRequest(
-            RestoreMode(mode),
-            turn.id if turn is not None else None,
-            scope,
-            [rel(store, p) for p in args.path] if getattr(args, "path", None) else None,
-            merge=bool(getattr(args, "merge", False)),
-            force=args.force,
-            skip_conflicts=args.skip_conflicts,
-            apply=not args.dry_run,
-        )
-        flow = RestoreFlow(store, request, turn, forker)
+        request = _request(args, store, mode, turn)
+        flow = RestoreFlow(store, request, turn, _forker(Scope(request.scope)))
         plan = flow.plan(disk_reader(store.root)) if flow.code else None
         turn = plan.turn if plan is not None else turn
         assert turn is not None
@@ -82,10 +72,7 @@ def restore(args: argparse.Namespace, mode: str) -> int:
             _show_plan(store, build_preview(store, request, turn, plan), result, args.json)
         if not request.apply:
             result["status"] = RestoreStatus.PLANNED
-            if args.json:
-                from rewind_ls.protocol.cli_output import RestoreOutput, wire
-
-                print_json(wire(RestoreOutput, result))
+            _print_result(result, [], args.json)
             return 3 if plan is not None and plan.conflicts else 0
         if plan is not None and plan.changes():
             proceed, force, skip = _confirm(plan, args)
@@ -97,14 +84,47 @@ def restore(args: argparse.Namespace, mode: str) -> int:
         lines = _outcome_lines(flow, outcome, result)
         if outcome is not None and plan is not None:
             lines.extend(_marker_lines(plan))
-    if args.json:
+    _print_result(result, lines, args.json)
+    return 0
+
+
+def _forker(scope: Scope) -> Forker | None:
+    """The conversation's forker when the scope takes the conversation (the core's restore flow
+    knows no agent: it is handed this)."""
+    if not scope.conversation:
+        return None
+    from rewind_ls.core.conversation.fork import fork_turn
+
+    return fork_turn
+
+
+def _request(
+    args: argparse.Namespace, store: Store, mode: str, turn: Turn | None
+) -> RestoreRequest:
+    """The command line's restore, as the one request the core's flow takes."""
+    from rewind_ls.core.restore.request import RestoreRequest
+
+    return RestoreRequest(
+        RestoreMode(mode),
+        turn.id if turn is not None else None,
+        Scope(getattr(args, "scope", Scope.CODE)),
+        [rel(store, p) for p in args.path] if getattr(args, "path", None) else None,
+        merge=bool(getattr(args, "merge", False)),
+        force=args.force,
+        skip_conflicts=args.skip_conflicts,
+        apply=not args.dry_run,
+    )
+
+
+def _print_result(result: dict[str, Any], lines: list[str], as_json: bool) -> None:
+    """The outcome: `result` as JSON with --json, else the terminal's lines."""
+    if as_json:
         from rewind_ls.protocol.cli_output import RestoreOutput, wire
 
         print_json(wire(RestoreOutput, result))
-    else:
-        for line in lines:
-            print(line)
-    return 0
+        return
+    for line in lines:
+        print(line)
 
 
 def _show_plan(store: Store, preview: Any, result: dict[str, Any], as_json: bool) -> None:

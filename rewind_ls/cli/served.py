@@ -8,6 +8,18 @@ A separate server from the hooks' on purpose: the command line's modules (argpar
 protocol) double the server's memory, and forking a process costs with its size: measured, a
 fork + exit went from 4.6-5.7 ms (the hook server's 25 MB) to 7.8-9.2 ms (48 MB), which every hook
 would pay.
+
+The command-line server: `hook_server.serve(role="cli", kinds={b"C": child}, preload,
+rehearse=store.rehearse)`, started by `__main__.py cli-server` with `site` (as the console script),
+its `sys.path` the client's (`checks`: a client whose interpreter or path differs is answered `D`
+and runs here); `preload` imports the protocol, every cli module but the picker's and `demo`, and
+builds the whole parser (`app.prebuild`); `child` becomes the client's process (environ, `tzset`,
+`LC_CTYPE`, `faults.reread`, `shell_runs.HOOK_PARENT`, cwd, umask, fds dup2'd onto 0/1/2, stdio
+rebuilt as the interpreter makes them with the client's encodings, signal dispositions) and runs
+`app.run_cli` as `raise SystemExit(main())` would (non-daemon threads joined, atexit, flush), then
+replies `R`; a thread reading the socket SIGKILLs the child when its client goes (kill -9 of the
+command). A separate server from the hooks': forking costs with the process's size, and the CLI's
+modules double it.
 """
 
 from __future__ import annotations

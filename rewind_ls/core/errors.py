@@ -50,3 +50,20 @@ class ConflictError(RewindError):
 
 class BadInput(RewindError):
     """Malformed input from an agent, a file or a caller."""
+
+
+# The command line's exit codes: a word and what it means. `rewind-ls --help` and the docs'
+# reference are made from this. A hook always exits 0 (it never blocks the agent).
+EXIT_CODES: dict[int, tuple[str, str]] = {
+    0: ("ok", "done (or, with --dry-run, nothing in the way)"),
+    1: ("cancelled", "you answered no at the question; nothing was written"),
+    RewindError.exit_code: (
+        "error",
+        "the message on stderr names the thing and the reason (a bad argument too)",
+    ),
+    ConflictError.exit_code: (
+        "conflict",
+        "paths changed behind rewind-ls' back; nothing was written (a --dry-run that found "
+        "conflicts too)",
+    ),
+}

@@ -5,6 +5,27 @@ for the hook process, which loads only the stdlib's light modules). Only `core/s
 database: no other module knows a column name. The vocabularies are `str` enums whose values are
 exactly the strings stored in SQLite and sent over the protocol, so a member compares equal to its
 string, binds to SQLite as text and serialises to JSON as itself.
+
+The records and vocabularies:
+
+- Records are immutable `NamedTuple`s (not dataclasses: `dataclasses` imports `inspect`, too slow for
+  the hook process). `Session(id, kind, agent, transcript_path, started_at, last_activity_at,
+  open_turn)`, `Turn(id, session_id, number, seq, prompt, started_at, ended_at, state, info)`,
+  `Change(turn_id, path, seq, source, before, after, after_seq)` with `before`/`after` as `Version`s
+  (`after` None while the turn is still editing the path; `kind`: created, modified or deleted),
+  `PathChange` (a change with its turn's `session_id`, `turn_state`, `session_kind`:
+  `Store.path_history`), `AgentEvent`.
+- `Version(kind, hash, mode, size)`: what a path held; immutable; equal when the content and the
+  executable bits are.
+- The vocabularies are `str` enums whose values are the strings stored in the database and sent over
+  the protocol (a member equals its string, so no migration and no conversion at the edges):
+  `VersionKind` (file, absent, too-large, unknown, other), `SessionKind`, `TurnState` (open, closed,
+  pending, applied, partial, rolled-back), `ChangeKind`, `RestoreMode` (rewind, revert, undo, recover),
+  `Action` (unchanged, create, modify, delete), `ConflictKind`, `Scope` (code, conversation, both),
+  `RestoreStatus` (applied, nothing-to-do, conflict, partial, failed, planned, asking).
+- The three fixed sessions have fixed ids (`EDITOR_SESSION` "editor", `EXTERNAL_SESSION` "external",
+  `REWIND_SESSION` "rewind", plain `str` constants); `RestoreRequest` is not a record but the restore
+  package's own value (`core/restore/request.py`).
 """
 
 from __future__ import annotations

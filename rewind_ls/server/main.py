@@ -1,4 +1,8 @@
-"""`rewind-ls serve`: imports the server only when asked, so the CLI stays quick to start."""
+"""`rewind-ls serve`: imports the server only when asked, so the CLI stays quick to start.
+
+`serve` for `rewind-ls serve`: imports the server (`app.py`) only when called, so the CLI stays
+quick to start; the one server module the CLI imports.
+"""
 
 from __future__ import annotations
 

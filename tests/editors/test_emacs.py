@@ -152,11 +152,11 @@ def test_contract_shows_the_tested_snippets() -> None:
         assert body in contract, f"docs/client-contract.md does not show {name} as tested"
 
 
-def test_readme_shows_the_tested_snippets() -> None:
-    """The README's "Any LSP client" section shows part of each tested configuration: every form of
-    its snippets is, word for word, in the file the test above loads."""
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("- **Any LSP client**", 1)[1].split("\n## ", 1)[0]
+def test_docs_show_the_tested_snippets() -> None:
+    """The docs' "Any LSP client" section (docs/editors/lsp-clients.md) shows part of each tested
+    configuration: every form of its snippets is, word for word, in the file the test above loads."""
+    page = (REPO / "docs" / "editors" / "lsp-clients.md").read_text()
+    section = page.split("## Any LSP client", 1)[1].split("\n## ", 1)[0]
     blocks = [
         textwrap.dedent("\n".join(line[len(indent) :] for line in body.split("\n")))
         for indent, body in re.findall(r"\n( *)```elisp\n(.*?)\n *```", section, re.S)
@@ -165,4 +165,4 @@ def test_readme_shows_the_tested_snippets() -> None:
     for name, block in zip(CONFIGS.values(), blocks, strict=True):
         tested = (EMACS_DIR / name).read_text()
         for form in block.split("\n\n"):
-            assert form.strip() in tested, f"README's snippet is not in {name}:\n{form}"
+            assert form.strip() in tested, f"the docs' snippet is not in {name}:\n{form}"

@@ -1,4 +1,9 @@
-"""`rewind-ls doctor`: is the store usable, private and whole; are the hooks installed."""
+"""`rewind-ls doctor`: is the store usable, private and whole; are the hooks installed.
+
+Store checks and repairs (salvage of a damaged store, `--moved-from`, unrecorded files): doctor's
+checks are small functions, `STORE_CHECKS` the list run on an open store; `hook_server_check`:
+whether the hook server (or the command-line server) is up and which code it runs.
+"""
 
 from __future__ import annotations
 

@@ -16,6 +16,13 @@ A client that gave up before `G` (its connect or the `A` was too slow) closes th
 child, reading EOF instead of `G`, exits without running the hook: a hook never runs twice at once.
 After `G`, the child watches the socket: the agent killing the hook command (its timeout) closes
 it, and the child dies as an in-process hook would.
+
+`command` is what `__main__.py` run as a file (`python -I -S /abs/rewind_ls/__main__.py hook
+AGENT`, without `site` and without `os`) hands over to: the hook server first; else the package and
+the interpreter's site-packages on `sys.path` (`launch_path`) and `hook_process.run` in-process.
+`__main__.py hook-server` starts the hook server, `cli-server` the command-line server
+(`cli/served.py`). `tests/test_hook_imports.py` holds each in-process event to a module budget and
+this client to a fixed set.
 """
 
 # No `from __future__ import annotations`: `__future__` is one more module to load.

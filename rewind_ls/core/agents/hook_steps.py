@@ -2,6 +2,14 @@
 payloads onto these).
 
 Runs in the hook process on every agent edit: imports only the stdlib and the core.
+
+The steps the three hook adapters share, written once: each agent's event names (`EventNames`, with
+`aliases`: `PostToolUseFailure`, `StopFailure`, Codex's `Interrupt`), payload fields (`HookEvent`),
+recovering a pending restore before recording, session start (compaction inside a turn),
+opening/closing a turn (and its notice), the shell scan (a shell command's `PreToolUse` first waits
+for an unfinished first checkpoint: `wait_for_first_checkpoint`), a tool's file before/after
+(`record_edits`: in a turn already open, the session's activity, the files and the caller's rows for
+the tool call in one transaction: a hook on an edit commits once), the agent's own folder; `Outcome`.
 """
 
 from __future__ import annotations

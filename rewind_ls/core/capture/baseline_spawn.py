@@ -7,6 +7,21 @@ only one, and the same lock tells a scan whether it is alive. It writes `done to
 `<store>/baseline/progress` after every batch it commits, for `rewind-ls turns` and the editors.
 
 Kept apart from the worker so the hook path imports only this small module (no cycle with `scan`).
+
+The first checkpoint off the hooks' path: a hook's scan spends at most its budget on an unfinished
+baseline, then `baseline_spawn` (stdlib, hook path) starts one detached worker per workspace
+(`python -m rewind_ls.core.capture.baseline_worker` with `PYTHONSAFEPATH=1`, `posix_spawn`, an
+`flock` on `<store>/baseline/lock`, progress in `<store>/baseline/progress`: `progress()`, shown by
+`rewind-ls turns`); the worker runs `scan(adopt_only=True)` (only files never seen, one transaction
+per run its reading threads packed: ~1,100 files, one pack, with their rows); a hook's walk of an
+unfinished baseline stops at its budget (`folder_cache.walk_files(deadline)`), and a hook that finds
+the baseline completed meanwhile starts no worker; while it runs a hook's scan does not walk but
+`lstat`s known files by name, so a change to one is still that turn's: with the watcher up, only
+what it journaled since the last scan's mark plus the rows written since (the worker's adoptions;
+`watched_scan.begin(lean=True)`, a mark flagged `lean` that only lean scans use), else every known
+file. A shell command's `PreToolUse` waits up to 10 s for it (`wait_for_baseline`, called by
+`hook_steps.wait_for_first_checkpoint`): a file the command changes before the worker read it would
+have nothing to go back to.
 """
 
 from __future__ import annotations

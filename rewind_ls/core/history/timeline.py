@@ -1,7 +1,15 @@
 """Read-side views of the store shared by the CLI and the server: sessions with their turns and files
 (the fields of `rewind/listTurns`, snake_case: the server and the CLI's --json turn them into the
 wire's camelCase through `rewind_ls.protocol`), and the timeline text document
-(`timeline_text`)."""
+(`timeline_text`).
+
+Listing by pages: the newest `limit` turns of each session, `olderCursor` for the next, reading
+only the listed turns and their changes. A long-lived reader (the server) keeps the sessions' turn
+counts and the forks' origins per store, brought up to date from the turns begun since (recounted
+when the sessions change or `Store.turns_dropped` moves), and each turn's entry while its stamp
+(`Store.turn_stamps_page`) is equal, so a refresh reads and makes only the new or changed turns
+(`TurnEntries`).
+"""
 
 from __future__ import annotations
 
@@ -181,50 +189,66 @@ def list_sessions(
         stamped = _stamped_pages(store, sessions, limit, before_number, entries, root, dropped)
     else:
         stamped = None
-    pages: dict[str, tuple[list[Turn], str | None]] = {}
-    counts: dict[str, int] = {}
-    for s in sessions:
-        states = _SHOWN_RESTORE_POINTS if s.id == REWIND_SESSION else None
-        if states is None:
-            counts[s.id] = all_counts.get(s.id, 0)
-        else:  # restore points change state: counted again whenever anything was committed
-            counts[s.id] = _unchanged_since(
-                store, ("count", s.id), functools.partial(store.turn_count, s.id, states)
-            )
-        if stamped is not None:
-            continue
-        if only_turn is not None:
-            pages[s.id] = ([only_turn], None)
-        elif limit is None:
-            turns = [t for t in store.turns(s.id) if states is None or t.state in states]
-            pages[s.id] = (turns, None)
-        else:
-            newest = store.turns_page(s.id, limit + 1, before_number, states)
-            cursor = str(newest[limit - 1].number) if len(newest) > limit else None
-            pages[s.id] = (newest[:limit][::-1], cursor)
+    counts = {s.id: _turn_count(store, s, all_counts) for s in sessions}
     if stamped is None:
+        pages = {s.id: _page_of(store, s, limit, before_number, only_turn) for s in sessions}
         stamped = _read_pages(store, sessions, pages, limit, only_turn, entries, root, dropped)
-    out = []
-    for s in sessions:
-        listed, cursor = stamped[s.id]
-        origin = forks.get(s.id)
-        out.append(
-            {
-                "id": s.id,
-                "kind": s.kind,
-                "agent": s.agent,
-                "transcript_path": s.transcript_path,
-                "started_at": iso(s.started_at),
-                "last_activity_at": iso(s.last_activity_at),
-                "turn_count": counts.get(s.id, 0),
-                "older_cursor": cursor,
-                "fork_of": None
-                if origin is None
-                else {"session_id": origin[0], "before_number": origin[1]},
-                "turns": listed,
-            }
-        )
+    out = [_session_entry(s, counts[s.id], stamped[s.id], forks.get(s.id)) for s in sessions]
     return {"workspace": store.root, "current_session_id": current_session(store), "sessions": out}
+
+
+def _turn_count(store: Store, session: Session, all_counts: dict[str, int]) -> int:
+    """How many turns `session` has; the restore points' session counts only the shown states."""
+    if session.id != REWIND_SESSION:
+        return all_counts.get(session.id, 0)
+    # Restore points change state: counted again whenever anything was committed.
+    return _unchanged_since(
+        store,
+        ("count", session.id),
+        functools.partial(store.turn_count, session.id, _SHOWN_RESTORE_POINTS),
+    )
+
+
+def _page_of(
+    store: Store,
+    session: Session,
+    limit: int | None,
+    before_number: int | None,
+    only_turn: Turn | None,
+) -> tuple[list[Turn], str | None]:
+    """The turns of `session` to list (oldest first) and the cursor of its next older page."""
+    states = _SHOWN_RESTORE_POINTS if session.id == REWIND_SESSION else None
+    if only_turn is not None:
+        return [only_turn], None
+    if limit is None:
+        return [t for t in store.turns(session.id) if states is None or t.state in states], None
+    newest = store.turns_page(session.id, limit + 1, before_number, states)
+    cursor = str(newest[limit - 1].number) if len(newest) > limit else None
+    return newest[:limit][::-1], cursor
+
+
+def _session_entry(
+    session: Session,
+    turn_count: int,
+    page: tuple[list[dict[str, Any]], str | None],
+    origin: tuple[str, int] | None,
+) -> dict[str, Any]:
+    """One session of the listing: its fields, its page of turn entries, the fork it came from."""
+    listed, cursor = page
+    return {
+        "id": session.id,
+        "kind": session.kind,
+        "agent": session.agent,
+        "transcript_path": session.transcript_path,
+        "started_at": iso(session.started_at),
+        "last_activity_at": iso(session.last_activity_at),
+        "turn_count": turn_count,
+        "older_cursor": cursor,
+        "fork_of": None
+        if origin is None
+        else {"session_id": origin[0], "before_number": origin[1]},
+        "turns": listed,
+    }
 
 
 _Pages = dict[str, tuple[list[dict[str, Any]], str | None]]

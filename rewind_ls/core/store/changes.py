@@ -1,6 +1,12 @@
 """What a turn did: its changes (each path's version before and after the turn), and the agent's
 own ids (prompt ids, tool_use ids) already recorded, by a hook or by a transcript, so the two
-recorders never record one twice."""
+recorders never record one twice.
+
+`Changes` (each path's before/after in a turn, many at once for a restore point: `record_changes`; a
+path's history, and many paths' histories after a turn: `path_histories`) and `AgentEvents` (prompt
+ids and tool_use ids already recorded, claimed with `INSERT OR IGNORE` so hook and transcript never
+record one twice).
+"""
 
 from __future__ import annotations
 

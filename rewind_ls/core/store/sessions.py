@@ -1,6 +1,11 @@
 """Sessions and their turns: opening and ending a turn, a fork's inherited turns, the queries
 over turns (pages, counts, the newest), and the ones retention asks (what may be dropped, and
-dropping it)."""
+dropping it).
+
+`Sessions`: sessions and turns (opening, ending, a fork's inherited turns), the queries over turns
+(pages, counts, the newest, each listed turn's stamp: what a listing shows of it, its row's shown
+columns as they are and its changes as one text made by SQLite) and those retention asks.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Claude Code's tools, as its hook payloads and its transcript both name them."""
+"""Claude Code's tools, as its hook payloads and its transcript both name them.
+
+Claude Code's edit and shell tools (`EDIT_TOOLS`, `SHELL_TOOLS`), as its hook payloads and its
+transcript both name them.
+"""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from rewind_ls.core.capture import local_history, watch_journal
 from rewind_ls.core.capture.recorder import Recorder
 from rewind_ls.core.model import ABSENT, EXTERNAL_SESSION, Change
 from rewind_ls.core.store import Store
+from tests.conftest import Cli
 
 pytestmark = pytest.mark.skipif(
     not os.path.isdir("/proc/sys/fs/inotify"), reason="the watcher needs Linux inotify"
@@ -241,3 +242,59 @@ def test_kill_9_with_versions_pending_is_recovered_by_the_next_scan_once(
         _h("pending at the kill 0\n"),
         _h("pending at the kill 1\n"),
     ]
+
+
+def test_log_show_restore_and_undo_a_version_overwritten_by_git_checkout(
+    ws: Path, store: Store, cli: Cli
+) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=ws, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "add", "a.txt")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    mine = "one\nmy line by hand\n"
+    (ws / "a.txt").write_text(mine)
+    _wait(lambda: _has_version(store, "a.txt", mine), "the hand edit's version")
+    git("checkout", "--", "a.txt")
+    _wait(lambda: _has_version(store, "a.txt", "one\n"), "the checkout's version")
+    versions = cli.json("log", "a.txt")["versions"]
+    edits = [v for v in versions if v["source"] == "your edit"]
+    assert [v["hash"] for v in edits] == [_h("one\n"), _h(mine)]  # newest first
+    assert cli("show", "a.txt", "--version", _h(mine)[:8]).stdout == mine
+    text = cli("log", "a.txt").stdout
+    assert "your edit" in text and _h(mine)[:10] in text
+    # Restore it: preview, a restore point, then undo takes it back.
+    dry = cli("restore", "a.txt", "--version", _h(mine)[:6], "--dry-run").stdout
+    assert "modify" in dry and (ws / "a.txt").read_text() == "one\n"
+    out = cli("restore", "a.txt", "--version", _h(mine)[:6], "--yes").stdout
+    assert "undo: rewind-ls undo" in out
+    assert (ws / "a.txt").read_text() == mine
+    time.sleep(local_history.debounce_seconds() + 1.0)
+    # The restore is the restore point's change, not a version of the person's.
+    assert _after_hashes(store, "a.txt")[-1] == _h("one\n")
+    cli("undo", "--yes")
+    assert (ws / "a.txt").read_text() == "one\n"
+
+
+def test_a_deleted_file_is_restored_and_a_changed_one_is_a_conflict(
+    ws: Path, store: Store, cli: Cli
+) -> None:
+    gone = ws / "gone.txt"
+    gone.write_text("soon deleted\n")
+    _wait(lambda: _has_version(store, "gone.txt", "soon deleted\n"), "the new file's version")
+    gone.unlink()
+    _wait(lambda: None in _after_hashes(store, "gone.txt"), "the deletion")
+    result = cli.json("restore", "gone.txt", "--version", _h("soon deleted\n"))
+    assert result["status"] == "applied" and result["mode"] == "version"
+    assert gone.read_text() == "soon deleted\n"
+    # Compare-and-swap: content rewind-ls has not seen yet is never overwritten unasked.
+    (ws / "a.txt").write_text("two\n")
+    _wait(lambda: _has_version(store, "a.txt", "two\n"), "a.txt's version")
+    _stop(store, signal.SIGKILL)
+    (ws / "a.txt").write_text("not seen by rewind-ls\n")
+    refused = cli("restore", "a.txt", "--version", _h("one\n"), "--yes", ok=False)
+    assert refused.returncode != 0 and "changed since rewind-ls last saw it" in refused.stderr
+    assert (ws / "a.txt").read_text() == "not seen by rewind-ls\n"
+    bad = cli("show", "a.txt", "--version", "ffff", ok=False)
+    assert bad.returncode != 0 and "no recorded version" in bad.stderr

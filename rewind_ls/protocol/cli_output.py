@@ -67,7 +67,7 @@ class PlannedFile(Output):
 class RestoreOutput(Output):
     """`rewind-ls rewind|revert|undo --json` (`--dry-run`: status `planned`, nothing applied)."""
 
-    mode: Literal["rewind", "revert", "undo"]
+    mode: Literal["rewind", "revert", "undo", "version"]
     turn_id: str
     number: int
     scope: Scope

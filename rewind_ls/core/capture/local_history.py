@@ -173,3 +173,32 @@ def record_versions(store: Store, entries: list[tuple[str, str]]) -> list[tuple[
     except _NotNow as exc:
         return entries if exc.later else []
     return []
+
+
+def status(store_path: str | None) -> str:
+    """What `doctor` says of local history here: on (and whether the watcher runs now), or why
+    versions come only at turn boundaries."""
+    from rewind_ls.core.fs.disk_sync import inotify_available
+
+    boundaries = "versions of your edits are recorded only at agent turn boundaries"
+    if not inotify_available():
+        # watchdog's FSEvents (macOS) or polling observers are not used: the watched scan's
+        # exactness rules (epochs, overflow, sync cookies) are built on inotify's ordered queue,
+        # and a polling observer would stat every file of the workspace every second.
+        return f"off: no inotify on this platform (macOS, REWIND_LS_PORTABLE=1); {boundaries}"
+    if os.environ.get("REWIND_LS_WATCH", "1") == "0":
+        return f"off (REWIND_LS_WATCH=0): {boundaries}"
+    if not enabled():
+        return f"off (REWIND_LS_HISTORY=0): {boundaries}"
+    from rewind_ls.core.capture import watch_journal
+
+    running = store_path is not None and watch_journal.alive(watch_journal.watch_dir(store_path))
+    now = (
+        "the watcher runs now"
+        if running
+        else "the watcher is not running now (the next hook or the language server starts it)"
+    )
+    return (
+        f"on: while the watcher runs, each file still for {debounce_seconds():g} s between turns "
+        f"is kept as a version (rewind-ls log PATH); {now}"
+    )

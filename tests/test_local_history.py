@@ -20,7 +20,7 @@ import pytest
 
 from rewind_ls.core.capture import local_history, watch_journal
 from rewind_ls.core.capture.recorder import Recorder
-from rewind_ls.core.model import ABSENT, EXTERNAL_SESSION, Change
+from rewind_ls.core.model import ABSENT, EXTERNAL_SESSION, Change, Version
 from rewind_ls.core.store import Store
 from tests.conftest import Cli
 
@@ -298,3 +298,43 @@ def test_a_deleted_file_is_restored_and_a_changed_one_is_a_conflict(
     assert (ws / "a.txt").read_text() == "not seen by rewind-ls\n"
     bad = cli("show", "a.txt", "--version", "ffff", ok=False)
     assert bad.returncode != 0 and "no recorded version" in bad.stderr
+
+
+def _record(store: Store, session: str, kind: str, path: str, old: str, new: str) -> None:
+    from rewind_ls.core.model import FILE as FILE_KIND
+    from rewind_ls.core.model import SessionKind
+
+    store.ensure_session(session, SessionKind(kind), "workspace")
+    with store.transaction():
+        turn = store.begin_turn(session, "t")
+        for text in (old, new):
+            store.put_blob(text.encode())
+        v = [Version(FILE_KIND, _h(t), 0o644, len(t)) for t in (old, new)]
+        store.record_changes(turn, [(path, v[0], v[1])], local_history.WATCH_SOURCE)
+        store.end_turn(turn)
+
+
+def test_turns_names_each_overwritten_version_of_the_persons_once(
+    ws: Path, home: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rewind_ls.core.history.overwritten import find_overwritten
+
+    monkeypatch.setenv("REWIND_LS_HOME", str(home))
+    with Store.open(str(ws)) as s:
+        _record(s, EXTERNAL_SESSION, "external", "a.txt", "one\n", "mine\n")
+        _record(s, EXTERNAL_SESSION, "external", "a.txt", "mine\n", "one\n")  # checkout
+        _record(s, EXTERNAL_SESSION, "external", "b.txt", "one\n", "mine\n")
+        _record(s, EXTERNAL_SESSION, "external", "b.txt", "mine\n", "newer\n")  # new work
+        _record(s, EXTERNAL_SESSION, "external", "c.txt", "one\n", "mine\n")
+        _record(s, "rewind", "rewind", "c.txt", "mine\n", "one\n")  # rewind-ls' own restore
+        (case,) = find_overwritten(s)
+    assert case.path == "a.txt" and case.version.hash == _h("mine\n")
+    first = cli("turns").stdout
+    assert "a.txt: your edit of " in first and " was overwritten at " in first
+    assert f"rewind-ls restore a.txt --version {_h('mine' + chr(10))[:12]}" in first
+    assert "b.txt" not in first and "c.txt" not in first
+    assert "a.txt" not in cli("turns").stdout, "said twice"
+    with Store.open(str(ws)) as s:  # a new case is said, the old one still not
+        _record(s, EXTERNAL_SESSION, "external", "b.txt", "newer\n", "mine\n")
+    again = cli("turns").stdout
+    assert "b.txt: your edit" in again and "a.txt" not in again

@@ -338,3 +338,38 @@ def test_turns_names_each_overwritten_version_of_the_persons_once(
         _record(s, EXTERNAL_SESSION, "external", "b.txt", "newer\n", "mine\n")
     again = cli("turns").stdout
     assert "b.txt: your edit" in again and "a.txt" not in again
+
+
+def test_gc_keeps_the_persons_versions_as_long_as_turns_and_counts_those_it_drops(
+    ws: Path, home: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rewind_ls.core.model import FILE as FILE_KIND
+    from rewind_ls.core.model import SessionKind
+
+    monkeypatch.setenv("REWIND_LS_HOME", str(home))
+    day = 86400.0
+    now = time.time()
+
+    def turn(session: str, kind: str, age_days: float, text: str) -> None:
+        s.ensure_session(session, SessionKind(kind), "claude-code" if kind == "agent" else None)
+        at = now - age_days * day
+        with s.transaction():
+            tid = s.begin_turn(session, "t", started_at=at)
+            s.put_blob(text.encode())
+            v = Version(FILE_KIND, _h(text), 0o644, len(text))
+            s.record_changes(tid, [(f"{text.strip()}.txt", Version(ABSENT), v)], "x")
+            s.end_turn(tid, ended_at=at)
+
+    with Store.open(str(ws)) as s:
+        turn("agent-1", "agent", 40, "agent old\n")
+        turn(EXTERNAL_SESSION, "external", 40, "mine old\n")
+        turn(EXTERNAL_SESSION, "external", 35, "mine older two\n")
+        turn("agent-1", "agent", 2, "agent new\n")
+        turn(EXTERNAL_SESSION, "external", 2, "mine new\n")
+    result = cli.json("gc", "--retention-days", "30")
+    assert result["turnsDropped"] == 3 and result["versionsDropped"] == 2
+    text = cli("gc", "--retention-days", "1", "--dry-run").stdout
+    assert "would drop 2 turn(s) (1 of your own versions among them)" in text
+    with Store.open(str(ws)) as s:
+        kept = [t.started_at for t in s.turns(EXTERNAL_SESSION)]
+        assert len(kept) == 1 and now - kept[0] < 3 * day

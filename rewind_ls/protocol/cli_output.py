@@ -146,6 +146,7 @@ class GcOutput(Output):
     """`rewind-ls gc --json`."""
 
     turns_dropped: int
+    versions_dropped: int = 0  # of the person's (edits between turns, saves)
     blobs_dropped: int
     bytes_before: int
     bytes_after: int

@@ -542,3 +542,37 @@ async def test_progress_for_many_files(tmp_path: Path) -> None:
         assert client.progress_reports, "no $/progress for an 8-file restore"
     finally:
         await client.shutdown_session()
+
+
+async def test_an_overwritten_version_of_the_persons_is_said_once(lsp: Session) -> None:
+    """Local history: a version of the person's replaced by an earlier content (what an agent's
+    own restore or `git checkout` does between turns, recorded by another process) is named in
+    a warning once, with the command that restores it."""
+    from rewind_ls.core.capture.recorder import Recorder
+    from rewind_ls.core.store import Store
+
+    (lsp.ws / "a.txt").write_text("one\n")
+    await record(lsp, "one", {"b.txt": "b\n"})
+
+    def outside(text: str) -> None:
+        (lsp.ws / "a.txt").write_text(text)
+        with Store.open(str(lsp.ws), str(lsp.home)) as store:
+            Recorder(store).attribute_outside_changes()
+
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, outside, "one\nmine\n")
+    await loop.run_in_executor(None, outside, "one\n")  # the old content back: overwritten
+
+    def warnings() -> list[str]:
+        return [
+            m.message
+            for m in lsp.client.messages
+            if m.type == types.MessageType.Warning and "overwritten" in m.message
+        ]
+
+    await until(lambda: bool(warnings()))
+    (line,) = warnings()
+    assert line.startswith("rewind-ls: a.txt: your edit of ") and "rewind-ls restore a.txt" in line
+    await record(lsp, "two", {"b.txt": "bb\n"})  # more polls that see new turns
+    await asyncio.sleep(3 * 0.5)
+    assert len(warnings()) == 1, "said twice"

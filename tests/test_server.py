@@ -612,3 +612,23 @@ async def test_file_versions_and_restore_version_command(lsp: Session) -> None:
     assert "a.txt" in lsp.client.questions[-1].message
     undo = await lsp.call("rewind/undo", {})
     assert undo["status"] == "applied" and (lsp.ws / "a.txt").read_text() == "agent\nmine\n"
+
+
+async def test_preview_and_restore_of_a_version(lsp: Session) -> None:
+    """rewind/preview and rewind/restore with mode version: the client-driven restore of one
+    recorded version (rewind.nvim's `:Rewind history`)."""
+    (lsp.ws / "a.txt").write_text("one\n")
+    await record(lsp, "agent turn", {"a.txt": "agent\n"})
+    uri = uri_of(lsp.ws / "a.txt")
+    versions = (await lsp.call("rewind/fileVersions", {"uri": uri}))["versions"]
+    first = versions[-1]
+    assert first["source"] == "first seen" and first["hash"]
+    params = {"turnId": first["turnId"], "mode": "version", "paths": [uri]}
+    params["version"] = first["hash"][:6]
+    preview = await lsp.call("rewind/preview", params)
+    assert [(f["path"], f["action"]) for f in preview["files"]] == [("a.txt", "modify")]
+    assert (lsp.ws / "a.txt").read_text() == "agent\n"
+    result = await lsp.call("rewind/restore", params)
+    assert result["status"] == "applied" and (lsp.ws / "a.txt").read_text() == "one\n"
+    await lsp.call("rewind/undo", {})
+    assert (lsp.ws / "a.txt").read_text() == "agent\n"

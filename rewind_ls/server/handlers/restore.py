@@ -21,7 +21,9 @@ from rewind_ls.server.lsp import RewindServer, command, request, to_rpc_error
 
 @request("rewind/preview")
 async def preview(ls: RewindServer, p: PreviewParams) -> Any:
-    asked = RestoreRequest(RestoreMode(p.mode), p.turn_id, Scope(p.scope), p.paths, p.hunks)
+    asked = RestoreRequest(
+        RestoreMode(p.mode), p.turn_id, Scope(p.scope), p.paths, p.hunks, version=p.version
+    )
     return await driver.preview(ls, asked)
 
 
@@ -37,6 +39,7 @@ async def restore(ls: RewindServer, p: RestoreParams) -> Any:
         p.force,
         p.skip_conflicts,
         p.apply,
+        p.version,
     )
     return await driver.run_restore(ls, asked)
 

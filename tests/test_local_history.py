@@ -373,3 +373,23 @@ def test_gc_keeps_the_persons_versions_as_long_as_turns_and_counts_those_it_drop
     with Store.open(str(ws)) as s:
         kept = [t.started_at for t in s.turns(EXTERNAL_SESSION)]
         assert len(kept) == 1 and now - kept[0] < 3 * day
+
+
+def test_without_inotify_versions_come_at_turn_boundaries_and_doctor_says_so(
+    ws: Path, home: Path, cli: Cli
+) -> None:
+    """macOS, `REWIND_LS_PORTABLE=1`: no watcher, so no version until the next scan (a turn
+    boundary), and `doctor` says so plainly."""
+    cli.env.update(REWIND_LS_PORTABLE="1", REWIND_LS_WATCH="1")
+    (ws / "a.txt").write_text("one\n")
+    cli("scan")  # the baseline (a watcher would start here)
+    (ws / "a.txt").write_text("mine\n")
+    time.sleep(local_history.debounce_seconds() + 1.0)
+    with Store.open(str(ws), str(home)) as s:
+        assert not watch_journal.alive(watch_journal.watch_dir(s.path))
+        assert _versions(s, "a.txt") == []
+    cli("scan")  # what a hook does at a turn boundary
+    with Store.open(str(ws), str(home)) as s:
+        assert _after_hashes(s, "a.txt") == [_h("mine\n")]
+    line = next(ln for ln in cli("doctor", ok=False).stdout.splitlines() if "local history" in ln)
+    assert "off: no inotify" in line and "only at agent turn boundaries" in line, line

@@ -117,21 +117,28 @@ def _has_version(store: Store, rel: str, text: str) -> bool:
     return _h(text) in _after_hashes(store, rel)
 
 
-def test_a_still_file_is_a_version_and_a_burst_only_its_quiet_point(ws: Path, store: Store) -> None:
+def test_a_still_file_is_a_version_and_a_burst_only_its_quiet_point(
+    ws: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 3 s debounce and saves 0.3 s apart: a loaded machine would have to stall the test for
+    # seconds between two saves to make a quiet point of its own.
+    _stop(store, signal.SIGKILL)
+    monkeypatch.setenv("REWIND_LS_HISTORY_DEBOUNCE", "3")
+    _start_watcher(store)
     a = ws / "a.txt"
-    for i in range(5):  # a burst: none of these is still for a second
+    for i in range(6):  # a burst: none of these is still for the debounce
         a.write_text(f"burst {i}\n")
-        time.sleep(0.02)
-    _wait(lambda: _has_version(store, "a.txt", "burst 4\n"), "the quiet point's version")
+        time.sleep(0.3)
+    _wait(lambda: _has_version(store, "a.txt", "burst 5\n"), "the quiet point's version")
     hashes = _after_hashes(store, "a.txt")
-    assert hashes == [_h("burst 4\n")], "one version per quiet point, not one per write"
+    assert hashes == [_h("burst 5\n")], "one version per quiet point, not one per write"
     (change,) = _versions(store, "a.txt")
     assert change.source == local_history.WATCH_SOURCE and change.before.hash == _h("one\n")
-    assert store.get_blob(_h("burst 4\n")) == b"burst 4\n"
+    assert store.get_blob(_h("burst 5\n")) == b"burst 5\n"
     # An unchanged file costs nothing, and a second quiet point is a second version.
     a.write_text("second\n")
     _wait(lambda: _has_version(store, "a.txt", "second\n"), "the second version")
-    assert _after_hashes(store, "a.txt") == [_h("burst 4\n"), _h("second\n")]
+    assert _after_hashes(store, "a.txt") == [_h("burst 5\n"), _h("second\n")]
     assert _versions(store, "keep.txt") == []
 
 

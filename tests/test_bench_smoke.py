@@ -57,3 +57,25 @@ def test_bench_smoke_prints_the_table(tmp_path: Path) -> None:
             assert cells[3].endswith("x") and cells[5] in ("MET", "MISSED"), row
     # The bench cleans up after itself.
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("rewind-ls-bench-")]
+
+
+def test_history_bench_smoke_prints_its_rows(tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "history", "--smoke"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {
+        line.split("|")[1].strip(): line.split("|")[2].strip()
+        for line in proc.stdout.splitlines()
+        if line.startswith("| ") and line.count("|") == 3
+    }
+    assert int(rows["versions recorded"]) >= 10  # at least each file's last save (10 files)
+    for name in ("watcher CPU per save", "store growth", "a day of normal work"):
+        assert name in rows, proc.stdout
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("rewind-ls-history-bench-")]

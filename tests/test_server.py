@@ -542,3 +542,94 @@ async def test_progress_for_many_files(tmp_path: Path) -> None:
         assert client.progress_reports, "no $/progress for an 8-file restore"
     finally:
         await client.shutdown_session()
+
+
+async def test_an_overwritten_version_of_the_persons_is_said_once(lsp: Session) -> None:
+    """Local history: a version of the person's replaced by an earlier content (what an agent's
+    own restore or `git checkout` does between turns, recorded by another process) is named in
+    a warning once, with the command that restores it."""
+    from rewind_ls.core.capture.recorder import Recorder
+    from rewind_ls.core.store import Store
+
+    (lsp.ws / "a.txt").write_text("one\n")
+    await record(lsp, "one", {"b.txt": "b\n"})
+
+    def outside(text: str) -> None:
+        (lsp.ws / "a.txt").write_text(text)
+        with Store.open(str(lsp.ws), str(lsp.home)) as store:
+            Recorder(store).attribute_outside_changes()
+
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, outside, "one\nmine\n")
+    await loop.run_in_executor(None, outside, "one\n")  # the old content back: overwritten
+
+    def warnings() -> list[str]:
+        return [
+            m.message
+            for m in lsp.client.messages
+            if m.type == types.MessageType.Warning and "overwritten" in m.message
+        ]
+
+    await until(lambda: bool(warnings()))
+    (line,) = warnings()
+    assert line.startswith("rewind-ls: a.txt: your edit of ") and "rewind-ls restore a.txt" in line
+    await record(lsp, "two", {"b.txt": "bb\n"})  # more polls that see new turns
+    await asyncio.sleep(3 * 0.5)
+    assert len(warnings()) == 1, "said twice"
+
+
+async def test_file_versions_and_restore_version_command(lsp: Session) -> None:
+    """Local history in any LSP editor: `rewind/fileVersions` lists a file's versions (each turn's
+    and the person's, newest first, with what `rewind/fileAt` shows one by), and the
+    `rewind.restoreVersion` command restores one after asking, undoably."""
+    from rewind_ls.core.capture.recorder import Recorder
+    from rewind_ls.core.store import Store
+
+    (lsp.ws / "a.txt").write_text("one\n")
+    await record(lsp, "agent turn", {"a.txt": "agent\n"})
+
+    def by_hand(text: str) -> None:
+        (lsp.ws / "a.txt").write_text(text)
+        with Store.open(str(lsp.ws), str(lsp.home)) as store:
+            Recorder(store).attribute_outside_changes()
+
+    await asyncio.get_running_loop().run_in_executor(None, by_hand, "agent\nmine\n")
+    uri = uri_of(lsp.ws / "a.txt")
+    listing = await lsp.call("rewind/fileVersions", {"uri": uri})
+    versions = listing["versions"]
+    assert listing["path"] == "a.txt" and len(versions) == 3
+    assert [v["side"] for v in versions] == ["after", "after", "before"]
+    shown = set()
+    for v in versions:  # each version is shown by rewind/fileAt
+        params = {"turnId": v["turnId"], "uri": uri, "side": v["side"]}
+        shown.add((await lsp.call("rewind/fileAt", params))["text"])
+    assert shown == {"one\n", "agent\n", "agent\nmine\n"}
+    agent_version = next(v for v in versions if v["source"] == "agent")
+    lsp.client.answers.append("Restore")
+    answer = await execute(lsp.client, "rewind.restoreVersion", [uri, agent_version["hash"][:8]])
+    assert answer["status"] == "asking", answer
+    await until(lambda: (lsp.ws / "a.txt").read_text() == "agent\n")
+    assert "a.txt" in lsp.client.questions[-1].message
+    undo = await lsp.call("rewind/undo", {})
+    assert undo["status"] == "applied" and (lsp.ws / "a.txt").read_text() == "agent\nmine\n"
+
+
+async def test_preview_and_restore_of_a_version(lsp: Session) -> None:
+    """rewind/preview and rewind/restore with mode version: the client-driven restore of one
+    recorded version (rewind.nvim's `:Rewind history`)."""
+    (lsp.ws / "a.txt").write_text("one\n")
+    await record(lsp, "agent turn", {"a.txt": "agent\n"})
+    uri = uri_of(lsp.ws / "a.txt")
+    versions = (await lsp.call("rewind/fileVersions", {"uri": uri}))["versions"]
+    first = versions[-1]
+    assert first["source"] == "first seen" and first["hash"]
+    lsp.editor.open(lsp.ws / "a.txt")  # an open buffer: the text part goes as an edit
+    params = {"turnId": first["turnId"], "mode": "version", "paths": [uri]}
+    params["version"] = first["hash"][:6]
+    preview = await lsp.call("rewind/preview", params)
+    assert [(f["path"], f["action"]) for f in preview["files"]] == [("a.txt", "modify")]
+    assert (lsp.ws / "a.txt").read_text() == "agent\n"
+    result = await lsp.call("rewind/restore", params)
+    assert result["status"] == "applied" and lsp.editor.text(lsp.ws / "a.txt") == "one\n"
+    await lsp.call("rewind/undo", {})
+    assert lsp.editor.text(lsp.ws / "a.txt") == "agent\n"

@@ -44,6 +44,10 @@ def store(ws: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sto
     monkeypatch.setenv("REWIND_LS_WATCH_IDLE", "120")
     # A loaded machine may hold the watcher back for a while: a late answer is not a miss here.
     monkeypatch.setenv("REWIND_LS_WATCH_SYNC", "30")
+    # These tests check that each scan records exactly what changed since the last one; the
+    # watcher's own versions between scans (local history) would take some of those changes
+    # first. Local history and the watched scan together: tests/test_local_history.py.
+    monkeypatch.setenv("REWIND_LS_HISTORY", "0")
     with Store.open(str(ws)) as s:
         yield s
         _kill(s)

@@ -26,9 +26,9 @@ from rewind_ls.cli.error_handler import run as run_command
 COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("turns_cmd", ("turns",)),
     ("diff_cmd", ("diff",)),
-    ("log_cmd", ("log",)),
+    ("log_cmd", ("log", "show")),
     ("blame_cmd", ("blame",)),
-    ("rewind_cmd", ("rewind", "revert", "undo")),
+    ("rewind_cmd", ("rewind", "revert", "undo", "restore")),
     ("summarize_cmd", ("summarize",)),
     ("gc_cmd", ("gc",)),
     ("scan_cmd", ("scan",)),

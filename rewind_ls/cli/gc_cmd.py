@@ -25,7 +25,8 @@ def cmd_gc(args: argparse.Namespace) -> int:
     else:
         verb = "would drop" if args.dry_run else "dropped"
         print(
-            f"{verb} {result['turns_dropped']} turn(s), {result['blobs_dropped']} stored content(s); "
+            f"{verb} {result['turns_dropped']} turn(s) ({result['versions_dropped']} of your own "
+            f"versions among them), {result['blobs_dropped']} stored content(s); "
             f"store {result['bytes_before']} -> {result['bytes_after']} bytes"
         )
     return 0

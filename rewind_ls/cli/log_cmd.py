@@ -1,4 +1,5 @@
-"""`rewind-ls log PATH`: every recorded version of one file, across turns and sessions."""
+"""`rewind-ls log PATH`: every recorded version of one file, across turns and sessions;
+`rewind-ls show PATH --version HASH`: one of them, its bytes on stdout."""
 
 from __future__ import annotations
 
@@ -70,6 +71,20 @@ def run_log(store: Store, rel: str, shown: str, args: argparse.Namespace) -> int
     return 0
 
 
+def cmd_show(args: argparse.Namespace) -> int:
+    import sys
+
+    from rewind_ls.core.restore.version_plan import find_version
+
+    with open_store(args) as store:
+        found = find_version(store, rel(store, args.path), args.version)
+        assert found.version.hash is not None
+        data = store.get_blob(found.version.hash)
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+    return 0
+
+
 def register(add: Add) -> None:
     p = add(
         "log",
@@ -79,3 +94,16 @@ def register(add: Add) -> None:
     )
     p.add_argument("path", metavar="PATH", help="the file (relative to the current folder)")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
+
+    p = add(
+        "show",
+        cmd_show,
+        "Print one recorded version of a file (hashes from `rewind-ls log PATH --json`).",
+    )
+    p.add_argument("path", metavar="PATH", help="the file (relative to the current folder)")
+    p.add_argument(
+        "--version",
+        required=True,
+        metavar="HASH",
+        help="the version's hash, or its first 4+ hex digits",
+    )

@@ -1,4 +1,5 @@
-"""`rewind-ls rewind | revert | undo`: the restore commands. The restore itself is the core's
+"""`rewind-ls rewind | revert | undo | restore`: the restore commands (`restore PATH --version
+HASH`: one file back to one recorded version, local history). The restore itself is the core's
 (`core.restore.flow`); here: the preview, the question on a terminal, the outcome's lines."""
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ def cmd_undo(args: argparse.Namespace) -> int:
     return restore(args, "undo")
 
 
+def cmd_restore(args: argparse.Namespace) -> int:
+    return restore(args, RestoreMode.VERSION)
+
+
 def restore(args: argparse.Namespace, mode: str) -> int:
     """One restore from the command line: plan, preview, ask (on a terminal), apply, report."""
     from rewind_ls.core.restore.flow import RestoreFlow
@@ -56,8 +61,12 @@ def restore(args: argparse.Namespace, mode: str) -> int:
     from rewind_ls.core.restore.preview import build_preview
 
     with open_store(args) as store:
-        turn = None if mode == UNDO else turn_arg(store, args)
-        request = _request(args, store, mode, turn)
+        turn: Turn | None
+        if mode == RestoreMode.VERSION:
+            request, turn = _version_request(store, args)
+        else:
+            turn = None if mode == UNDO else turn_arg(store, args)
+            request = _request(args, store, mode, turn)
         flow = RestoreFlow(store, request, turn, _forker(Scope(request.scope)))
         plan = flow.plan(disk_reader(store.root)) if flow.code else None
         turn = plan.turn if plan is not None else turn
@@ -127,6 +136,26 @@ def _print_result(result: dict[str, Any], lines: list[str], as_json: bool) -> No
         print(line)
 
 
+def _version_request(store: Store, args: argparse.Namespace) -> tuple[RestoreRequest, Turn]:
+    """`restore PATH --version HASH`: the request and the turn that recorded that version."""
+    from rewind_ls.core.restore.request import RestoreRequest
+    from rewind_ls.core.restore.version_plan import find_version
+
+    path = rel(store, args.path)
+    found = find_version(store, path, args.version)
+    request = RestoreRequest(
+        RestoreMode.VERSION,
+        found.turn.id,
+        Scope.CODE,
+        [path],
+        force=args.force,
+        skip_conflicts=args.skip_conflicts,
+        apply=not args.dry_run,
+        version=found.version.hash,
+    )
+    return request, found.turn
+
+
 def _show_plan(store: Store, preview: Any, result: dict[str, Any], as_json: bool) -> None:
     """The preview of the code part (`preview.build_preview`): into `result`, and on stdout
     unless --json."""
@@ -139,6 +168,8 @@ def _show_plan(store: Store, preview: Any, result: dict[str, Any], as_json: bool
     print_unrecorded(result["unrecorded"])
     if mode == RestoreMode.UNDO:
         header = "undo"
+    elif mode == RestoreMode.VERSION:
+        header = safe(plan.label)
     elif turn.session_id == REWIND_SESSION:
         header = safe(restore_label(mode, turn))  # a restore point's number is not a turn's
     else:
@@ -256,4 +287,19 @@ def register(add: Add) -> None:
     _restore_flags(p)
 
     p = add("undo", cmd_undo, "Undo the last rewind, revert or undo.")
+    _restore_flags(p)
+
+    p = add(
+        "restore",
+        cmd_restore,
+        "Write one recorded version of a file back (hashes from `rewind-ls log PATH`), even a file "
+        "that no longer exists; undoable.",
+    )
+    p.add_argument("path", metavar="PATH", help="the file (relative to the current folder)")
+    p.add_argument(
+        "--version",
+        required=True,
+        metavar="HASH",
+        help="the version's hash, or its first 4+ hex digits (rewind-ls log PATH)",
+    )
     _restore_flags(p)

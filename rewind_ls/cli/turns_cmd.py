@@ -17,34 +17,21 @@ from rewind_ls.cli.common import (
 
 
 def cmd_turns(args: argparse.Namespace) -> int:
-    from rewind_ls.core.history.timeline import list_sessions
-
     with open_store(args) as store:
-        session = session_arg(store, args.session)
-        if session is None and not args.all:
-            from rewind_ls.core.restore.plan import current_session
-
-            session = current_session(store)  # the latest agent session only: read only its page
-        if session is None and not args.all:
-            listing: dict[str, Any] = {"workspace": store.root, "current_session_id": None}
-            listing["sessions"] = []
-        else:
-            listing = list_sessions(store, session, args.limit or None)
-        gaps = unrecorded(store)
+        listing, others = _listing(store, args)
+        listing["unrecorded"] = unrecorded(store)
         from rewind_ls.core.capture.baseline_spawn import progress
 
         first = progress(store.path)
-        others: list[dict[str, Any]] = []
-        if not args.all and args.session is None:
-            # Another agent working here too: its newest turn (a page of one) says if it is live.
-            others = live_others(list_sessions(store, None, 1)["sessions"], session)
-    listing["unrecorded"] = gaps
+        notices = [] if args.json else _overwritten(store)
     if args.json:
         from rewind_ls.protocol.cli_output import TurnsOutput, wire
 
         print_json(wire(TurnsOutput, listing))
         return 0
     print_unrecorded(listing["unrecorded"])
+    for line in notices:
+        print(line)
     if first is not None:
         done, total = first
         counted = f"{done} of {total} files" if total else "listing the files"
@@ -57,11 +44,46 @@ def cmd_turns(args: argparse.Namespace) -> int:
             "no agent turns recorded in this workspace yet (install an agent's hooks: rewind-ls install AGENT; `rewind-ls install` lists them)"
         )
         return 0
+    _print_sessions(listing["sessions"], others)
+    return 0
+
+
+def _listing(store: Any, args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The sessions to list (the latest agent session's page by default, `--session`, `--all`)
+    and the other agent sessions still live here."""
+    from rewind_ls.core.history.timeline import list_sessions
+
+    session = session_arg(store, args.session)
+    if session is None and not args.all:
+        from rewind_ls.core.restore.plan import current_session
+
+        session = current_session(store)  # the latest agent session only: read only its page
+    if session is None and not args.all:
+        listing: dict[str, Any] = {"workspace": store.root, "current_session_id": None}
+        listing["sessions"] = []
+    else:
+        listing = list_sessions(store, session, args.limit or None)
+    others: list[dict[str, Any]] = []
+    if not args.all and args.session is None:
+        # Another agent working here too: its newest turn (a page of one) says if it is live.
+        others = live_others(list_sessions(store, None, 1)["sessions"], session)
+    return listing, others
+
+
+def _overwritten(store: Any) -> list[str]:
+    """Each of the person's versions something else overwrote since `turns` last said so
+    (`core.history.overwritten`), said once."""
+    from rewind_ls.core.history.overwritten import new_notices
+
+    return [o.message() for o in new_notices(store, "cli")]
+
+
+def _print_sessions(sessions: list[dict[str, Any]], others: list[dict[str, Any]]) -> None:
     from rewind_ls.cli.style import width
     from rewind_ls.cli.turns_view import session_lines
 
     cols = width()
-    for session in listing["sessions"]:
+    for session in sessions:
         older = session["turn_count"] - len(session["turns"])
         if older > 0:
             print(
@@ -76,7 +98,6 @@ def cmd_turns(args: argparse.Namespace) -> int:
             f"{other['turn_count']} turn(s)); see it with: rewind-ls turns --session "
             f"{other['id'][:8]}  (or --all)"
         )
-    return 0
 
 
 LIVE_SECONDS = 30 * 60  # a session active this recently may still be working

@@ -98,6 +98,7 @@ class RestoreMode(Words):
     REVERT = "revert"  # T's own changes are undone by a three-way merge
     UNDO = "undo"  # rewind to the latest restore point
     RECOVER = "recover"  # finish or roll back a restore that was interrupted
+    VERSION = "version"  # one file back to one recorded version (restore PATH --version HASH)
 
 
 class Action(Words):

@@ -9,9 +9,10 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 Scope = Literal["code", "conversation", "both"]
-Mode = Literal["rewind", "revert"]
+# "version": one file back to one recorded version (local history; `version` names it).
+Mode = Literal["rewind", "revert", "version"]
 # A preview may also be of the undo (the latest restore point; no turnId needed).
-PreviewMode = Literal["rewind", "revert", "undo"]
+PreviewMode = Literal["rewind", "revert", "undo", "version"]
 ChangeKind = Literal["created", "modified", "deleted"]
 Action = Literal["create", "modify", "delete", "unchanged"]
 ConflictKind = Literal[

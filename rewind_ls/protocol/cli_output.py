@@ -67,7 +67,7 @@ class PlannedFile(Output):
 class RestoreOutput(Output):
     """`rewind-ls rewind|revert|undo --json` (`--dry-run`: status `planned`, nothing applied)."""
 
-    mode: Literal["rewind", "revert", "undo"]
+    mode: Literal["rewind", "revert", "undo", "version"]
     turn_id: str
     number: int
     scope: Scope
@@ -146,6 +146,7 @@ class GcOutput(Output):
     """`rewind-ls gc --json`."""
 
     turns_dropped: int
+    versions_dropped: int = 0  # of the person's (edits between turns, saves)
     blobs_dropped: int
     bytes_before: int
     bytes_after: int

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from rewind_ls.protocol.contents import FileAtParams, FileAtResult, TimelineParams, TimelineResult
+from rewind_ls.protocol.history import FileVersionsParams, FileVersionsResult
 from rewind_ls.protocol.recording import (
     BeginTurnParams,
     DidChangeTurnsParams,
@@ -43,6 +44,7 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     "rewind/didChangeTurns": (DidChangeTurnsParams, None),
     "rewind/blame": (BlameParams, BlameResult),
     "rewind/turnHunks": (TurnHunksParams, TurnHunksResult),
+    "rewind/fileVersions": (FileVersionsParams, FileVersionsResult),
 }
 # The server's notifications to the client (no result): the client never sends them.
 NOTIFICATIONS = frozenset(method for method, (_, result) in METHODS.items() if result is None)
@@ -56,4 +58,6 @@ COMMANDS = {
     "rewind.diff": "[turnId, uri?] -> shows the turn's diff (a .diff document via showDocument)",
     "rewind.revertHunk": "[turnId, uri, hunkIndex, options?] -> RestoreResult (asks first)",
     "rewind.revertInFile": "[turnId, uri, options?] -> RestoreResult (asks first)",
+    "rewind.restoreVersion": "[uri, hash, options?] -> RestoreResult (asks first): the file back "
+    "to one recorded version (rewind/fileVersions)",
 }

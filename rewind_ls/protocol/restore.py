@@ -74,6 +74,11 @@ class PreviewParams(Params):
     hunks: list[int] | None = Field(
         default=None, description="As in rewind/restore: only these hunks of the one path."
     )
+    version: str | None = Field(
+        default=None,
+        description="With mode version and exactly one path: the recorded version's hash (or its "
+        "first 4+ digits, rewind/fileVersions) the path goes back to.",
+    )
 
 
 class PreviewResult(Result):
@@ -112,6 +117,12 @@ class RestoreParams(RestoreOptions):
         default=None,
         description="With mode revert and exactly one path: revert only these hunks (0-based, as "
         "rewind/turnHunks lists them) of the turn's change to it; later edits of other lines stay.",
+    )
+    version: str | None = Field(
+        default=None,
+        description="With mode version and exactly one path: the recorded version's hash (or its "
+        "first 4+ digits, rewind/fileVersions) the path goes back to; turnId: any turn that "
+        "recorded it (a version's turnId in rewind/fileVersions).",
     )
 
 

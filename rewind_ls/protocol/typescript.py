@@ -21,6 +21,7 @@ from rewind_ls.protocol import (
     base,
     cli_output,
     contents,
+    history,
     methods,
     recording,
     restore,
@@ -30,7 +31,7 @@ from rewind_ls.protocol import (
 
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "editors" / "vscode" / "src" / "protocol.ts"
 # The modules of the models, in the order their types are written (each after what it uses).
-MODULES = (base, turns, restore, contents, recording, review, methods, cli_output)
+MODULES = (base, turns, restore, contents, history, recording, review, methods, cli_output)
 _BASES = (base.Params, base.Result, cli_output.Output)
 _SCALARS: dict[Any, str] = {str: "string", int: "number", float: "number", bool: "boolean"}
 

@@ -181,7 +181,7 @@ def options_of(value: Any) -> RestoreOptions:
     return parse(RestoreOptions, value, "command options")
 
 
-VERBS = {"rewind": "Rewind", "revert": "Revert", "undo": "Undo"}
+VERBS = {"rewind": "Rewind", "revert": "Revert", "undo": "Undo", "version": "Restore"}
 CANCEL = "Cancel"
 PREVIEW_LINES = 30  # files listed in the question; the rest are counted
 ASK_AFTER_SECONDS = 0.2  # between a command's answer and its question

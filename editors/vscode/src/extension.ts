@@ -1,6 +1,7 @@
 // Entry point: wires the language server, the palette commands, the `rewind:` documents and the status bar.
 import * as vscode from 'vscode';
 import type { Middleware } from 'vscode-languageclient/node';
+import { fileHistory } from './fileHistory';
 import { Commands } from './commands';
 import { RewindContentProvider, SCHEME } from './contentProvider';
 import { LatestTurnDecorations, reviewTurn, showTurnChanges } from './review';
@@ -154,6 +155,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('rewind.undoLastRewind', guard(() => cmds.undoLastRewind())),
     vscode.commands.registerCommand('rewind.compareTurn', guard(() => cmds.compareTurn())),
     vscode.commands.registerCommand('rewind.openTimeline', guard(() => cmds.openTimeline())),
+    vscode.commands.registerCommand('rewind.fileHistory', guard(() => fileHistory(server))),
     vscode.commands.registerCommand('rewind.restartServer', guard(async () => void (await server.restart()))),
     vscode.commands.registerCommand('rewind.showOutput', () => output.show()),
     vscode.commands.registerCommand(

@@ -103,6 +103,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
             checks.extend(repair_damaged_store(root))
         checks.append(permissions_check(directory, repair))
     checks.append(moved_check())
+    checks.append(local_history_check(directory))
     checks += hook_checks(root)
     checks.append(hook_server_check())
     checks.append(hook_server_check("cli"))
@@ -215,6 +216,13 @@ def _hook_check(name: str, command: str, root: str, agent: str) -> dict[str, Any
             f" {agent}` (with --user for the user's settings) writes the faster command"
         )
     return _check(name, failure is None, detail)
+
+
+def local_history_check(directory: str) -> dict[str, Any]:
+    """Whether the person's edits between turns are kept as they happen (never a failure)."""
+    from rewind_ls.core.capture.local_history import status
+
+    return _check("local history", True, status(directory if os.path.isdir(directory) else None))
 
 
 def hook_server_check(role: str = "hook") -> dict[str, Any]:

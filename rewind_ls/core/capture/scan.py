@@ -173,7 +173,7 @@ def scan(
     recorded and the watermark and the watcher's mark left to the hooks' scans.
     """
     started = time.monotonic()
-    run = _Scan(store, attribute, session_id, progress, workers)
+    run = ScanRun(store, attribute, session_id, progress, workers)
     if run.others and run.own_from is not None:
         run.attribute = run.sharing(run.attribute)
     if budget is not None:
@@ -214,7 +214,7 @@ def scan(
         listing = _until(listing[0], run.deadline, cut), listing[1], listing[2]
     changed, new = run.compare(*listing)
     if changed:
-        _fill_old_versions(store, changed)
+        fill_old_versions(store, changed)
     # New files: created (before = absent) or adopted into the baseline, by their ctime.
     created: list[Candidate] = []
     adopt: list[Candidate] = []
@@ -263,7 +263,7 @@ def _until(
 
 def _adopt_only(
     store: Store,
-    run: _Scan,
+    run: ScanRun,
     have_baseline: bool,
     extra_patterns: Sequence[str] | None,
     started: float,
@@ -287,7 +287,7 @@ def _adopt_only(
 def _listing(
     store: Store,
     patterns: Sequence[str],
-    run: _Scan,
+    run: ScanRun,
     watched: watched_scan.Watched,
     until: float | None = None,
 ) -> tuple[Iterator[tuple[str, os.stat_result]], KnownSignatures, set[str]]:
@@ -306,7 +306,7 @@ def _listing(
     return watched.files(rules, skips, run.links), known, gone
 
 
-class _Scan:
+class ScanRun:
     """One scan's inputs and running result, shared by its steps."""
 
     __slots__ = (
@@ -580,7 +580,7 @@ class _MovedIn:
         return False
 
 
-def _fill_old_versions(store: Store, cands: list[Candidate]) -> None:
+def fill_old_versions(store: Store, cands: list[Candidate]) -> None:
     by_rel = {c.rel: c for c in cands}
     for rel, (version, seq) in store.known_versions(list(by_rel)).items():
         c = by_rel[rel]

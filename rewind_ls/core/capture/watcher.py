@@ -18,12 +18,18 @@ An epoch is one inotify instance. Anything the watcher cannot follow exactly end
 line: the queue overflowed, a watch could not be added (the limit), the workspace itself moved,
 too many paths pending. The next epoch starts at once (a watch limit stops the watcher instead);
 scans compare epochs, so any gap means a full walk.
+
+Local history (`core.capture.local_history`): every path noted is also handed to a `Settling`
+list, and the main loop records the paths that have been still for about a second as versions of
+the person's (the `external` session) in the store; what is pending when the watcher stops (idle,
+SIGTERM/SIGINT/SIGHUP, an epoch's end) is recorded before it goes.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
 import threading
 import time
@@ -37,9 +43,11 @@ from watchdog.observers.inotify_c import (
     WatchDescriptor,
 )
 
+from rewind_ls.core.capture import local_history
 from rewind_ls.core.capture import watch_journal as wj
 from rewind_ls.core.fs import detached
 from rewind_ls.core.fs.config import ensure_private_dir
+from rewind_ls.core.store import Store
 
 _C = InotifyConstants
 _TREE_MASK = Mask(
@@ -68,8 +76,11 @@ class _Ended(Exception):
 class Epoch:
     """One inotify instance over the whole workspace, and the journal it writes."""
 
-    def __init__(self, root: str, store_path: str) -> None:
+    def __init__(
+        self, root: str, store_path: str, settling: local_history.Settling | None = None
+    ) -> None:
         self.root = root.rstrip("/") or "/"
+        self.settling = settling  # local history: the paths to record once still
         self.wdir = wj.watch_dir(store_path)
         self.skip = {os.path.realpath(store_path), os.path.realpath(self.wdir)}
         self.fd = InotifyFD()
@@ -243,6 +254,8 @@ class Epoch:
             self._note("P", path)
 
     def _note(self, kind: str, path: str) -> None:
+        if self.settling is not None and not (path == ".git" or path.startswith(".git/")):
+            self.settling.note(kind, path)
         if self.pending.get(path) != "D":
             self.pending[path] = kind
         if len(self.pending) > MAX_PENDING:
@@ -275,8 +288,71 @@ def _status(wdir: str, reason: str) -> None:
         pass
 
 
+class _History:
+    """The watcher's side of local history: the store opened on first need, the paths due
+    recorded (`local_history.record_versions`), those a restore holds back put back."""
+
+    def __init__(self, root: str, store_path: str) -> None:
+        self.root = root
+        self.store_path = store_path
+        self.settling = local_history.Settling()
+        self.quiet = local_history.debounce_seconds()
+        self.store: Store | None = None
+        self.retry_at = 0.0
+
+    def _open(self) -> Store | None:
+        if self.store is None:
+            store = Store.open(self.root)
+            if os.path.realpath(store.path) != os.path.realpath(self.store_path):
+                store.close()  # started for another home: not ours to record into
+                return None
+            self.store = store
+        return self.store
+
+    def record(self, entries: list[tuple[str, str]]) -> None:
+        if not entries:
+            return
+        try:
+            store = self._open()
+            later = [] if store is None else local_history.record_versions(store, entries)
+        except Exception as exc:  # a busy or damaged store: the next scan still finds them
+            print(f"rewind-ls watcher: recording versions failed: {exc!r}", file=sys.stderr)
+            later = entries
+            self.retry_at = time.monotonic() + 1.0
+        if later:
+            self.settling.put_back(later)
+
+    def tick(self) -> None:
+        if time.monotonic() >= self.retry_at and len(self.settling):
+            self.record(self.settling.due(self.quiet))
+
+    def flush(self) -> None:
+        """Everything pending, still or not (the watcher stops)."""
+        self.retry_at = 0.0
+        for _ in range(3):  # a restore in flight holds them back a moment
+            entries = self.settling.take_all()
+            if not entries:
+                break
+            self.record(entries)
+            if len(self.settling):
+                time.sleep(0.2)
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+
+_stop: list[int] = []
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    _stop.append(signum)  # the main loop ends the epoch and records what is pending
+
+
 def run(root: str, store_path: str) -> int:
-    """Watch until idle; a new epoch after each uncertain end, except a watch limit."""
+    """Watch until idle or told to stop; a new epoch after each uncertain end, except a watch
+    limit. Versions pending at the end are recorded before returning."""
     wdir = wj.watch_dir(store_path)
     ensure_private_dir(os.path.join(wdir, wj.SYNC_DIR))
     lock = detached.take_lock(os.path.join(wdir, wj.LOCK))
@@ -286,25 +362,37 @@ def run(root: str, store_path: str) -> int:
         pass
     if lock is None:
         return 0  # another watcher runs
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, _on_signal)
+    history = _History(root, store_path) if local_history.enabled() else None
     idle = wj.idle_seconds()
     last_activity = time.monotonic()
     try:
         while True:
-            epoch = Epoch(root, store_path)
+            epoch = Epoch(root, store_path, history.settling if history is not None else None)
             epoch.last_activity = last_activity
             epoch.start()
             while epoch.ended is None:
                 time.sleep(0.2)
-                if time.monotonic() - epoch.last_activity > idle:
+                if history is not None:
+                    history.tick()
+                if _stop:
+                    epoch.end(f"stopped (signal {_stop[0]})")
+                elif time.monotonic() - epoch.last_activity > idle:
                     epoch.end("idle")
             last_activity = epoch.last_activity
             epoch.close()
+            if history is not None:
+                history.flush()
             reason = epoch.ended
-            if reason == "idle" or "limit" in reason or not os.path.isdir(root):
+            if _stop or reason == "idle" or "limit" in reason or not os.path.isdir(root):
                 _status(wdir, "limit" if "limit" in reason else reason)
                 return 0
             time.sleep(0.05)
     finally:
+        if history is not None:
+            history.flush()
+            history.close()
         os.close(lock)
 
 

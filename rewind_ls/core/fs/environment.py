@@ -210,6 +210,17 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
         "tests",
     ),
     EnvVar(
+        "REWIND_LS_HISTORY",
+        "1",
+        "`0`: the watcher keeps no versions of your own between turns (local history off; it still "
+        "journals paths for the scans)",
+    ),
+    EnvVar(
+        "REWIND_LS_HISTORY_DEBOUNCE",
+        "1.0",
+        "seconds a file must be still before its content is kept as a version of your own",
+    ),
+    EnvVar(
         "REWIND_LS_FAULT",
         "",
         "fault injection, `STAGE:N`: the process stops the N-th time it reaches STAGE (the crash "

@@ -5,17 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from rewind_ls.core.capture.local_history import WATCH_SOURCE
 from rewind_ls.core.history.timeline import iso
 from rewind_ls.core.model import ABSENT, PathChange, Session, SessionKind, Version
 from rewind_ls.core.store import Store
 
 
 def source_label(session_kind: str, source: str) -> str:
-    """Who made a change, in the person's words: agent, your save, shell, outside, restore."""
+    """Who made a change, in the person's words: agent, your save, your edit, shell, outside,
+    restore."""
     if session_kind == SessionKind.REWIND or source == "restore":
         return "restore"
     if session_kind == SessionKind.EDITOR or source == "save":
         return "your save"
+    if session_kind == SessionKind.EXTERNAL and source == WATCH_SOURCE:
+        return "your edit"  # recorded by the watcher as it happened (local history)
     if session_kind == SessionKind.EXTERNAL:
         return "outside"  # found between turns: a shell, another tool, the person
     if source == "scan":

@@ -114,7 +114,15 @@ class RestoreFlow:
     def plan(self, reader: Reader) -> Plan:
         r = self.request
         plan = plan_restore(
-            self.store, r.mode, self.turn, reader, r.paths, r.scope, r.hunks, merge=r.merge
+            self.store,
+            r.mode,
+            self.turn,
+            reader,
+            r.paths,
+            r.scope,
+            r.hunks,
+            merge=r.merge,
+            version=r.version,
         )
         # The CLI sees no editor's buffers: an unsaved one another editor left a trace of is a
         # conflict (the server does the same, skipping the files its own client has open).

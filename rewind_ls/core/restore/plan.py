@@ -239,7 +239,7 @@ def read_path_plan(reader: Reader, path: str) -> PathPlan:
 _LOOK_UP = object()
 
 
-def _check_cas(store: Store, pp: PathPlan, known: Any = _LOOK_UP) -> None:
+def check_cas(store: Store, pp: PathPlan, known: Any = _LOOK_UP) -> None:
     """`known`: the path's `known` row when the caller read it ahead (None: never seen)."""
     if known is _LOOK_UP:
         known = store.known(pp.path)
@@ -294,7 +294,7 @@ def plan_rewind(
                 pp.conflict = problem
             continue
         pp.set_target(target, data)
-        _check_cas(store, pp, knowns.get(path))
+        check_cas(store, pp, knowns.get(path))
         if pp.conflict is None and pp.will_write:
             _check_others(store, pp, turn, history)
     _folders_where_files_were(store, plan)

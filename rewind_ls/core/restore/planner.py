@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rewind_ls.core.capture.recorder import REWIND_SESSION
 from rewind_ls.core.errors import ConflictError, RewindError
-from rewind_ls.core.model import ConflictKind, Scope, Turn
+from rewind_ls.core.model import ConflictKind, RestoreMode, Scope, Turn
 from rewind_ls.core.restore.hunks import hunk_label, plan_revert_hunks, turn_file
 from rewind_ls.core.restore.plan import (
     REVERT,
@@ -21,6 +21,7 @@ from rewind_ls.core.restore.plan import (
     plan_undo,
     restrict,
 )
+from rewind_ls.core.restore.version_plan import find_version, plan_version
 from rewind_ls.core.store import Store
 
 
@@ -44,16 +45,22 @@ def plan_restore(
     scope: str = Scope.CODE,
     hunks: list[int] | None = None,
     merge: bool = False,
+    version: str | None = None,
 ) -> Plan:
     """The plan of a restore: `turn` is None for an undo; `paths` (workspace-relative) limits it;
     `hunks` (a revert of one path) reverts only those hunks of the turn's change to it; `merge`: a
-    revert writes overlapping changes with conflict markers (`plan_revert`)."""
+    revert writes overlapping changes with conflict markers (`plan_revert`); `version` (mode
+    version): the hash the one path goes back to (`version_plan`)."""
     if hunks is not None:
         if mode != REVERT or turn is None or paths is None or len(paths) != 1:
             raise RewindError("hunks: only a revert of one turn in one path reverts hunks")
         return plan_hunks(store, turn, reader, {paths[0]: hunks})
     if mode == UNDO:
         return plan_undo(store, reader)
+    if mode == RestoreMode.VERSION:
+        if paths is None or len(paths) != 1 or version is None:
+            raise RewindError("version: one path and one version are needed")
+        return plan_version(store, find_version(store, paths[0], version), paths[0], reader)
     if turn is None:
         raise RewindError(f"{mode}: a turn is needed")
     label = restore_label(mode, turn, scope)

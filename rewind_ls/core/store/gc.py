@@ -15,7 +15,7 @@ from typing import Any
 
 from rewind_ls.core.errors import BadInput, StoreError
 from rewind_ls.core.fs import config
-from rewind_ls.core.model import REWIND_SESSION
+from rewind_ls.core.model import EDITOR_SESSION, EXTERNAL_SESSION, REWIND_SESSION
 from rewind_ls.core.store.db import OperationalError
 from rewind_ls.core.store.facade import Store
 
@@ -45,8 +45,82 @@ def check_limit(name: str, value: int, cap: int) -> int:
     return min(value, cap)
 
 
+# The person's own versions: edits between turns (local history, scans) and editor saves.
+PERSON_SESSIONS = frozenset((EXTERNAL_SESSION, EDITOR_SESSION))
+
+
 class NeedsConfirmation(BadInput):
     """gc would drop restore points (what an `undo` brings back) and was not told it may."""
+
+
+def limits(retention_days: int | None, max_bytes: int | None) -> tuple[float, int]:
+    """(cutoff time, size cap) from the caller's limits or the settings, validated."""
+    days = check_limit(
+        "--retention-days",
+        retention_days if retention_days is not None else config.retention_days(),
+        MAX_DAYS,
+    )
+    cap = check_limit(
+        "--max-bytes",
+        max_bytes if max_bytes is not None else config.max_store_bytes(),
+        MAX_BYTES,
+    )
+    return time.time() - days * 86400, cap
+
+
+class _Pass:
+    """One retention pass's choices: which turns go, which restore points were spared, and how
+    many of the person's versions (changes of the external and editor sessions) went with them."""
+
+    def __init__(self, store: Store, drop_points: bool) -> None:
+        self.store = store
+        self.drop_points = drop_points
+        self.doomed: list[str] = []
+        self.spared: set[str] = set()
+        self.points: list[str] = []
+        self.versions = 0
+        self.blobs = 0
+
+    def allowed(self, tid: str, session: str) -> bool:
+        if session != REWIND_SESSION or self.drop_points:
+            return True
+        self.points.append(tid)
+        self.spared.add(tid)
+        return False
+
+    def drop(self, turns: dict[str, str]) -> None:
+        """Drop `turns` (id -> session id), counting the person's versions among them."""
+        mine = [t for t, s in turns.items() if s in PERSON_SESSIONS]
+        if mine:
+            self.versions += len(self.store.changes_of_turns(mine))
+        self.doomed.extend(turns)
+        self.store.drop_turns(list(turns))
+
+    def by_age(self, cutoff: float) -> None:
+        old = self.store.droppable_turns(cutoff, REWIND_SESSION)
+        sessions = self.store.turn_sessions(old)
+        self.drop({t: sessions.get(t, "") for t in old if self.allowed(t, sessions.get(t, ""))})
+
+    def by_size(self, cap: int) -> None:
+        """Oldest closed turns first, until the blobs they alone needed are gone."""
+        store = self.store
+        while store.stored_bytes() > cap:
+            oldest = _oldest(store, REWIND_SESSION, self.spared)
+            if oldest is None:
+                break
+            if not self.allowed(*oldest):
+                continue
+            self.drop({oldest[0]: oldest[1]})
+            self.blobs += _drop_dead_blobs(store)
+
+    def result(self, before: int, after: int) -> dict[str, Any]:
+        return {
+            "turns_dropped": len(self.doomed),
+            "versions_dropped": self.versions,
+            "blobs_dropped": self.blobs,
+            "bytes_before": before,
+            "bytes_after": after,
+        }
 
 
 def collect(
@@ -59,76 +133,34 @@ def collect(
 ) -> dict[str, Any]:
     """One retention pass. `drop_points`: older restore points may go; else, with
     `refuse_points`, a pass that would drop one raises NeedsConfirmation (nothing dropped), and
-    without it they are silently kept (the automatic pass)."""
-    days = check_limit(
-        "--retention-days",
-        retention_days if retention_days is not None else config.retention_days(),
-        MAX_DAYS,
-    )
-    cap = check_limit(
-        "--max-bytes",
-        max_bytes if max_bytes is not None else config.max_store_bytes(),
-        MAX_BYTES,
-    )
-    cutoff = time.time() - days * 86400
+    without it they are silently kept (the automatic pass). The person's versions (local
+    history: the external and editor sessions' turns) follow the same rules as agent turns, by
+    age and oldest first, so none goes while an older turn stays; the result counts them."""
+    cutoff, cap = limits(retention_days, max_bytes)
     before_bytes = store.stored_bytes()
-    spared: set[str] = set()
-    points: list[str] = []
-
-    def allowed(tid: str, session: str) -> bool:
-        if session != REWIND_SESSION or drop_points:
-            return True
-        points.append(tid)
-        spared.add(tid)
-        return False
-
+    gc_pass = _Pass(store, drop_points)
     with store.transaction():
-        sessions = store.turn_sessions(old := store.droppable_turns(cutoff, REWIND_SESSION))
-        doomed = [t for t in old if allowed(t, sessions.get(t, ""))]
-        store.drop_turns(doomed)
-        dropped_blobs = 0
-        # Size cap: oldest closed turns first, until the blobs they alone need are gone.
-        while store.stored_bytes() > cap:
-            oldest = _oldest(store, REWIND_SESSION, spared)
-            if oldest is None:
-                break
-            if not allowed(*oldest):
-                continue
-            doomed.append(oldest[0])
-            store.drop_turns([oldest[0]])
-            dropped_blobs += _drop_dead_blobs(store)
-        if points and refuse_points and not dry_run:
+        gc_pass.by_age(cutoff)
+        gc_pass.by_size(cap)
+        if gc_pass.points and refuse_points and not dry_run:
             # Raised inside the transaction: rolled back, nothing dropped.
             raise NeedsConfirmation(
-                f"gc would drop {len(points)} older restore point(s): the content a rewind, "
-                "revert or undo replaced, which `rewind-ls undo` and a rewind to that point bring "
-                "back (perhaps their only copy). Nothing dropped; run `rewind-ls gc --yes` to drop "
-                "them (the latest restore point is always kept)"
+                f"gc would drop {len(gc_pass.points)} older restore point(s): the content a "
+                "rewind, revert or undo replaced, which `rewind-ls undo` and a rewind to that point "
+                "bring back (perhaps their only copy). Nothing dropped; run `rewind-ls gc --yes` "
+                "to drop them (the latest restore point is always kept)"
             )
-        dropped_blobs += _drop_dead_blobs(store)
-        after_bytes = store.stored_bytes()
+        gc_pass.blobs += _drop_dead_blobs(store)
+        result = gc_pass.result(before_bytes, store.stored_bytes())
         if dry_run:
             # Raised inside the transaction: it is rolled back, nothing was dropped.
-            raise _DryRun(
-                {
-                    "turns_dropped": len(doomed),
-                    "blobs_dropped": dropped_blobs,
-                    "bytes_before": before_bytes,
-                    "bytes_after": after_bytes,
-                }
-            )
+            raise _DryRun(result)
     if not dry_run:
         try:
             store.checkpoint()
         except Exception:
             pass
-    return {
-        "turns_dropped": len(doomed),
-        "blobs_dropped": dropped_blobs,
-        "bytes_before": before_bytes,
-        "bytes_after": after_bytes,
-        "dry_run": False,
-    }
+    return {**result, "dry_run": False}
 
 
 def _oldest(store: Store, restore_session: str, spared: set[str]) -> tuple[str, str] | None:

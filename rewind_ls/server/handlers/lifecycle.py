@@ -110,6 +110,14 @@ async def poll(ls: RewindServer) -> None:
             continue
         if changed:
             ls.notify_turns(changed, "recorded")
+            # Local history: the person's work something else overwrote, said once.
+            try:
+                notices = await ls.call(ls.svc().overwritten_notices)
+            except Exception:
+                log.exception("looking for overwritten versions failed")
+                notices = []
+            for line in notices:
+                ls.say(types.MessageType.Warning, line)
             for line in await ls.call(ls.svc().hook_warnings):
                 ls.window_log_message(
                     types.LogMessageParams(type=types.MessageType.Warning, message=line)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from rewind_ls.core.model import RestoreMode, RestoreStatus, Scope
@@ -15,12 +16,14 @@ from rewind_ls.core.restore.request import RestoreRequest
 from rewind_ls.protocol.restore import PreviewParams, RestoreParams, SummarizeParams, UndoParams
 from rewind_ls.server import restore_driver as driver
 from rewind_ls.server.handlers.args import turn_arg
-from rewind_ls.server.lsp import RewindServer, command, request
+from rewind_ls.server.lsp import RewindServer, command, request, to_rpc_error
 
 
 @request("rewind/preview")
 async def preview(ls: RewindServer, p: PreviewParams) -> Any:
-    asked = RestoreRequest(RestoreMode(p.mode), p.turn_id, Scope(p.scope), p.paths, p.hunks)
+    asked = RestoreRequest(
+        RestoreMode(p.mode), p.turn_id, Scope(p.scope), p.paths, p.hunks, version=p.version
+    )
     return await driver.preview(ls, asked)
 
 
@@ -36,6 +39,7 @@ async def restore(ls: RewindServer, p: RestoreParams) -> Any:
         p.force,
         p.skip_conflicts,
         p.apply,
+        p.version,
     )
     return await driver.run_restore(ls, asked)
 
@@ -86,6 +90,23 @@ async def cmd_revert(ls: RewindServer, *args: Any) -> dict[str, Any]:
     turn = turn_arg("rewind.revert", args, "[turn, options?]")
     opts = args[1] if len(args) > 1 else None
     return await driver.command_restore(ls, RestoreRequest(RestoreMode.REVERT, turn), opts)
+
+
+@command("rewind.restoreVersion")
+async def cmd_restore_version(ls: RewindServer, *args: Any) -> dict[str, Any]:
+    """[uri, hash, options?]: the file back to one recorded version (local history), asked first."""
+    if len(args) < 2 or not isinstance(args[0], str) or not isinstance(args[1], str):
+        raise JsonRpcInvalidParams("rewind.restoreVersion: arguments are [uri, hash, options?]")
+    await ls.wait_ready()
+    try:
+        turn_id, full = await ls.call(ls.svc().find_version, args[0], args[1])
+    except Exception as exc:
+        err = to_rpc_error(exc)
+        ls.say(types.MessageType.Error, err.message)
+        raise err from None
+    opts = args[2] if len(args) > 2 else None
+    asked = RestoreRequest(RestoreMode.VERSION, turn_id, paths=[args[0]], version=full)
+    return await driver.command_restore(ls, asked, opts)
 
 
 @command("rewind.undo")

@@ -10,6 +10,7 @@ from typing import Any
 from lsprotocol import types
 
 from rewind_ls.protocol.contents import FileAtParams, TimelineParams
+from rewind_ls.protocol.history import FileVersionsParams
 from rewind_ls.protocol.recording import BeginTurnParams, EndTurnParams, RecordEditParams
 from rewind_ls.protocol.turns import ListTurnsParams
 from rewind_ls.server.handlers.args import turn_arg
@@ -29,6 +30,11 @@ async def list_turns(ls: RewindServer, p: ListTurnsParams) -> Any:
 @request("rewind/fileAt")
 async def file_at(ls: RewindServer, p: FileAtParams) -> Any:
     return await ls.call(ls.svc().file_at, p.turn_id, p.uri, p.side)
+
+
+@request("rewind/fileVersions")
+async def file_versions(ls: RewindServer, p: FileVersionsParams) -> Any:
+    return await ls.call(ls.svc().file_versions, p.uri)
 
 
 @request("rewind/timeline")

@@ -89,6 +89,17 @@ class Service(TurnsWork, RestoreWork, ReviewWork, RecordingWork, ServiceBase):
             )
         return out
 
+    def overwritten_notices(self, limit: int = 3) -> list[str]:
+        """Once each, the person's versions something else overwrote since the editors were last
+        told (`core.history.overwritten`): at most `limit` lines, then how many more."""
+        from rewind_ls.core.history.overwritten import new_notices
+
+        found = [o.message() for o in new_notices(self.store, "editor")]
+        if len(found) > limit:
+            more = len(found) - limit
+            found = [*found[:limit], f"and {more} more overwritten version(s): rewind-ls log PATH"]
+        return found
+
     def changed_sessions(self) -> list[str] | None:
         """Sessions whose turns changed (new turn, new or settled change, turn ended) since the last
         call, or since the service opened: None when nothing did. Cheap when nothing was committed:

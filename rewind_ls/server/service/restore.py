@@ -188,7 +188,17 @@ class RestoreWork(ServiceBase):
         r = request
         turn = self.turn(r.turn_id) if r.turn_id is not None and r.mode != UNDO else None
         rels = [self.rel_of(p) for p in r.paths] if r.paths else None
-        plan = plan_restore(self.store, r.mode, turn, reader, rels, r.scope, r.hunks, merge=r.merge)
+        plan = plan_restore(
+            self.store,
+            r.mode,
+            turn,
+            reader,
+            rels,
+            r.scope,
+            r.hunks,
+            merge=r.merge,
+            version=r.version,
+        )
         # Buffers this client has open are read above; another editor's unsaved ones by its traces.
         mark_unsaved_elsewhere(plan, self.root, by_path.keys())
         if unsaved and plan.mode == UNDO:

@@ -132,6 +132,42 @@ class TurnsWork(ServiceBase):
         text = decode_text(data)
         return {"uri": uri, "exists": True, "text": text, "binary": text is None, "tooLarge": False}
 
+    def file_versions(self, uri: str) -> dict[str, Any]:
+        """`rewind/fileVersions`: every recorded version of the file, newest first
+        (`history.versions.file_log`), each with the turn and side `rewind/fileAt` shows it by."""
+        from rewind_ls.core.history.versions import file_log
+
+        rel = self.rel_of(uri)
+        log = file_log(self.store, rel)
+        oldest = log[-2]["turn_id"] if len(log) >= 2 else None
+        versions = []
+        for v in log:
+            first = v["turn_id"] is None
+            versions.append(
+                {
+                    "hash": v["hash"],
+                    "kind": v["kind"],
+                    "time": v["time"],
+                    "source": v["source"],
+                    "change": v["change"],
+                    "turn_id": oldest if first else v["turn_id"],
+                    "side": "before" if first else "after",
+                    "number": v["number"],
+                    "session_id": v["session_id"],
+                    "session_kind": v["session_kind"],
+                    "prompt": v["prompt"],
+                }
+            )
+        return {"uri": uri, "path": rel, "versions": versions}
+
+    def find_version(self, uri: str, spec: str) -> tuple[str, str | None]:
+        """(the id of the turn that recorded it, its full hash) of the file's version whose hash
+        starts with `spec` (`rewind.restoreVersion`)."""
+        from rewind_ls.core.restore.version_plan import find_version
+
+        found = find_version(self.store, self.rel_of(uri), spec)
+        return found.turn.id, found.version.hash
+
     def diff_document(self, turn_ref: str, uri: str | None) -> tuple[str, str]:
         turn = self.turn(turn_ref)
         turn_id = turn.id

@@ -1,10 +1,10 @@
 --- `:Rewind` argument parsing and completion.
 local M = {}
 
-M.subcommands = { 'revert', 'undo', 'diff', 'changes', 'log', 'quickfix', 'last', 'review' }
+M.subcommands = { 'revert', 'undo', 'diff', 'changes', 'log', 'history', 'quickfix', 'last', 'review' }
 M.scopes = { 'code', 'conversation', 'both' }
 
-local usage = 'usage: :Rewind [{n} [code|conversation|both] | revert {n} | undo | diff {n} [path] | changes [n] | log | quickfix [n] | review [n] | last]'
+local usage = 'usage: :Rewind [{n} [code|conversation|both] | revert {n} | undo | diff {n} [path] | changes [n] | log | history [path] | quickfix [n] | review [n] | last]'
 
 local function is_turn(s)
   return s ~= nil and (s:match('^%d+$') ~= nil or #s > 8)
@@ -20,6 +20,8 @@ function M.run(opts)
     return rewind.undo()
   elseif sub == 'log' and #args == 1 then
     return rewind.log()
+  elseif sub == 'history' and #args <= 2 then
+    return rewind.history(args[2])
   elseif sub == 'last' and #args == 1 then
     return require('rewind.message').show_last()
   elseif sub == 'quickfix' and #args <= 2 then

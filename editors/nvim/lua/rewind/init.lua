@@ -173,6 +173,13 @@ function M.revert(ref, opts)
   end)
 end
 
+--- `:Rewind history [path]`: one file's recorded versions, one restored (rewind.history).
+function M.history(path)
+  operation('history', function(client)
+    return require('rewind.history').history(client, path)
+  end)
+end
+
 --- `:Rewind undo`: undo the latest rewind, revert or undo.
 function M.undo()
   operation('undo', function(client)

@@ -391,6 +391,8 @@ local function send(client, method, params, title, scope)
   end
 end
 
+M.send = send -- `:Rewind history` restores a version through it (rewind.history)
+
 --- Rewind (mode "rewind") or revert (mode "revert") `turn` in a coroutine. Returns the outcome table.
 --- `confirm`: ask even when `config.options.confirm` is off (a code lens click).
 function M.run(client, turn, scope, mode, confirm)

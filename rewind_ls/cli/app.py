@@ -111,18 +111,8 @@ def _adder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Add:
     return add
 
 
-# The whole parser, built once by the command-line server (`prebuild`) before it forks the child
-# that runs a command: the same parse, without building it on the command's path.
-_prebuilt: argparse.ArgumentParser | None = None
-
-
-def prebuild() -> None:
-    global _prebuilt
-    _prebuilt = build_parser()
-
-
 def run_cli(argv: list[str]) -> int:
-    parser = _prebuilt or build_parser(_command_module(argv))
+    parser = build_parser(_command_module(argv))
     args = parser.parse_args(argv)
     _warn_about_limits()
     return run_command(args.func, args)

@@ -98,7 +98,6 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
     checks.append(moved_check())
     checks += hook_checks(root)
     checks.append(hook_server_check())
-    checks.append(hook_server_check("cli"))
     # Hooks that are not installed are not a store problem; a hook command that fails is.
     ok = all(c["ok"] for c in checks if c["detail"] != NOT_INSTALLED)
     return {"ok": ok, "workspace": root, "store_dir": directory, "checks": checks}
@@ -210,15 +209,15 @@ def _hook_check(name: str, command: str, root: str, agent: str) -> dict[str, Any
     return _check(name, failure is None, detail)
 
 
-def hook_server_check(role: str = "hook") -> dict[str, Any]:
-    """Whether this install's hook server (`role` `cli`: the command line's) is up, and which
-    code it runs (never a failure: hooks and commands run in their own process without it)."""
+def hook_server_check() -> dict[str, Any]:
+    """Whether this install's hook server is up, and which code it runs (never a failure: hooks
+    run in their own process without it)."""
     from rewind_ls.core.agents import hook_client, hook_server
 
-    name, runs = ("hook server", "hook") if role == "hook" else ("command-line server", "command")
+    name, runs = "hook server", "hook"
     if os.environ.get(hook_client.SWITCH) == "0":
         detail = f"off ({hook_client.SWITCH}=0): each {runs} starts its own interpreter"
-    elif (info := hook_server.status(role=role)) is None:
+    elif (info := hook_server.status()) is None:
         detail = (
             f"not running: the next {runs} starts it ({runs}s run in their own process meanwhile)"
         )

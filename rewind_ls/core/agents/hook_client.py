@@ -71,15 +71,14 @@ def socket_dir() -> str:
     return f"{tmp}/rewind-ls-{posix.getuid()}"
 
 
-def socket_path(home: str | None = None, role: str = "hook") -> str:
+def socket_path(home: str | None = None) -> str:
     """One server per interpreter, package folder and `REWIND_LS_HOME` (the state it records
     into; `home`: another than this process's): another install, Python or state folder never
-    reaches this one's server. `role`: `hook`, or `cli` for the command line's server
-    (`cli/served.py`), which preloads what the commands need."""
+    reaches this one's server."""
     key = "\0".join(
         (sys.executable, package_dir(), _env("REWIND_LS_HOME") if home is None else home)
     )
-    return f"{socket_dir()}/{role}-{_fnv64(key.encode('utf-8', 'surrogateescape')):016x}"
+    return f"{socket_dir()}/hook-{_fnv64(key.encode('utf-8', 'surrogateescape')):016x}"
 
 
 def private_dir_ok(path: str) -> bool:
@@ -116,8 +115,7 @@ def fields(buf: bytes, start: int, count: int) -> tuple[list[bytes], int] | None
 
 
 def caller_fields(argv: list[str]) -> tuple[bytes, bytes, bytes, bytes]:
-    """The caller's argv, cwd, environment and umask: the first fields of both servers'
-    requests (a hook's here, a command's in `cli.server_client`)."""
+    """The caller's argv, cwd, environment and umask: the first fields of a request."""
     env = b"\0".join(k + b"=" + v for k, v in posix.environ.items())
     umask = posix.umask(0o022)
     posix.umask(umask)
@@ -251,11 +249,10 @@ def make_folder(folder: str) -> bool:
     return private_dir_ok(folder)
 
 
-def start_server(role: str = "hook") -> int | None:
-    """Start a server for this interpreter and package (detached; `role`: `hook` or `cli`); its
-    pid, None when one is already starting or the socket's folder is not this user's private
-    one."""
-    path = socket_path(role=role)
+def start_server() -> int | None:
+    """Start a server for this interpreter and package (detached); its pid, None when one is
+    already starting or the socket's folder is not this user's private one."""
+    path = socket_path()
     folder = _parent(path)
     if not make_folder(folder):
         return None
@@ -266,10 +263,7 @@ def start_server(role: str = "hook") -> int | None:
         return None
     main = package_dir() + "/__main__.py"
     try:
-        # The command line's server runs with `site`, as the console script does: its children
-        # must import what the command would import in-process (`cli/served.py`).
-        flags = ["-I", "-S"] if role == "hook" else []
-        return detached.spawn_argv([sys.executable, *flags, main, f"{role}-server"])
+        return detached.spawn_argv([sys.executable, "-I", "-S", main, "hook-server"])
     except OSError:
         detached.unclaim(marker)
         raise

@@ -32,7 +32,6 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable
 from typing import Any, NoReturn
 
 from rewind_ls.core.agents.hook_client import (
@@ -45,10 +44,6 @@ from rewind_ls.core.agents.hook_client import (
 )
 from rewind_ls.core.fs import config, detached
 from rewind_ls.core.store import db
-
-# Another kind of request than a hook's (`cli/served.py`'s `C`): run in the forked child with the
-# connection and the file descriptors that came with the request's first byte; never returns.
-Kind = Callable[[socket.socket, list[int]], NoReturn]
 
 IDLE_DEFAULT = 900.0
 # Seconds after a spare took a connection by which the next one is forked at the latest.
@@ -124,11 +119,11 @@ def _same_user(conn: socket.socket) -> bool:
     return True
 
 
-def status(home: str | None = None, role: str = "hook") -> dict[str, str] | None:
+def status(home: str | None = None) -> dict[str, str] | None:
     """What the running server says of itself (pid, python, code, since, served: spares forked,
-    spare: the one answering; stale: the file that changed), or None; `home`: the server of that `REWIND_LS_HOME` rather than this process's;
-    `role`: `cli` for the command line's."""
-    path = socket_path(home, role)
+    spare: the one answering; stale: the file that changed), or None; `home`: the server of that
+    `REWIND_LS_HOME` rather than this process's."""
+    path = socket_path(home)
     if not private_dir_ok(os.path.dirname(path)):
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -163,17 +158,10 @@ def rehearse_hook() -> None:
     json.loads(json.dumps(payload))  # the payload read, the output written
 
 
-def serve(
-    role: str = "hook",
-    kinds: dict[bytes, Kind] | None = None,
-    preload: Callable[[], None] | None = None,
-    rehearse: Callable[[], None] | None = rehearse_hook,
-) -> int:
-    """The server's loop (run by `__main__.py hook-server`; `cli/served.py` runs the command
-    line's: its `role`, the request `kinds` it adds, what it imports besides the core, and what
-    its spares `rehearse` before they wait: see `_prefork_loop`)."""
+def serve() -> int:
+    """The server's loop (run by `__main__.py hook-server`; see `_prefork_loop`)."""
     os.chdir("/")  # pin no workspace's folder
-    path = socket_path(role=role)
+    path = socket_path()
     folder = os.path.dirname(path)
     if not make_folder(folder):
         return 1
@@ -186,8 +174,6 @@ def serve(
         return 0
     try:
         _preload()
-        if preload is not None:
-            preload()
         stamp = code_stamp()
         # What every child shares stays shared: the collector would otherwise walk (write to)
         # every object the server imported, copying each page into each child.
@@ -211,7 +197,7 @@ def serve(
         raise
     detached.unclaim(marker)
     try:
-        _prefork_loop(listener, stamp, info, lock, kinds or {}, rehearse)
+        _prefork_loop(listener, stamp, info, lock)
     finally:
         try:
             os.unlink(path)  # still ours: a new server binds only once it holds the lock
@@ -251,8 +237,6 @@ def _prefork_loop(
     stamp: dict[str, tuple[int, int]],
     info: bytes,
     lock: int,
-    kinds: dict[bytes, Kind],
-    rehearse: Callable[[], None] | None = None,
 ) -> None:
     """The loop: accept, fork, serve, with the fork off the request's path. A spare child,
     forked in advance, accepts the next connection itself and hands this process a copy of it (SCM_RIGHTS on a socket
@@ -307,7 +291,7 @@ def _prefork_loop(
                         if conn is not None:
                             conn.close()
                     served_info = info + f"served={served}\n".encode()
-                    _spare(listener, taken_there, stamp, served_info, kinds, rehearse)
+                    _spare(listener, taken_there, stamp, served_info)
                 taken_there.close()
                 spare = (pid, taken)
             ready = select.select([spare[1].fileno(), stop_r], [], [], 2.0)[0]
@@ -376,10 +360,8 @@ def _spare(
     taken: socket.socket,
     stamp: dict[str, tuple[int, int]],
     info: bytes,
-    kinds: dict[bytes, Kind],
-    rehearse: Callable[[], None] | None,
 ) -> NoReturn:
-    """A spare child: `rehearse` (first calls whose copy-on-write page faults would otherwise
+    """A spare child: `rehearse_hook` (first calls whose copy-on-write page faults would otherwise
     be on the request's path), accept one connection of this user's, hand the server a copy of
     it, and serve it. A status request is answered and the spare stays the spare (`served`:
     requests taken + 1; `spare`: this pid). It waits on `taken` too: the server never writes
@@ -391,8 +373,7 @@ def _spare(
 
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        if rehearse is not None:
-            rehearse()
+        rehearse_hook()
         info += f"spare={os.getpid()}\n".encode()
         while True:
             ready = select.select([listener.fileno(), taken.fileno()], [], [])[0]
@@ -408,8 +389,8 @@ def _spare(
                 conn.close()
                 continue
             conn.settimeout(10.0)
-            first = _first_byte(conn)
-            if first[0] != b"?":
+            first = conn.recv(1)
+            if first != b"?":
                 break
             _answer_status(conn, stamp, info)
             conn.close()
@@ -421,7 +402,7 @@ def _spare(
         taken.close()
     except BaseException:
         os._exit(0)
-    _child(listener, conn, stamp, info, kinds, first)
+    _child(listener, conn, stamp, info, first)
     os._exit(0)
 
 
@@ -460,17 +441,6 @@ def read_request(conn: socket.socket, count: int) -> list[bytes] | None:
         buf += chunk
 
 
-def _first_byte(conn: socket.socket) -> tuple[bytes, list[int]]:
-    """The request's kind, and the file descriptors sent with it (a `C` request's stdio: they
-    come with the first byte read, and a plain `recv` would drop them)."""
-    kind, ancillary, _flags, _addr = conn.recvmsg(1, socket.CMSG_SPACE(16 * 4))
-    fds = []
-    for level, type_, data in ancillary:
-        if level == socket.SOL_SOCKET and type_ == socket.SCM_RIGHTS:
-            fds += [int.from_bytes(data[i : i + 4], sys.byteorder) for i in range(0, len(data), 4)]
-    return kind, fds
-
-
 def _answer_status(conn: socket.socket, stamp: dict[str, tuple[int, int]], info: bytes) -> None:
     stale = changed(stamp)
     conn.sendall(info + (f"stale={stale}\n".encode() if stale else b""))
@@ -481,17 +451,14 @@ def _child(
     conn: socket.socket,
     stamp: dict[str, tuple[int, int]],
     info: bytes,
-    kinds: dict[bytes, Kind],
-    first: tuple[bytes, list[int]] | None = None,
+    first: bytes,
 ) -> None:
-    """Serve one connection (`first`: its kind and fds, when already read)."""
+    """Serve one connection (`first`: its kind, already read)."""
     try:
         listener.close()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         conn.settimeout(10.0)
-        kind, fds = first or _first_byte(conn)
-        if kind in kinds:
-            kinds[kind](conn, fds)
+        kind = first
         if kind == b"?":
             _answer_status(conn, stamp, info)
             os._exit(0)

@@ -312,9 +312,11 @@ def _reference(tmp_path: Path, turns: int) -> tuple[list[tuple[Any, ...]], list[
 
 def _holds_listener(pid: int, path: str) -> bool:
     """Whether `pid` holds the server's listening socket at `path`: its spare does (a child
-    closes it once it has a connection), the hooks' children do not."""
+    closes it once it has a connection), the hooks' children do not. (The server binds it through
+    its folder's descriptor, `/proc/self/fd/N/NAME`: the kernel lists it by that path.)"""
+    name = "/" + os.path.basename(path)
     with open("/proc/net/unix") as f:
-        inodes = {ln.split()[6] for ln in f if ln.rstrip().endswith(" " + path)}
+        inodes = {ln.split()[6] for ln in f if ln.rstrip().endswith(name)}
     for fd in Path(f"/proc/{pid}/fd").iterdir():
         link = os.readlink(fd)
         if link.startswith("socket:[") and link[8:-1] in inodes:

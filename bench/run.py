@@ -213,7 +213,7 @@ def hook_server_pid(home: str) -> int | None:
 
 def wait_hook_server(home: str, timeout: float = 60.0) -> None:
     """Until the hook server of `home` answers (the state of every hook after a session's first)."""
-    from rewind_ls.core.agents.hook_server import status
+    from rewind_ls.core.agents.hook_server_status import status
 
     deadline = time.monotonic() + timeout
     while status(home) is None:

@@ -284,7 +284,7 @@ print(served, refused)
 # the worst interleaving a race gives. Prints how many locks were taken.
 LOCKS = r"""
 import ctypes, os, sys
-from rewind_ls.core.agents import hook_server
+from rewind_ls.core.agents import hook_takeover
 from rewind_ls.core.agents.hook_client import at, make_folder
 from rewind_ls.core.fs import detached
 folder, name, fake = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -297,7 +297,7 @@ taken = 0
 for _ in range(50):
     fd = make_folder(folder)
     swap()  # the attacker's folder, with its lock link, now at the name
-    lock = hook_server._take_lock(at(fd, folder, name + ".lock"))
+    lock = hook_takeover.take_lock(at(fd, folder, name + ".lock"))
     if lock is not None:
         detached.release_lock(at(fd, folder, name + ".lock"), lock)
         taken += 1
@@ -491,7 +491,7 @@ def test_a_stopped_spare_costs_one_slow_hook_and_its_server_forks_another(
 # its first hook), as the test's end stops the one outside.
 STOP = (
     "import os, sys; sys.path.insert(0, sys.argv[1]); "
-    "from rewind_ls.core.agents.hook_server import status; i = status(); "
+    "from rewind_ls.core.agents.hook_server_status import status; i = status(); "
     'i and os.kill(int(i["pid"]), 15)'
 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -211,25 +212,39 @@ def _hook_check(name: str, command: str, root: str, agent: str) -> dict[str, Any
 
 def hook_server_check() -> dict[str, Any]:
     """Whether this install's hook server is up, and which code it runs (never a failure: hooks
-    run in their own process without it)."""
-    from rewind_ls.core.agents import hook_client, hook_server
+    run in their own process without it); when it is not, whether one can start, and the
+    servers another interpreter of this install runs for this home (`python3` vs `python`)."""
+    from rewind_ls.core.agents import hook_client, hook_server_status
 
-    name, runs = "hook server", "hook"
+    name = "hook server"
     if os.environ.get(hook_client.SWITCH) == "0":
-        detail = f"off ({hook_client.SWITCH}=0): each {runs} starts its own interpreter"
-    elif (info := hook_server.status()) is None:
-        detail = (
-            f"not running: the next {runs} starts it ({runs}s run in their own process meanwhile)"
+        return _check(
+            name, True, f"off ({hook_client.SWITCH}=0): each hook starts its own interpreter"
         )
-    else:
+    info = hook_server_status.status()
+    if info is not None:
         detail = (
             f"running (pid {info.get('pid')}, since {info.get('since')}): the code in"
             f" {info.get('code')} on {info.get('python')}"
         )
         if info.get("stale"):
             detail += (
-                f"; that code changed on disk since ({info['stale']}): the next {runs} replaces it"
+                f"; that code changed on disk since ({info['stale']}): the next hook replaces it"
             )
+        return _check(name, True, detail)
+    problem = hook_server_status.folder_problem()
+    if problem is not None:
+        return _check(
+            name,
+            True,
+            f"not running, and none can start: {problem}; each hook runs in its own process",
+        )
+    detail = f"not running for {sys.executable}: the next hook starts it (hooks run in their own process meanwhile)"
+    for other in hook_server_status.others():
+        detail += (
+            f"; one runs this code for this home on {other.get('python')} (pid {other.get('pid')}),"
+            " used by hooks whose command names that interpreter"
+        )
     return _check(name, True, detail)
 
 

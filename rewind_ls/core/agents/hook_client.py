@@ -138,11 +138,12 @@ def at(folder_fd: int, folder: str, name: str) -> str:
     return f"{proc}/{name}"
 
 
-def peer_ok(sock: "_socket.socket") -> bool:
+def peer_ok(sock: "_socket.socket", same_program: bool = True) -> bool:
     """Whether the process listening at the other end is this user's and runs this interpreter
     (`SO_PEERCRED`: its uid, and its pid's executable; macOS: `LOCAL_PEERCRED`, the uid): a
     folder check alone can be raced, and another user's server would read this hook's whole
-    environment and could answer with forged hook output."""
+    environment and could answer with forged hook output. `same_program` False: the uid only
+    (doctor asking this user's other servers what they are)."""
     import _socket
 
     try:
@@ -151,7 +152,8 @@ def peer_ok(sock: "_socket.socket") -> bool:
             pid = int.from_bytes(cred[0:4], sys.byteorder)
             if int.from_bytes(cred[4:8], sys.byteorder) != posix.geteuid() or pid <= 0:
                 return False
-            return bool(posix.readlink(f"/proc/{pid}/exe") == posix.readlink("/proc/self/exe"))
+            exe = posix.readlink(f"/proc/{pid}/exe")
+            return not same_program or exe == posix.readlink("/proc/self/exe")
         if sys.platform == "darwin":  # LOCAL_PEERCRED: struct xucred {version, uid, ...}
             cred = sock.getsockopt(0, 0x001, 76)
             return int.from_bytes(cred[4:8], sys.byteorder) == posix.geteuid()
@@ -264,7 +266,7 @@ def _recv_reply(sock: object) -> bytes:
         buf += chunk
 
 
-def connect(path: str) -> "_socket.socket | None":
+def connect(path: str, same_program: bool = True) -> "_socket.socket | None":
     """A socket connected to this user's server listening at `path` (`CONNECT_TIMEOUT` set),
     or None when none answers there, its folder is not this user's own (checked by descriptor,
     `open_private_dir`) or the peer is not this user's server of this interpreter (`peer_ok`)."""
@@ -278,7 +280,7 @@ def connect(path: str) -> "_socket.socket | None":
     sock.settimeout(CONNECT_TIMEOUT)
     try:
         sock.connect(at(fd, folder, name))
-        if not peer_ok(sock):
+        if not peer_ok(sock, same_program):
             raise ConnectionRefusedError(f"{path}: not this user's hook server")
     except OSError:
         sock.close()

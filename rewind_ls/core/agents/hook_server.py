@@ -38,7 +38,6 @@ from typing import Any, NoReturn
 
 from rewind_ls.core.agents.hook_client import (
     at,
-    connect,
     context,
     field,
     fields,
@@ -46,6 +45,7 @@ from rewind_ls.core.agents.hook_client import (
     package_dir,
     socket_path,
 )
+from rewind_ls.core.agents.hook_takeover import take_lock
 from rewind_ls.core.fs import config, detached
 from rewind_ls.core.store import db
 
@@ -126,30 +126,6 @@ def _peer(conn: socket.socket) -> int | None:
     return None
 
 
-def status(home: str | None = None) -> dict[str, str] | None:
-    """What the running server says of itself (pid, python, code, since, served: spares forked,
-    spare: the one answering; stale: the file that changed), or None; `home`: the server of that
-    `REWIND_LS_HOME` rather than this process's. Asked through the hooks' own checked
-    connection (`hook_client.connect`)."""
-    sock = connect(socket_path(home))
-    if sock is None:
-        return None
-    try:
-        sock.sendall(b"?")
-        data = b""
-        while chunk := sock.recv(4096):
-            data += chunk
-    except OSError:
-        return None
-    finally:
-        sock.close()
-    info = {}
-    for line in data.decode("utf-8", "replace").splitlines():
-        key, _, value = line.partition("=")
-        info[key] = value
-    return info or None
-
-
 def rehearse_hook() -> None:
     """A hook's first calls, in a spare before it waits (`_spare`): their copy-on-write page
     faults (the eval loop's, the type caches', malloc's) were ~1 ms of a hook's ~4.4 ms of CPU
@@ -182,7 +158,7 @@ def _serve_in(path: Callable[[str], str]) -> int:
     """The server with its socket at `path("")`, its lock at `path(".lock")`. The lock file is
     removed as it leaves (`detached.release_lock`)."""
     marker = path(".starting")
-    lock = _take_lock(path(".lock"))
+    lock = take_lock(path(".lock"))
     if lock is None:
         # Another server holds it. The claim of whoever started this one ends here: left, it
         # kept the next 10 s of hooks from starting a server after that one died.
@@ -219,6 +195,7 @@ def _start(path: str) -> tuple[socket.socket, dict[str, tuple[int, int]], bytes]
     gc.freeze()
     info = (
         f"pid={os.getpid()}\npython={sys.executable}\ncode={package_dir()}\n"
+        f"home={config.home_dir()}\n"
         f"since={time.strftime('%Y-%m-%dT%H:%M:%S')}\n"
     ).encode()
     try:
@@ -230,52 +207,6 @@ def _start(path: str) -> tuple[socket.socket, dict[str, tuple[int, int]], bytes]
     listener.bind(path)
     listener.listen(128)
     return listener, stamp, info
-
-
-def _take_lock(lock_path: str) -> int | None:
-    """The server's lock; when a stopped server holds it (SIGSTOP: it can answer no hook, and
-    each hook waited `CONNECT_TIMEOUT` for it), that server is ended and the lock taken."""
-    lock = detached.take_lock(lock_path)
-    if lock is not None:
-        return lock
-    holder = detached.lock_pid(lock_path) if detached.lock_held(lock_path) else None
-    if holder is None or not _end_stopped(holder):
-        return None
-    deadline = time.monotonic() + 5.0
-    while lock is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-        lock = detached.take_lock(lock_path)
-    return lock
-
-
-def _state(pid: int) -> tuple[str, int, int] | None:
-    """Process `pid`'s state letter, parent and process group (`/proc/PID/stat`); None if gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields_ = f.read().rpartition(b")")[2].split()
-        return fields_[0].decode(), int(fields_[1]), int(fields_[2])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _end_stopped(server: int) -> bool:
-    """SIGKILL the stopped processes of hook server `server` (its process group: it leads its
-    own session): a stopped server or spare answers no hook until someone resumes it, and each
-    hook waited `CONNECT_TIMEOUT` for it. (A stopped child running a hook ends like a killed
-    one: its client runs the hook in-process.) Whether `server` itself was stopped, so ended: a
-    new server may take its place; a running one forks a new spare."""
-    own = _state(server)
-    if own is None or own[2] != server:  # not a hook server: it leads its own process group
-        return False
-    stopped = own[0] == "T"
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) != server:
-            st = _state(int(entry))
-            if st is not None and st[2] == server and st[0] == "T":
-                os.kill(int(entry), signal.SIGKILL)
-    if stopped:
-        os.kill(server, signal.SIGKILL)
-    return stopped
 
 
 def _refuse_queued(listener: socket.socket) -> None:

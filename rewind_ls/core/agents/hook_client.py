@@ -8,9 +8,14 @@ written only when its exit-code message has arrived whole; any other outcome (no
 one, no answer, a child that died) returns a reason and the caller runs the hook in this process
 with the same stdin bytes, exactly as without a server. Nothing depends on the server being there.
 
+The socket is reached through its folder opened and checked by descriptor (`open_private_dir`,
+`at`), and the listening process must be this user's, running this interpreter (`peer_ok`);
+its name includes this process's `context`, which the server's child checks again (docs/servers.md).
+
 The exchange on a Unix stream socket (fields: 4-byte big-endian length + bytes):
   client -> `H` argv cwd environ umask stdin ppid   server's child -> `A` (read)
-  (or the server -> `S`: its code changed and it is exiting; this connection was still queued)
+  (or the server -> `S`: its code changed and it is exiting; this connection was still queued;
+  or the child -> `D`: the client's context differs from the server's, it runs the hook itself)
   client -> `G` (committed: waits for the result)  child -> `R` stdout stderr exit-code, close
 A client that gave up before `G` (its connect or the `A` was too slow) closes the socket and the
 child, reading EOF instead of `G`, exits without running the hook: a hook never runs twice at once.
@@ -87,16 +92,6 @@ def socket_path(home: str | None = None) -> str:
     ).encode("utf-8", "surrogateescape")
     digest = _fnv64(key) ^ _quick_digest(context())
     return f"{socket_dir()}/hook-{digest:016x}"
-
-
-def private_dir_ok(path: str) -> bool:
-    """Whether `path` is a real folder of this user's that no one else can enter (checked by
-    path: doctor and the tests; the clients and the server use `open_private_dir`)."""
-    fd = open_private_dir(path)
-    if fd is None:
-        return False
-    posix.close(fd)
-    return True
 
 
 def open_private_dir(path: str) -> int | None:

@@ -567,7 +567,8 @@ print(through_server(sys.argv[1:], sys.stdin.buffer.read()))
 def test_callers_under_other_limits_or_nice_are_not_served_by_this_server(tmp_path: Path) -> None:
     """Other rlimits or another nice value: the hook's client does not reach the server started
     under the first ones (its socket's name is its context's); and a server whose limits changed
-    after it started answers `D` to a caller under the old ones, who runs the hook itself."""
+    after it started answers `D` to a caller under the old ones, who runs the hook itself and
+    starts a server that replaces it."""
     ws = tmp_path / "ws"
     ws.mkdir()
     env = server_env(tmp_path / "home")
@@ -595,6 +596,14 @@ def test_callers_under_other_limits_or_nice_are_not_served_by_this_server(tmp_pa
         # The spare forked before the change still has the caller's limits; the next one not.
         assert through() == ""
         assert through() == "differs"
+        # The hook command that met it ran in-process and started a server that replaced it.
+        assert run_hook(env, note_payload(ws)).returncode == 0
+        deadline = time.monotonic() + 30
+        while alive(server) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(server)
+        assert wait_server(env) != server
+        assert through() == ""
 
 
 def world_writable(*tops: Path) -> list[str]:

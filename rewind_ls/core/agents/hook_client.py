@@ -290,8 +290,9 @@ def through_server(argv: list[str], stdin: bytes) -> str:
     this process with its exit code. Otherwise the reason the caller must run it itself:
     `off`, `absent` (no server answering: the caller starts one), `stale` (its code changed: it
     is exiting; the caller starts a new one), `busy` (no answer in time: the caller starts one,
-    which replaces a stopped server), `differs` (the server's context is not this process's:
-    `context`), `lost` (the child died or the reply was cut)."""
+    which replaces a stopped server), `differs` (the server's context is no longer this
+    process's, `context`: the caller starts one, which replaces it), `lost` (the child died or
+    the reply was cut)."""
     if _env(SWITCH) == "0":
         return "off"
     sock = connect(socket_path())
@@ -440,7 +441,8 @@ def _hook(agent: str) -> tuple[str, object, bool | None, bool]:
         return agent, None, None, False
     reason = through_server(sys.argv, head) if whole else "big"
     launch_path()
-    return agent, Replay(head, sys.stdin.buffer), True, reason in ("absent", "stale", "busy")
+    start = reason in ("absent", "stale", "busy", "differs")
+    return agent, Replay(head, sys.stdin.buffer), True, start
 
 
 def site_packages() -> list[str]:

@@ -42,7 +42,7 @@ from bench.run import (
     fmt,
     median,
     run,
-    stop_servers,
+    stop_hook_server,
     timed,
     verdict,
     wait_hook_server,
@@ -489,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
                 print_growth([f for f in figures if f.size == n])
     finally:
         for home in HOMES:
-            stop_servers(home)
+            stop_hook_server(home)
         if args.keep:
             notes.append(f"kept: {tmp}")
         else:

@@ -200,8 +200,6 @@ HOOK_ARGV = _hook_argv()
 
 # Every rewind-ls home a hook ran with: each has its hook server, stopped at the end.
 HOMES: set[str] = set()
-# The command-line servers the `rewind-ls turns` rows started (other interpreters' included).
-CLI_LOCKS: set[str] = set()
 
 
 def hook_server_pid(home: str) -> int | None:
@@ -215,7 +213,7 @@ def hook_server_pid(home: str) -> int | None:
 
 def wait_hook_server(home: str, timeout: float = 60.0) -> None:
     """Until the hook server of `home` answers (the state of every hook after a session's first)."""
-    from rewind_ls.core.agents.hook_server import status
+    from rewind_ls.core.agents.hook_server_status import status
 
     deadline = time.monotonic() + timeout
     while status(home) is None:
@@ -232,41 +230,8 @@ def stop_hook_server(home: str) -> None:
     stop_server(socket_path(home) + ".lock")
 
 
-def cli_server_lock(python: str, home: str) -> str:
-    """The lock of the command-line server that `python`'s `rewind-ls` uses with `home` (its
-    socket's path is keyed on the interpreter and the package it imports: asked there)."""
-    code = (
-        "from rewind_ls.core.agents.hook_client import socket_path; print(socket_path(role='cli'))"
-    )
-    env = {**BASE_ENV, "REWIND_LS_HOME": home}
-    return run([python, "-c", code], env=env, cwd="/").stdout.decode().strip() + ".lock"
-
-
-def wait_cli_server(lock: str, timeout: float = 60.0) -> None:
-    """Until the command-line server holding `lock` is up with its spare child forked."""
-    from rewind_ls.core.fs.detached import lock_held, lock_pid
-
-    deadline = time.monotonic() + timeout
-    while True:
-        pid = lock_pid(lock) if lock_held(lock) else None
-        if pid is not None and os.path.exists(lock[: -len(".lock")]):
-            with open(f"/proc/{pid}/task/{pid}/children") as f:
-                if f.read().split():
-                    return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"no command-line server for {lock} after {timeout:.0f} s")
-        time.sleep(0.02)
-
-
-def stop_servers(home: str) -> None:
-    """The hook server and the command-line server (of this interpreter) of `home`."""
-    stop_hook_server(home)
-    stop_server(cli_server_lock(PY, home))
-
-
 def stop_server(lock: str) -> None:
-    """Stop the server holding `lock` (a hook or command-line server) and wait until the lock
-    is free."""
+    """Stop the hook server holding `lock` and wait until the lock is free."""
     from rewind_ls.core.fs.detached import lock_held, lock_pid
 
     pid = lock_pid(lock) if lock_held(lock) else None
@@ -734,14 +699,6 @@ RESPONSE_TARGET = 64 << 10
 MEMORY_TARGET = 80 << 20
 
 
-def _interpreter_of(argv: list[str]) -> str:
-    """The Python that runs `argv`: a script's shebang (pip writes the interpreter it ran under,
-    `python` or `python3`, and the command-line server's socket is keyed on that path)."""
-    with open(argv[0], "rb") as f:
-        first = f.readline()
-    return first[2:].strip().decode() if first.startswith(b"#!") else argv[0]
-
-
 def _cli_turns_argv() -> list[str]:
     """`rewind-ls turns` as a person runs it: the console script beside the interpreter."""
     script = os.path.join(os.path.dirname(PY), "rewind-ls")
@@ -846,48 +803,20 @@ def _bench_turn_lists(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> li
 
         return times
 
-    def first_times(argv: list[str], lock: str) -> Callable[[], tuple[float, float]]:
-        """A command with no command-line server: it runs in-process and starts one."""
-
-        def times() -> tuple[float, float]:
-            ours, base = [], []
-            for _ in range(max(5, runs)):
-                stop_server(lock)
-                ours.append(timed(lambda: run(argv, env=env, cwd=ws)))
-                wait_cli_server(lock)  # its start-up is not charged to the floor
-                base.append(timed(lambda: run(FLOOR, env=BASE_ENV)))
-            return median(ours), median(base)
-
-        return times
-
-    def steady(argv: list[str], python: str) -> Callable[[], tuple[float, float]]:
-        """The steady state: the command-line server up (after the first command), and its
-        spare child forked (a person's next command comes seconds later, not at once)."""
-        lock = cli_server_lock(python, home)
-        CLI_LOCKS.add(lock)
-        run(argv, env=env, cwd=ws)
-        wait_cli_server(lock)
-        return cli_times(argv)
-
     # Two rows, both kept: the development venv's console script (an editable install, whose
-    # finder `site` runs at every start) and the one a person's install has (the wheel); each
-    # with the command-line server up (the steady state), and the first command without one.
+    # finder `site` runs at every start) and the one a person's install has (the wheel). No
+    # target: the `<= 3x` one was retired with the command-line server (issue 37); a command runs
+    # in the person's own process, and these rows say what that costs.
     name = f"rewind-ls turns, {count} turns (vs python -I -S -c pass)"
-    dev = _interpreter_of(_cli_turns_argv())
-    rows.append(Row(name, *steady(_cli_turns_argv(), dev)(), "s", 3.0))
-    rows.append(Row(name + " [loaded]", *loaded(steady(_cli_turns_argv(), dev)), "s", 3.0))
-    first = (
-        f"first rewind-ls turns (no command-line server), {count} turns (vs python -I -S -c pass)"
-    )
-    rows.append(Row(first, *first_times(_cli_turns_argv(), cli_server_lock(dev, home))(), "s", 3.0))
+    rows.append(Row(name, *cli_times(_cli_turns_argv())(), "s"))
+    rows.append(Row(name + " [loaded]", *loaded(cli_times(_cli_turns_argv())), "s"))
     script = _installed_console_script(tmp, notes)
     name = f"rewind-ls turns, installed wheel, {count} turns (vs python -I -S -c pass)"
     if script is None:
         rows.append(Row(name, None, None, "s", note="n/a (no wheel, see notes)"))
     else:
-        python = os.path.join(os.path.dirname(script), "python")
-        rows.append(Row(name, *steady([script, "turns"], python)(), "s", 3.0))
-        rows.append(Row(name + " [loaded]", *loaded(steady([script, "turns"], python)), "s", 3.0))
+        rows.append(Row(name, *cli_times([script, "turns"])(), "s"))
+        rows.append(Row(name + " [loaded]", *loaded(cli_times([script, "turns"])), "s"))
     return rows
 
 
@@ -983,9 +912,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.extend(bench_review_rows(tmp, sizes, runs, notes))
     finally:
         for home in HOMES:
-            stop_servers(home)
-        for lock in CLI_LOCKS:
-            stop_server(lock)
+            stop_hook_server(home)
         if args.keep:
             notes.append(f"kept: {tmp}")
         else:

@@ -13,12 +13,15 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.support.agent import HOOK_ARGV
 
@@ -53,7 +56,7 @@ def _in(env: dict[str, str], code: str, package: Path = ROOT) -> str:
 def status(env: dict[str, str], package: Path = ROOT) -> dict[str, str] | None:
     out = _in(
         env,
-        "import json; from rewind_ls.core.agents.hook_server import status; "
+        "import json; from rewind_ls.core.agents.hook_server_status import status; "
         "print(json.dumps(status()))",
         package,
     )
@@ -312,9 +315,11 @@ def _reference(tmp_path: Path, turns: int) -> tuple[list[tuple[Any, ...]], list[
 
 def _holds_listener(pid: int, path: str) -> bool:
     """Whether `pid` holds the server's listening socket at `path`: its spare does (a child
-    closes it once it has a connection), the hooks' children do not."""
+    closes it once it has a connection), the hooks' children do not. (The server binds it through
+    its folder's descriptor, `/proc/self/fd/N/NAME`: the kernel lists it by that path.)"""
+    name = "/" + os.path.basename(path)
     with open("/proc/net/unix") as f:
-        inodes = {ln.split()[6] for ln in f if ln.rstrip().endswith(" " + path)}
+        inodes = {ln.split()[6] for ln in f if ln.rstrip().endswith(name)}
     for fd in Path(f"/proc/{pid}/fd").iterdir():
         link = os.readlink(fd)
         if link.startswith("socket:[") and link[8:-1] in inodes:
@@ -786,3 +791,64 @@ def test_doctor_says_whether_the_server_is_up_and_which_code_it_runs(tmp_path: P
         time.sleep(0.05)
     assert not os.path.exists(path)  # stopped (SIGTERM), it removed its socket
     assert said(env).startswith("not running")
+
+
+def _doctor_says(ws: Path, env: dict[str, str]) -> str:
+    proc = subprocess.run(
+        [PY, "-m", "rewind_ls", "doctor", "--json"],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    (check,) = [c for c in json.loads(proc.stdout)["checks"] if c["name"] == "hook server"]
+    return str(check["detail"])
+
+
+def test_doctor_names_a_server_another_interpreter_of_this_install_runs(tmp_path: Path) -> None:
+    """Hooks installed with `python3`, doctor run by `python` (both the same venv's): its own
+    server is not running, and it says which one is, for the same code and home."""
+    python3 = Path(PY).with_name("python3")
+    if not python3.exists() or python3 == Path(PY):
+        pytest.skip(f"no second name for {PY}")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = server_env(tmp_path / "home", REWIND_LS_WATCH="0")
+    argv = [str(python3), *HOOK_ARGV[1:]]
+    with server_stopped_after(env):
+        run_hook(env, {"session_id": "s", "cwd": str(ws), "hook_event_name": "SessionStart"}, argv)
+        deadline = time.monotonic() + 30
+        detail = _doctor_says(ws, env)
+        while "one runs this code" not in detail and time.monotonic() < deadline:
+            time.sleep(0.2)
+            detail = _doctor_says(ws, env)
+        assert detail.startswith(f"not running for {PY}"), detail
+        assert f"one runs this code for this home on {python3}" in detail, detail
+        pid = int(detail.split("(pid ")[1].split(")")[0])
+        os.kill(pid, signal.SIGTERM)
+
+
+def test_doctor_says_when_no_server_can_start(tmp_path: Path) -> None:
+    """The socket folder open to other users (or another user's): doctor does not promise that
+    the next hook starts a server, it says why none can."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    tmp = Path(tempfile.mkdtemp(prefix="rwls-", dir="/tmp"))
+    try:
+        env = server_env(tmp_path / "home", TMPDIR=str(tmp))
+        env.pop("XDG_RUNTIME_DIR", None)
+        assert "the next hook starts it" in _doctor_says(ws, env)
+        folder = Path(
+            _in(env, "from rewind_ls.core.agents.hook_client import socket_dir as d; print(d())")
+        )
+        folder.mkdir(mode=0o755)
+        folder.chmod(0o755)
+        detail = _doctor_says(ws, env)
+        assert detail.startswith("not running, and none can start:"), detail
+        assert "open to other users" in detail, detail
+        run_hook(env, {"session_id": "s", "cwd": str(ws), "hook_event_name": "SessionStart"})
+        time.sleep(1.0)
+        assert list(folder.iterdir()) == []  # and indeed none started
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

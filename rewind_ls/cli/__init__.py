@@ -1,7 +1,7 @@
 """`rewind-ls` entry point. `hook` is dispatched before argparse is even imported: it runs on every
-agent edit, and Python start-up is most of its cost. Any other command line goes to the per-user
-command-line server when one answers (`server_client.py`: this process then imports nothing of the
-store, argparse or the command), else runs here and starts one."""
+agent edit, and Python start-up is most of its cost. Any other command line runs in this process,
+the person's own: its namespaces, credentials, limits, signals and end of output are theirs
+(docs/servers.md says why there is no command-line server)."""
 
 from __future__ import annotations
 
@@ -19,18 +19,6 @@ def main(argv: list[str] | None = None) -> int:
         from rewind_ls.core.agents.hook_process import run
 
         return run(args[1])
-    start = False
-    if argv is None:  # this process's own command line: the command-line server may run it
-        from rewind_ls.cli import server_client
-
-        if server_client.served(args):
-            # Ends this process when the server ran the command; else it runs here.
-            start = server_client.through_server(sys.argv) in ("absent", "stale")
     from rewind_ls.cli.app import run_cli
 
-    try:
-        return run_cli(args)
-    finally:
-        if start:  # after the command (its output is the person's first concern)
-            sys.stdout.flush()
-            server_client.start_server()
+    return run_cli(args)

@@ -1,8 +1,7 @@
 """The command line's dispatcher: the top-level parser, one module per command (each registers its
 own subcommand: `register(add)`), and one error handler (`error_handler.run`); a command line naming a command registers only its module. No logic here.
 
-The dispatcher: the top-level parser (`build_parser(only=None)`; `prebuild`: the whole parser, built
-once by the command-line server), `COMMANDS` (the table of command modules and the subcommands each
+The dispatcher: the top-level parser (`build_parser(only=None)`), `COMMANDS` (the table of command modules and the subcommands each
 registers), `run_cli`; a command line naming a command imports and registers only its module, and
 with no command the picker chooses one (`pick_cmd.pick_argv`), which then runs like a typed command
 line; `tests/test_cli_fast_path.py` holds the table to what the modules register and the help to the
@@ -119,18 +118,8 @@ def _adder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Add:
     return add
 
 
-# The whole parser, built once by the command-line server (`prebuild`) before it forks the child
-# that runs a command: the same parse, without building it on the command's path.
-_prebuilt: argparse.ArgumentParser | None = None
-
-
-def prebuild() -> None:
-    global _prebuilt
-    _prebuilt = build_parser()
-
-
 def run_cli(argv: list[str]) -> int:
-    parser = _prebuilt or build_parser(_command_module(argv))
+    parser = build_parser(_command_module(argv))
     args = parser.parse_args(argv)
     _warn_about_limits()
     return run_command(args.func, args)

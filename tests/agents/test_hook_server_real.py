@@ -21,13 +21,13 @@ pytestmark = pytest.mark.agent
 
 
 def status(home: str) -> dict[str, str] | None:
-    """`hook_server.status` as the hooks see it: from the interpreter `rewind-ls install` ran on
+    """`hook_server_status.status` as the hooks see it: from the interpreter `rewind-ls install` ran on
     (the entry point's, which may be the venv's `python3` where this test's is `python`), since
     the socket is keyed on the interpreter's path."""
     with open(rewind_ls_command()[0]) as f:
         python = f.readline()[2:].strip()
     code = (
-        "import json, sys; from rewind_ls.core.agents.hook_server import status; "
+        "import json, sys; from rewind_ls.core.agents.hook_server_status import status; "
         "print(json.dumps(status(sys.argv[1])))"
     )
     proc = subprocess.run(

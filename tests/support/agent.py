@@ -56,8 +56,8 @@ class FakeClaude:
         self.env = {
             "REWIND_LS_HOME": str(home),
             "CLAUDE_CONFIG_DIR": str(home / "claude"),
-            # A test running a command with only this environment (no REWIND_LS_HOOK_SERVER=0)
-            # starts a command-line server: it stops 20 s after, not 15 minutes.
+            # A hook run with only this environment (no REWIND_LS_HOOK_SERVER=0) starts a hook
+            # server: it stops 20 s after, not 15 minutes.
             "REWIND_LS_HOOK_SERVER_IDLE": "20",
         }
         tdir = transcript_dir or (home / "claude" / "projects" / "ws")

@@ -65,8 +65,8 @@ def env_for(home: Path, **extra: str) -> dict[str, str]:
             "LC_ALL": "C.UTF-8",
             # No workspace watcher left running per test workspace (tests/test_watcher.py has it).
             "REWIND_LS_WATCH": "0",
-            # The hook and command-line servers these processes start (their real path) stop
-            # soon after the test rather than after 15 minutes, one pair per test home.
+            # The hook servers these processes start (their real path) stop soon after the test
+            # rather than after 15 minutes, one per test home.
             "REWIND_LS_HOOK_SERVER_IDLE": "20",
         }
     )

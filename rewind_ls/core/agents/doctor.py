@@ -2,13 +2,14 @@
 
 Store checks and repairs (salvage of a damaged store, `--moved-from`, unrecorded files): doctor's
 checks are small functions, `STORE_CHECKS` the list run on an open store; `hook_server_check`:
-whether the hook server (or the command-line server) is up and which code it runs.
+whether the hook server is up, which code it runs, and why none can start.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -106,7 +107,6 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
     checks.append(local_history_check(directory))
     checks += hook_checks(root)
     checks.append(hook_server_check())
-    checks.append(hook_server_check("cli"))
     # Hooks that are not installed are not a store problem; a hook command that fails is.
     ok = all(c["ok"] for c in checks if c["detail"] != NOT_INSTALLED)
     return {"ok": ok, "workspace": root, "store_dir": directory, "checks": checks}
@@ -225,27 +225,41 @@ def local_history_check(directory: str) -> dict[str, Any]:
     return _check("local history", True, status(directory if os.path.isdir(directory) else None))
 
 
-def hook_server_check(role: str = "hook") -> dict[str, Any]:
-    """Whether this install's hook server (`role` `cli`: the command line's) is up, and which
-    code it runs (never a failure: hooks and commands run in their own process without it)."""
-    from rewind_ls.core.agents import hook_client, hook_server
+def hook_server_check() -> dict[str, Any]:
+    """Whether this install's hook server is up, and which code it runs (never a failure: hooks
+    run in their own process without it); when it is not, whether one can start, and the
+    servers another interpreter of this install runs for this home (`python3` vs `python`)."""
+    from rewind_ls.core.agents import hook_client, hook_server_status
 
-    name, runs = ("hook server", "hook") if role == "hook" else ("command-line server", "command")
+    name = "hook server"
     if os.environ.get(hook_client.SWITCH) == "0":
-        detail = f"off ({hook_client.SWITCH}=0): each {runs} starts its own interpreter"
-    elif (info := hook_server.status(role=role)) is None:
-        detail = (
-            f"not running: the next {runs} starts it ({runs}s run in their own process meanwhile)"
+        return _check(
+            name, True, f"off ({hook_client.SWITCH}=0): each hook starts its own interpreter"
         )
-    else:
+    info = hook_server_status.status()
+    if info is not None:
         detail = (
             f"running (pid {info.get('pid')}, since {info.get('since')}): the code in"
             f" {info.get('code')} on {info.get('python')}"
         )
         if info.get("stale"):
             detail += (
-                f"; that code changed on disk since ({info['stale']}): the next {runs} replaces it"
+                f"; that code changed on disk since ({info['stale']}): the next hook replaces it"
             )
+        return _check(name, True, detail)
+    problem = hook_server_status.folder_problem()
+    if problem is not None:
+        return _check(
+            name,
+            True,
+            f"not running, and none can start: {problem}; each hook runs in its own process",
+        )
+    detail = f"not running for {sys.executable}: the next hook starts it (hooks run in their own process meanwhile)"
+    for other in hook_server_status.others():
+        detail += (
+            f"; one runs this code for this home on {other.get('python')} (pid {other.get('pid')}),"
+            " used by hooks whose command names that interpreter"
+        )
     return _check(name, True, detail)
 
 

@@ -8,9 +8,14 @@ written only when its exit-code message has arrived whole; any other outcome (no
 one, no answer, a child that died) returns a reason and the caller runs the hook in this process
 with the same stdin bytes, exactly as without a server. Nothing depends on the server being there.
 
+The socket is reached through its folder opened and checked by descriptor (`open_private_dir`,
+`at`), and the listening process must be this user's, running this interpreter (`peer_ok`);
+its name includes this process's `context`, which the server's child checks again (docs/servers.md).
+
 The exchange on a Unix stream socket (fields: 4-byte big-endian length + bytes):
   client -> `H` argv cwd environ umask stdin ppid   server's child -> `A` (read)
-  (or the server -> `S`: its code changed and it is exiting; this connection was still queued)
+  (or the server -> `S`: its code changed and it is exiting; this connection was still queued;
+  or the child -> `D`: the client's context differs from the server's, it runs the hook itself)
   client -> `G` (committed: waits for the result)  child -> `R` stdout stderr exit-code, close
 A client that gave up before `G` (its connect or the `A` was too slow) closes the socket and the
 child, reading EOF instead of `G`, exits without running the hook: a hook never runs twice at once.
@@ -20,8 +25,7 @@ it, and the child dies as an in-process hook would.
 `command` is what `__main__.py` run as a file (`python -I -S /abs/rewind_ls/__main__.py hook
 AGENT`, without `site` and without `os`) hands over to: the hook server first; else the package and
 the interpreter's site-packages on `sys.path` (`launch_path`) and `hook_process.run` in-process.
-`__main__.py hook-server` starts the hook server, `cli-server` the command-line server
-(`cli/served.py`). `tests/test_hook_imports.py` holds each in-process event to a module budget and
+`__main__.py hook-server` starts the hook server. `tests/test_hook_imports.py` holds each in-process event to a module budget and
 this client to a fixed set.
 """
 
@@ -35,8 +39,8 @@ if TYPE_CHECKING:
 
 # Seconds for the connect and the server's `A`; past them the hook runs in-process.
 CONNECT_TIMEOUT = 3.0
-# A payload larger than this is not sent (the in-process path reads and refuses it by its own cap).
-MAX_SENT = 8 << 20
+# `config.max_hook_bytes`'s default: no payload the in-process hook would take is cut on the way.
+DEFAULT_MAX_PAYLOAD = 64 << 20
 # The environment variable that turns the server off (`0`), and the server's idle time limit.
 SWITCH = "REWIND_LS_HOOK_SERVER"
 
@@ -46,6 +50,13 @@ def _fnv64(data: bytes) -> int:
     for b in data:
         h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     return h
+
+
+def _quick_digest(data: bytes) -> int:
+    """A 61-bit digest of `data` at C speed (`_fnv64` is a Python loop: ~0.5 ms for a process's
+    context): the bytes as one number modulo the prime 2**61 - 1, and its length. Not a
+    defence against a chosen collision (nor need it be: only this user's processes choose it)."""
+    return (int.from_bytes(data, "little") % ((1 << 61) - 1)) ^ (len(data) << 3)
 
 
 def _env(name: str) -> str:
@@ -78,53 +89,150 @@ def socket_dir() -> str:
     return f"{tmp}/rewind-ls-{posix.getuid()}"
 
 
-def socket_path(home: str | None = None, role: str = "hook") -> str:
-    """One server per interpreter, package folder and `REWIND_LS_HOME` (the state it records
-    into; `home`: another than this process's): another install, Python or state folder never
-    reaches this one's server. `role`: `hook`, or `cli` for the command line's server
-    (`cli/served.py`), which preloads what the commands need."""
+def socket_path(home: str | None = None) -> str:
+    """One server per interpreter, package folder, `REWIND_LS_HOME` (the state it records into;
+    `home`: another than this process's) and process `context`: another install, Python, state
+    folder, namespace, limit or credential never reaches this one's server."""
     key = "\0".join(
         (sys.executable, package_dir(), _env("REWIND_LS_HOME") if home is None else home)
-    )
-    return f"{socket_dir()}/{role}-{_fnv64(key.encode('utf-8', 'surrogateescape')):016x}"
+    ).encode("utf-8", "surrogateescape")
+    digest = _fnv64(key) ^ _quick_digest(context())
+    return f"{socket_dir()}/hook-{digest:016x}"
 
 
-def private_dir_ok(path: str) -> bool:
-    """Whether `path` is a real folder of this user's that no one else can enter: the client
-    sends its environment (tokens, keys) through the socket inside, so another user's folder
-    planted there first must never be used."""
+def open_private_dir(path: str) -> int | None:
+    """A descriptor of the folder `path`, opened without following a link in its last part and
+    checked by that descriptor (a real folder, this user's, mode 0700 or closer): the client
+    sends its environment (tokens, keys) through the socket inside, so a folder another user
+    planted, or renamed into place after a check by path, must never be used. Everything
+    after this goes through the descriptor (`at`), so the folder checked is the folder used."""
     try:
-        st = posix.lstat(path)
+        fd = posix.open(
+            path, posix.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXEC
+        )
+    except OSError:
+        return None
+    try:
+        st = posix.fstat(fd)
+    except OSError:
+        st = None
+    if (
+        st is None
+        or (st.st_mode & 0o170000) != 0o040000
+        or st.st_uid != posix.geteuid()
+        or st.st_mode & 0o077
+    ):
+        posix.close(fd)
+        return None
+    return fd
+
+
+def at(folder_fd: int, folder: str, name: str) -> str:
+    """A path naming `name` inside the folder open as `folder_fd`, however the folder's path
+    changes meanwhile: through `/proc/self/fd` (Linux); where there is none, `folder` (macOS:
+    its `$TMPDIR` is the user's own 0700 folder, no other user's to race)."""
+    proc = f"/proc/self/fd/{folder_fd}"
+    try:
+        posix.stat(proc)
+    except OSError:
+        return f"{folder}/{name}"
+    return f"{proc}/{name}"
+
+
+def peer_ok(sock: "_socket.socket", same_program: bool = True) -> bool:
+    """Whether the process listening at the other end is this user's and runs this interpreter
+    (`SO_PEERCRED`: its uid, and its pid's executable; macOS: `LOCAL_PEERCRED`, the uid): a
+    folder check alone can be raced, and another user's server would read this hook's whole
+    environment and could answer with forged hook output. `same_program` False: the uid only
+    (doctor asking this user's other servers what they are)."""
+    import _socket
+
+    try:
+        if hasattr(_socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}
+            cred = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+            pid = int.from_bytes(cred[0:4], sys.byteorder)
+            if int.from_bytes(cred[4:8], sys.byteorder) != posix.geteuid() or pid <= 0:
+                return False
+            exe = posix.readlink(f"/proc/{pid}/exe")
+            return not same_program or exe == posix.readlink("/proc/self/exe")
+        if sys.platform == "darwin":  # LOCAL_PEERCRED: struct xucred {version, uid, ...}
+            cred = sock.getsockopt(0, 0x001, 76)
+            return int.from_bytes(cred[4:8], sys.byteorder) == posix.geteuid()
     except OSError:
         return False
-    is_dir = (st.st_mode & 0o170000) == 0o040000
-    return is_dir and st.st_uid == posix.getuid() and st.st_mode & 0o077 == 0
+    return False
+
+
+# What makes a process's context (`context`): a child forked by a server started in another one
+# would run the hook with the server's view of the files, limits and rights, not the caller's.
+NAMESPACES = ("cgroup", "ipc", "mnt", "net", "pid", "time", "user", "uts")
+STATUS_LINES = (b"Uid:", b"Gid:", b"Groups:", b"NoNewPrivs:", b"Seccomp:", b"Cap")
+
+
+def _read(path: str) -> bytes:
+    try:
+        fd = posix.open(path, posix.O_RDONLY | posix.O_CLOEXEC)
+    except OSError:
+        return b"-"
+    try:
+        data = b""
+        while chunk := posix.read(fd, 1 << 16):
+            data += chunk
+        return data
+    except OSError:
+        return b"-"
+    finally:
+        posix.close(fd)
+
+
+def context(pid: str = "self") -> bytes:
+    """Process `pid`'s context as one value (Linux, from `/proc`): its root folder, namespaces,
+    credentials (uids, gids, groups, capabilities, no_new_privs, seccomp), resource limits,
+    cgroup, nice value and security label. Two processes with equal contexts see the same files
+    with the same rights and limits; the hook server serves only callers whose context equals
+    its own (`hook_server._child`), and the socket's name includes it (`socket_path`), so a
+    caller in another context finds a server of its own. Empty where there is no `/proc`."""
+    base = f"/proc/{pid}/"
+    try:
+        root = posix.stat(base + "root")
+    except OSError:
+        return b""
+    parts = [f"{root.st_dev}:{root.st_ino}".encode()]
+    for ns in NAMESPACES:
+        try:
+            parts.append(posix.readlink(base + "ns/" + ns).encode())
+        except OSError:
+            parts.append(b"-")
+    parts += [line for line in _read(base + "status").split(b"\n") if line.startswith(STATUS_LINES)]
+    parts += [_read(base + "limits"), _read(base + "cgroup"), _read(base + "attr/current")]
+    stat = _read(base + "stat").rpartition(b")")[2].split()
+    parts.append(stat[16] if len(stat) > 16 else b"-")  # nice (field 19)
+    return b"\n".join(parts)
 
 
 def field(data: bytes) -> bytes:
     return len(data).to_bytes(4, "big") + data
 
 
-def fields(buf: bytes, start: int, count: int) -> tuple[list[bytes], int] | None:
+def fields(buf: bytes | bytearray, start: int, count: int) -> tuple[list[bytes], int] | None:
     """`count` length-prefixed fields from `buf[start:]`, and the offset after them; None when
     `buf` ends inside one (the peer died mid-message)."""
     out = []
-    at = start
+    pos = start
     for _ in range(count):
-        if at + 4 > len(buf):
+        if pos + 4 > len(buf):
             return None
-        n = int.from_bytes(buf[at : at + 4], "big")
-        at += 4
-        if at + n > len(buf):
+        n = int.from_bytes(buf[pos : pos + 4], "big")
+        pos += 4
+        if pos + n > len(buf):
             return None
-        out.append(buf[at : at + n])
-        at += n
-    return out, at
+        out.append(bytes(buf[pos : pos + n]))
+        pos += n
+    return out, pos
 
 
 def caller_fields(argv: list[str]) -> tuple[bytes, bytes, bytes, bytes]:
-    """The caller's argv, cwd, environment and umask: the first fields of both servers'
-    requests (a hook's here, a command's in `cli.server_client`)."""
+    """The caller's argv, cwd, environment and umask: the first fields of a request."""
     env = b"\0".join(k + b"=" + v for k, v in posix.environ.items())
     umask = posix.umask(0o022)
     posix.umask(umask)
@@ -159,20 +267,27 @@ def _recv_reply(sock: object) -> bytes:
         buf += chunk
 
 
-def connect(path: str) -> "_socket.socket | None":
-    """A socket connected to the server listening at `path` (`CONNECT_TIMEOUT` set), or None
-    when none answers there or its folder is not this user's own."""
-    if not private_dir_ok(_parent(path)):
+def connect(path: str, same_program: bool = True) -> "_socket.socket | None":
+    """A socket connected to this user's server listening at `path` (`CONNECT_TIMEOUT` set),
+    or None when none answers there, its folder is not this user's own (checked by descriptor,
+    `open_private_dir`) or the peer is not this user's server of this interpreter (`peer_ok`)."""
+    folder, _, name = path.rpartition("/")
+    fd = open_private_dir(folder)
+    if fd is None:
         return None
     import _socket  # here, not at the top: the `off` path (in-process) never loads it
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT)
     try:
-        sock.connect(path)
+        sock.connect(at(fd, folder, name))
+        if not peer_ok(sock, same_program):
+            raise ConnectionRefusedError(f"{path}: not this user's hook server")
     except OSError:
         sock.close()
         return None
+    finally:
+        posix.close(fd)
     return sock
 
 
@@ -180,8 +295,10 @@ def through_server(argv: list[str], stdin: bytes) -> str:
     """Run the hook in the server and, when its result arrives whole, write its output and end
     this process with its exit code. Otherwise the reason the caller must run it itself:
     `off`, `absent` (no server answering: the caller starts one), `stale` (its code changed: it
-    is exiting; the caller starts a new one), `busy` (no answer in time), `lost` (the child died
-    or the reply was cut)."""
+    is exiting; the caller starts a new one), `busy` (no answer in time: the caller starts one,
+    which replaces a stopped server), `differs` (the server's context is no longer this
+    process's, `context`: the caller starts one, which replaces it), `lost` (the child died or
+    the reply was cut)."""
     if _env(SWITCH) == "0":
         return "off"
     sock = connect(socket_path())
@@ -195,6 +312,8 @@ def through_server(argv: list[str], stdin: bytes) -> str:
             return "busy"
         if answer == b"S":
             return "stale"
+        if answer == b"D":
+            return "differs"
         if answer != b"A":
             return "lost"
         try:
@@ -222,11 +341,23 @@ def through_server(argv: list[str], stdin: bytes) -> str:
     posix._exit(status)
 
 
+def max_payload() -> int:
+    """The largest payload sent to the server: the in-process cap (`config.max_hook_bytes`,
+    read here without importing it); a larger one runs in-process, which refuses it and says so."""
+    raw = _env("REWIND_LS_MAX_HOOK_BYTES")
+    try:
+        cap = int(raw) if raw else 0
+    except ValueError:
+        cap = 0
+    return cap if cap > 0 else DEFAULT_MAX_PAYLOAD
+
+
 def read_stdin() -> tuple[bytes, bool]:
-    """The hook's whole stdin, and whether it was all read (a payload over `MAX_SENT` is left
-    for the in-process path, which refuses it by its own cap)."""
-    data: bytes = sys.stdin.buffer.read(MAX_SENT + 1)
-    return data, len(data) <= MAX_SENT
+    """The hook's whole stdin, and whether it was all read (a payload over `max_payload` is left
+    for the in-process path, which refuses it by the same cap)."""
+    cap = max_payload()
+    data: bytes = sys.stdin.buffer.read(cap + 1)
+    return data, len(data) <= cap
 
 
 class Replay:
@@ -248,38 +379,40 @@ class Replay:
         return rest
 
 
-def make_folder(folder: str) -> bool:
+def make_folder(folder: str) -> int | None:
+    """The socket folder, created 0700 when missing, open and checked (`open_private_dir`); None
+    when it is not this user's private folder."""
     try:
         posix.mkdir(folder, 0o700)
     except FileExistsError:
         pass
     except OSError:
-        return False
-    return private_dir_ok(folder)
+        return None
+    return open_private_dir(folder)
 
 
-def start_server(role: str = "hook") -> int | None:
-    """Start a server for this interpreter and package (detached; `role`: `hook` or `cli`); its
-    pid, None when one is already starting or the socket's folder is not this user's private
-    one."""
-    path = socket_path(role=role)
-    folder = _parent(path)
-    if not make_folder(folder):
+def start_server() -> int | None:
+    """Start a server for this interpreter and package (detached); its pid, None when one is
+    already starting or the socket's folder is not this user's private one."""
+    path = socket_path()
+    folder, _, name = path.rpartition("/")
+    fd = make_folder(folder)
+    if fd is None:
         return None
     from rewind_ls.core.fs import detached
 
-    marker = path + ".starting"
-    if not detached.claim_start(marker, folder, 10.0):
-        return None
-    main = package_dir() + "/__main__.py"
     try:
-        # The command line's server runs with `site`, as the console script does: its children
-        # must import what the command would import in-process (`cli/served.py`).
-        flags = ["-I", "-S"] if role == "hook" else []
-        return detached.spawn_argv([sys.executable, *flags, main, f"{role}-server"])
-    except OSError:
-        detached.unclaim(marker)
-        raise
+        marker = at(fd, folder, name + ".starting")
+        if not detached.claim_start(marker, at(fd, folder, ""), 10.0):
+            return None
+        main = package_dir() + "/__main__.py"
+        try:
+            return detached.spawn_argv([sys.executable, "-I", "-S", main, "hook-server"])
+        except OSError:
+            detached.unclaim(marker)
+            raise
+    finally:
+        posix.close(fd)
 
 
 # What `__main__.py`, run as a file, does (here rather than there: a module's code is cached as
@@ -314,7 +447,8 @@ def _hook(agent: str) -> tuple[str, object, bool | None, bool]:
         return agent, None, None, False
     reason = through_server(sys.argv, head) if whole else "big"
     launch_path()
-    return agent, Replay(head, sys.stdin.buffer), True, reason in ("absent", "stale")
+    start = reason in ("absent", "stale", "busy", "differs")
+    return agent, Replay(head, sys.stdin.buffer), True, start
 
 
 def site_packages() -> list[str]:

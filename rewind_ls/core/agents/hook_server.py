@@ -28,6 +28,7 @@ import gc
 import importlib
 import io
 import os
+import select
 import signal
 import socket
 import sys
@@ -36,19 +37,17 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from rewind_ls.core.agents.hook_client import (
+    at,
+    context,
     field,
     fields,
     make_folder,
     package_dir,
-    private_dir_ok,
     socket_path,
 )
+from rewind_ls.core.agents.hook_takeover import take_lock
 from rewind_ls.core.fs import config, detached
 from rewind_ls.core.store import db
-
-# Another kind of request than a hook's (`cli/served.py`'s `C`): run in the forked child with the
-# connection and the file descriptors that came with the request's first byte; never returns.
-Kind = Callable[[socket.socket, list[int]], NoReturn]
 
 IDLE_DEFAULT = 900.0
 # Seconds after a spare took a connection by which the next one is forked at the latest.
@@ -110,44 +109,21 @@ def changed(stamp: dict[str, tuple[int, int]]) -> str | None:
     return None
 
 
-def _same_user(conn: socket.socket) -> bool:
-    """The peer's uid where the platform tells it (the socket's 0700 folder is the guard)."""
+def _peer(conn: socket.socket) -> int | None:
+    """The peer's pid when it is this user's (SO_PEERCRED; 0 where the platform tells only the
+    uid: LOCAL_PEERCRED), else None: another user never gets a child of this server."""
     try:
         if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}
             cred = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-            return int.from_bytes(cred[4:8], sys.byteorder) == os.getuid()
+            if int.from_bytes(cred[4:8], sys.byteorder) != os.geteuid():
+                return None
+            return int.from_bytes(cred[0:4], sys.byteorder)
         if sys.platform == "darwin":  # LOCAL_PEERCRED: struct xucred {version, uid, ...}
             cred = conn.getsockopt(0, 0x001, 76)
-            return int.from_bytes(cred[4:8], sys.byteorder) == os.getuid()
-    except OSError:
-        return False
-    return True
-
-
-def status(home: str | None = None, role: str = "hook") -> dict[str, str] | None:
-    """What the running server says of itself (pid, python, code, since, served: spares forked,
-    spare: the one answering; stale: the file that changed), or None; `home`: the server of that `REWIND_LS_HOME` rather than this process's;
-    `role`: `cli` for the command line's."""
-    path = socket_path(home, role)
-    if not private_dir_ok(os.path.dirname(path)):
-        return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(3.0)
-    try:
-        sock.connect(path)
-        sock.sendall(b"?")
-        data = b""
-        while chunk := sock.recv(4096):
-            data += chunk
+            return 0 if int.from_bytes(cred[4:8], sys.byteorder) == os.geteuid() else None
     except OSError:
         return None
-    finally:
-        sock.close()
-    info = {}
-    for line in data.decode("utf-8", "replace").splitlines():
-        key, _, value = line.partition("=")
-        info[key] = value
-    return info or None
+    return None
 
 
 def rehearse_hook() -> None:
@@ -163,64 +139,74 @@ def rehearse_hook() -> None:
     json.loads(json.dumps(payload))  # the payload read, the output written
 
 
-def serve(
-    role: str = "hook",
-    kinds: dict[bytes, Kind] | None = None,
-    preload: Callable[[], None] | None = None,
-    rehearse: Callable[[], None] | None = rehearse_hook,
-) -> int:
-    """The server's loop (run by `__main__.py hook-server`; `cli/served.py` runs the command
-    line's: its `role`, the request `kinds` it adds, what it imports besides the core, and what
-    its spares `rehearse` before they wait: see `_prefork_loop`)."""
+def serve() -> int:
+    """The server (run by `__main__.py hook-server`): its folder opened and checked once, every
+    name in it reached through that descriptor (`hook_client.at`), so a folder renamed or
+    planted meanwhile is never the one used; then `_prefork_loop`."""
     os.chdir("/")  # pin no workspace's folder
-    path = socket_path(role=role)
-    folder = os.path.dirname(path)
-    if not make_folder(folder):
+    folder, _, name = socket_path().rpartition("/")
+    fd = make_folder(folder)
+    if fd is None:
         return 1
-    marker = path + ".starting"
-    lock = detached.take_lock(path + ".lock")
+    try:
+        return _serve_in(lambda suffix: at(fd, folder, name + suffix))
+    finally:
+        os.close(fd)
+
+
+def _serve_in(path: Callable[[str], str]) -> int:
+    """The server with its socket at `path("")`, its lock at `path(".lock")`. The lock file is
+    removed as it leaves (`detached.release_lock`)."""
+    marker = path(".starting")
+    lock = take_lock(path(".lock"))
     if lock is None:
         # Another server holds it. The claim of whoever started this one ends here: left, it
         # kept the next 10 s of hooks from starting a server after that one died.
         detached.unclaim(marker)
         return 0
     try:
-        _preload()
-        if preload is not None:
-            preload()
-        stamp = code_stamp()
-        # What every child shares stays shared: the collector would otherwise walk (write to)
-        # every object the server imported, copying each page into each child.
-        gc.collect()
-        gc.freeze()
-        info = (
-            f"pid={os.getpid()}\npython={sys.executable}\ncode={package_dir()}\n"
-            f"since={time.strftime('%Y-%m-%dT%H:%M:%S')}\n"
-        ).encode()
-        try:
-            os.unlink(path)  # a dead server's socket (the lock says none is alive)
-        except FileNotFoundError:
-            pass
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(path)
-        os.chmod(path, 0o600)
-        listener.listen(128)
+        listener, stamp, info = _start(path(""))
     except BaseException:
         detached.unclaim(marker)
-        os.close(lock)
+        detached.release_lock(path(".lock"), lock)
         raise
     detached.unclaim(marker)
     try:
-        _prefork_loop(listener, stamp, info, lock, kinds or {}, rehearse)
+        _prefork_loop(listener, stamp, info, lock)
     finally:
         try:
-            os.unlink(path)  # still ours: a new server binds only once it holds the lock
+            os.unlink(path(""))  # still ours: a new server binds only once it holds the lock
         except OSError:
             pass
         _refuse_queued(listener)
         listener.close()
-        os.close(lock)
+        detached.release_lock(path(".lock"), lock)
     return 0
+
+
+def _start(path: str) -> tuple[socket.socket, dict[str, tuple[int, int]], bytes]:
+    """Import the hook path, stamp its code and listen at `path` (created 0600): the listener,
+    the code's stamp and the status lines."""
+    _preload()
+    stamp = code_stamp()
+    # What every child shares stays shared: the collector would otherwise walk (write to)
+    # every object the server imported, copying each page into each child.
+    gc.collect()
+    gc.freeze()
+    info = (
+        f"pid={os.getpid()}\npython={sys.executable}\ncode={package_dir()}\n"
+        f"home={config.home_dir()}\n"
+        f"since={time.strftime('%Y-%m-%dT%H:%M:%S')}\n"
+    ).encode()
+    try:
+        os.unlink(path)  # a dead server's socket (the lock says none is alive)
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    os.umask(0o077)  # the socket is made 0600 as it is bound, not after (each child sets its own)
+    listener.bind(path)
+    listener.listen(128)
+    return listener, stamp, info
 
 
 def _refuse_queued(listener: socket.socket) -> None:
@@ -246,105 +232,140 @@ def _on_term(_signum: int, _frame: Any) -> None:
     drop a connection just accepted, unanswered)."""
 
 
+class _Loop:
+    """The prefork loop's state: its wakeup pipe, the running children, the spare and when the
+    next one is due."""
+
+    def __init__(
+        self, listener: socket.socket, stamp: dict[str, tuple[int, int]], info: bytes, lock: int
+    ) -> None:
+        self.listener = listener
+        self.stamp = stamp
+        self.info = info
+        self.lock = lock
+        self.stop_r, self.stop_w = os.pipe()
+        os.set_blocking(self.stop_w, False)
+        self.idle = idle_seconds()
+        self.last = time.monotonic()
+        self.children: dict[int, socket.socket | None] = {}  # running children, their clients
+        self.spare: tuple[int, socket.socket] | None = None  # its pid, where it says "taken"
+        self.served = 0
+        # The next spare is forked once the last one's child is done (or a connection waits, or
+        # `SPARE_AFTER` passed): forked at once, the fork and the spare's rehearsal ran beside
+        # the hook, and on two busy cores took its CPU. Hooks come one after another (an agent
+        # waits for each), so it is ready long before the next.
+        self.due = 0.0
+        self.latest = 0  # the last spare's pid, once it took a connection
+
+    def stopped(self, ready: list[int]) -> bool:
+        """Whether SIGTERM's byte is among what woke the loop (SIGCHLD's only wakes it)."""
+        return self.stop_r in ready and signal.SIGTERM in os.read(self.stop_r, 64)
+
+    def wait_for_spare_time(self) -> bool | None:
+        """Before forking the next spare: wait until it is due or a connection waits. True to
+        fork it now, False to loop again (a child ended), None on SIGTERM."""
+        if not (self.latest in self.children and time.monotonic() < self.due):
+            return True
+        wait = self.due - time.monotonic()
+        ready = select.select([self.listener.fileno(), self.stop_r], [], [], max(0.0, wait))[0]
+        if self.stopped(ready):
+            return None
+        return self.listener.fileno() in ready
+
+    def fork_spare(self) -> None:
+        self.served += 1
+        taken, taken_there = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            taken.close()
+            for fd in (self.lock, self.stop_r, self.stop_w):
+                os.close(fd)
+            for conn in self.children.values():
+                if conn is not None:
+                    conn.close()
+            served_info = self.info + f"served={self.served}\n".encode()
+            _spare(self.listener, taken_there, self.stamp, served_info)
+        taken_there.close()
+        self.spare = (pid, taken)
+
+    def took(self, spare: tuple[int, socket.socket]) -> None:
+        """The spare took a connection (or died): it is a child like any other."""
+        try:
+            _msg, fds, _flags, _addr = socket.recv_fds(spare[1], 1, 1)
+        except OSError:
+            fds = []
+        spare[1].close()
+        self.children[spare[0]] = socket.socket(fileno=fds[0]) if fds else None
+        self.latest = spare[0]
+        self.spare = None
+        self.last = time.monotonic()
+        self.due = self.last + SPARE_AFTER
+
+    def step(self) -> bool:
+        """One turn of the loop; False when the server leaves (SIGTERM, idle, its code changed)."""
+        _reap_answering(self.children)
+        if self.spare is None:
+            fork = self.wait_for_spare_time()
+            if fork is None:
+                return False
+            if not fork:
+                return True
+            self.fork_spare()
+        spare = self.spare
+        assert spare is not None
+        ready = select.select([spare[1].fileno(), self.stop_r], [], [], 2.0)[0]
+        if self.stopped(ready):
+            return False
+        if spare[1].fileno() in ready:
+            self.took(spare)
+            return not changed(self.stamp)
+        idle = time.monotonic() - self.last > self.idle
+        return bool(ready) or not (idle or changed(self.stamp))
+
+    def close(self) -> None:
+        if self.spare is not None:
+            # Not a kill: the spare may have just taken a connection (its word still on its way
+            # here), and a hook killed mid-run would be run again in-process. Closed, its pair
+            # tells it to leave; one that takes a connection after this answers it `S`.
+            self.spare[1].close()
+        for conn in self.children.values():
+            if conn is not None:
+                conn.close()
+        os.close(self.stop_r)
+        os.close(self.stop_w)
+
+
 def _prefork_loop(
     listener: socket.socket,
     stamp: dict[str, tuple[int, int]],
     info: bytes,
     lock: int,
-    kinds: dict[bytes, Kind],
-    rehearse: Callable[[], None] | None = None,
 ) -> None:
     """The loop: accept, fork, serve, with the fork off the request's path. A spare child,
-    forked in advance, accepts the next connection itself and hands this process a copy of it (SCM_RIGHTS on a socket
-    pair), which forks the next spare while it runs. (Forking a 40 MB interpreter takes 5-9 ms
-    on a small VM, as long as a command's own work.) A child that dies without its reply (killed,
-    or `os._exit` by the crash tests' fault hook) is answered for: this process reaps it (woken
-    by SIGCHLD) and sends its client `R` with the real status, as the shell would have seen it.
+    forked in advance, accepts the next connection itself and hands this process a copy of it
+    (SCM_RIGHTS on a socket pair), which forks the next spare while it runs. (Forking a 40 MB
+    interpreter takes 5-9 ms on a small VM.) A child that dies without its reply (killed, or
+    `os._exit` by the crash tests' fault hook) is answered for: this process reaps it (woken by
+    SIGCHLD) and sends its client `R` with the real status, as the shell would have seen it.
     Leaving, this process closes its end of the spare's pair: the spare exits, or, when it took
     a connection first, serves it whole. The same end closed by the kernel (kill -9 of this
     process) ends the spare too, rather than leave it holding the old socket."""
-    import select
-
-    stop_r, stop_w = os.pipe()
-    os.set_blocking(stop_w, False)
-    signal.set_wakeup_fd(stop_w)
+    loop = _Loop(listener, stamp, info, lock)
+    signal.set_wakeup_fd(loop.stop_w)
     signal.signal(signal.SIGTERM, _on_term)
     signal.signal(signal.SIGCHLD, _on_term)  # a byte on the wakeup pipe: reap at once
     listener.setblocking(True)  # the spares block in `accept`; this process never accepts
-    idle = idle_seconds()
-    last = time.monotonic()
-    children: dict[int, socket.socket | None] = {}  # running children and their connections
-    spare: tuple[int, socket.socket] | None = None  # its pid, and where it says "taken"
-    served = 0
-    # The next spare is forked once the last one's child is done (or a connection waits, or
-    # `SPARE_AFTER` passed): forked at once, the fork and the spare's rehearsal ran beside the
-    # hook, and on two busy cores took its CPU. Hooks come one after another (an agent waits for
-    # each), so it is ready long before the next.
-    due = 0.0
-    latest = 0  # the last spare's pid, once it took a connection
     try:
-        while True:
-            _reap_answering(children)
-            if spare is None and latest in children and time.monotonic() < due:
-                ready = select.select([listener.fileno(), stop_r], [], [], due - time.monotonic())[
-                    0
-                ]
-                if stop_r in ready and signal.SIGTERM in os.read(stop_r, 64):
-                    return
-                if listener.fileno() not in ready:
-                    continue  # a child ended (SIGCHLD), or the time came
-            if spare is None:
-                served += 1
-                taken, taken_there = socket.socketpair()
-                pid = os.fork()
-                if pid == 0:
-                    signal.set_wakeup_fd(-1)
-                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                    taken.close()
-                    for fd in (lock, stop_r, stop_w):
-                        os.close(fd)
-                    for conn in children.values():
-                        if conn is not None:
-                            conn.close()
-                    served_info = info + f"served={served}\n".encode()
-                    _spare(listener, taken_there, stamp, served_info, kinds, rehearse)
-                taken_there.close()
-                spare = (pid, taken)
-            ready = select.select([spare[1].fileno(), stop_r], [], [], 2.0)[0]
-            if stop_r in ready and signal.SIGTERM in os.read(stop_r, 64):
-                return
-            if (
-                spare[1].fileno() in ready
-            ):  # taken (or the spare died): it is a child like any other
-                try:
-                    _msg, fds, _flags, _addr = socket.recv_fds(spare[1], 1, 1)
-                except OSError:
-                    fds = []
-                spare[1].close()
-                children[spare[0]] = socket.socket(fileno=fds[0]) if fds else None
-                latest = spare[0]
-                spare = None
-                last = time.monotonic()
-                due = last + SPARE_AFTER
-                if changed(stamp):
-                    return
-            elif not ready and (time.monotonic() - last > idle or changed(stamp)):
-                return
+        while loop.step():
+            pass
     finally:
-        if spare is not None:
-            # Not a kill: the spare may have just taken a connection (its word still on its way
-            # here), and a hook killed mid-run would be run again in-process. Closed, its pair
-            # tells it to leave; one that takes a connection after this answers it `S`.
-            spare[1].close()
-        for conn in children.values():
-            if conn is not None:
-                conn.close()
         listener.setblocking(False)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.set_wakeup_fd(-1)
-        os.close(stop_r)
-        os.close(stop_w)
+        loop.close()
 
 
 def _reap_answering(children: dict[int, socket.socket | None]) -> None:
@@ -376,10 +397,8 @@ def _spare(
     taken: socket.socket,
     stamp: dict[str, tuple[int, int]],
     info: bytes,
-    kinds: dict[bytes, Kind],
-    rehearse: Callable[[], None] | None,
 ) -> NoReturn:
-    """A spare child: `rehearse` (first calls whose copy-on-write page faults would otherwise
+    """A spare child: `rehearse_hook` (first calls whose copy-on-write page faults would otherwise
     be on the request's path), accept one connection of this user's, hand the server a copy of
     it, and serve it. A status request is answered and the spare stays the spare (`served`:
     requests taken + 1; `spare`: this pid). It waits on `taken` too: the server never writes
@@ -387,12 +406,10 @@ def _spare(
     SIGTERM) or died (kill -9); the spare then exits rather than serve with a dead server's
     state or linger on its socket. A connection taken when the server can no longer be told is
     answered `S`: its client runs the request itself and starts a new server."""
-    import select
-
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        if rehearse is not None:
-            rehearse()
+        rehearse_hook()
+        own = context()  # the server's, as this spare was forked
         info += f"spare={os.getpid()}\n".encode()
         while True:
             ready = select.select([listener.fileno(), taken.fileno()], [], [])[0]
@@ -404,12 +421,13 @@ def _spare(
             except BlockingIOError:  # taken by the leaving server's `_refuse_queued`
                 continue
             conn.setblocking(True)
-            if not _same_user(conn):
+            peer = _peer(conn)
+            if peer is None:
                 conn.close()
                 continue
             conn.settimeout(10.0)
-            first = _first_byte(conn)
-            if first[0] != b"?":
+            first = conn.recv(1)
+            if first != b"?":
                 break
             _answer_status(conn, stamp, info)
             conn.close()
@@ -421,7 +439,7 @@ def _spare(
         taken.close()
     except BaseException:
         os._exit(0)
-    _child(listener, conn, stamp, info, kinds, first)
+    _child(listener, conn, stamp, info, first, (peer, own))
     os._exit(0)
 
 
@@ -449,26 +467,15 @@ def die_with_client(conn: socket.socket) -> None:
 
 def read_request(conn: socket.socket, count: int) -> list[bytes] | None:
     """A request's `count` fields, as they arrive; None when the client left first."""
-    buf = b""
+    buf = bytearray()  # appended in place: a 20 MiB payload is not copied once per piece
     while True:
         parsed = fields(buf, 0, count)
         if parsed is not None:
             return parsed[0]
-        chunk = conn.recv(1 << 16)
+        chunk = conn.recv(1 << 20)
         if not chunk:
             return None
         buf += chunk
-
-
-def _first_byte(conn: socket.socket) -> tuple[bytes, list[int]]:
-    """The request's kind, and the file descriptors sent with it (a `C` request's stdio: they
-    come with the first byte read, and a plain `recv` would drop them)."""
-    kind, ancillary, _flags, _addr = conn.recvmsg(1, socket.CMSG_SPACE(16 * 4))
-    fds = []
-    for level, type_, data in ancillary:
-        if level == socket.SOL_SOCKET and type_ == socket.SCM_RIGHTS:
-            fds += [int.from_bytes(data[i : i + 4], sys.byteorder) for i in range(0, len(data), 4)]
-    return kind, fds
 
 
 def _answer_status(conn: socket.socket, stamp: dict[str, tuple[int, int]], info: bytes) -> None:
@@ -481,17 +488,17 @@ def _child(
     conn: socket.socket,
     stamp: dict[str, tuple[int, int]],
     info: bytes,
-    kinds: dict[bytes, Kind],
-    first: tuple[bytes, list[int]] | None = None,
+    first: bytes,
+    peer: tuple[int, bytes],
 ) -> None:
-    """Serve one connection (`first`: its kind and fds, when already read)."""
+    """Serve one connection (`first`: its kind, already read; `peer`: the client's pid, 0 when
+    unknown, and this server's `context`). A hook whose client's context is not the server's is
+    answered `D`: it runs in the client's own process, with its own namespaces, rights and limits."""
     try:
         listener.close()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         conn.settimeout(10.0)
-        kind, fds = first or _first_byte(conn)
-        if kind in kinds:
-            kinds[kind](conn, fds)
+        kind = first
         if kind == b"?":
             _answer_status(conn, stamp, info)
             os._exit(0)
@@ -499,6 +506,9 @@ def _child(
             os._exit(0)
         parts = read_request(conn, 6)
         if parts is None:
+            os._exit(0)
+        if peer[0] and context(str(peer[0])) != peer[1]:
+            conn.sendall(b"D")
             os._exit(0)
         conn.sendall(b"A")
         # While the client's `G` is on its way: nothing this changes is seen outside this process.

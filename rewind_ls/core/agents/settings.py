@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 import rewind_ls
-from rewind_ls.core.errors import BadInput
+from rewind_ls.core.errors import BadInput, BadPath
 
 
 def _marks(agent: str) -> tuple[str, ...]:
@@ -88,6 +88,8 @@ def _load(path: str) -> dict[str, Any]:
             text = f.read()
     except FileNotFoundError:
         return {}
+    except OSError as exc:  # its folder is a file, unreadable, ...: one line, not a traceback
+        raise BadPath(path, f"cannot be read ({exc.strerror}); nothing was changed") from None
     if not text.strip():
         return {}
     try:
@@ -181,10 +183,21 @@ def _event_groups(
 
 
 def _write_json(path: str, data: dict[str, Any]) -> None:
-    """Replace the settings file at once (a temporary file renamed over it)."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    """Replace the settings file at once (a temporary file renamed over it). A folder that is
+    read-only or a file is one clear error (BadPath) naming the path, the file left as it was."""
     tmp = path + ".rewind-ls.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        where = exc.filename if isinstance(exc.filename, str) else path
+        raise BadPath(
+            where, f"cannot write the settings there ({exc.strerror}); nothing was changed"
+        ) from None

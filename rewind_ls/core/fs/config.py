@@ -203,7 +203,7 @@ def ensure_private_dir(path: str) -> None:
     target = os.path.abspath(path)
     if target == home or target.startswith(home + os.sep):
         check_home(home)
-    os.makedirs(target, mode=0o700, exist_ok=True)
+    make_private_dirs(target)
     probe = target
     while True:
         try:
@@ -214,3 +214,25 @@ def ensure_private_dir(path: str) -> None:
         if probe == home or not probe.startswith(home + os.sep):
             break
         probe = os.path.dirname(probe)
+
+
+def make_private_dirs(target: str) -> None:
+    """`os.makedirs(target)` with every folder it creates made 0700 whatever the umask (makedirs
+    gives only the leaf its mode, the parents 0777 & ~umask: under umask 000 a fresh account's
+    `~/.local` came out world-writable, and the store home under it was then refused for good)."""
+    missing = []
+    probe = os.path.abspath(target)
+    while not os.path.isdir(probe):
+        missing.append(probe)
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            if not os.path.isdir(folder):
+                raise
+            continue  # made meanwhile by another process: as that one left it
+        os.chmod(folder, 0o700)  # a umask with owner bits (0o277) would leave it unusable

@@ -20,7 +20,7 @@ def lock_held(lock_path: str) -> bool:
     import fcntl
 
     try:
-        fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return False
     try:
@@ -32,31 +32,90 @@ def lock_held(lock_path: str) -> bool:
     return False
 
 
+def _open_lock(lock_path: str) -> int | None:
+    """The lock file, created 0600 when missing, never through a link (`O_NOFOLLOW`: a link
+    planted at its path would make this process write its pid over the link's target) and only
+    a plain file of this user's with one name (a hard link is a name for another file). A link
+    found there is removed (only a link: its target is never touched), as the folders locks live
+    in are this user's own 0700 ones, so the link was left by this user. None when it is not
+    usable."""
+    import errno
+    import stat
+
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    for _ in range(2):
+        try:
+            fd = os.open(lock_path, flags, 0o600)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                return None
+            try:
+                os.unlink(lock_path)  # the link, not its target
+            except OSError:
+                return None
+            continue
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and st.st_nlink == 1:
+            return fd
+        os.close(fd)
+        return None
+    return None
+
+
+def _still_named(fd: int, lock_path: str) -> bool:
+    """Whether the lock file open as `fd` is still the one at `lock_path` (a holder leaving
+    removes it, `release_lock`: a lock taken on the removed file is no lock)."""
+    try:
+        st = os.stat(lock_path, follow_symlinks=False)
+    except OSError:
+        return False
+    mine = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino)
+
+
 def take_lock(lock_path: str) -> int | None:
-    """The helper's exclusive lock, with its pid written in; None when another holds it. Retried
+    """The helper's exclusive lock, with its pid written in; None when another holds it (or the
+    lock's path holds something else than a plain file of ours: `_open_lock`). Retried
     briefly: a caller's `lock_held` holds it shared for an instant, which must not make the only
     helper starting give up."""
     import fcntl
 
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     for _ in range(40):
+        fd = _open_lock(lock_path)
+        if fd is None:
+            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
+            os.close(fd)
             time.sleep(0.005)
+            continue
+        if not _still_named(fd, lock_path):
+            os.close(fd)  # its holder removed it as it left: take the new one
             continue
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         return fd
-    os.close(fd)
     return None
+
+
+def release_lock(lock_path: str, fd: int) -> None:
+    """Remove the lock file while holding it, then drop it: no lock file is left behind, and a
+    process that opened it meanwhile finds it gone once it gets the lock (`_still_named`)."""
+    try:
+        if _still_named(fd, lock_path):
+            os.unlink(lock_path)
+    except OSError:
+        pass
+    os.close(fd)
 
 
 def lock_pid(lock_path: str) -> int | None:
     """The pid the lock's holder wrote into it (tests and the benchmark stop it)."""
     try:
-        with open(lock_path, "rb") as f:
-            return int(f.read().strip() or b"0") or None
+        fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            return int(f.read(32).strip() or b"0") or None
     except (OSError, ValueError):
         return None
 

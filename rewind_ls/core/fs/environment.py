@@ -75,16 +75,14 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar(
         "REWIND_LS_HOOK_SERVER",
         "1",
-        "`0`: every hook and every `rewind-ls` command runs in its own Python process; otherwise "
-        "hooks after the first run in a child of your hook server, and commands in a child of your "
-        "command-line server (each one per Python, rewind-ls install and `REWIND_LS_HOME`; "
-        "`rewind-ls doctor` says whether each server is up and which code it runs)",
+        "`0`: every hook runs in its own Python process; otherwise hooks after the first run in a "
+        "child of your hook server (one per Python, rewind-ls install, `REWIND_LS_HOME` and process "
+        "context; `rewind-ls doctor` says whether it is up and which code it runs)",
     ),
     EnvVar(
         "REWIND_LS_HOOK_SERVER_IDLE",
         "900",
-        "seconds without a hook (or a command) after which the hook server (the command-line "
-        "server) stops",
+        "seconds without a hook after which the hook server stops",
     ),
     EnvVar(
         "REWIND_LS_NOTIFY",

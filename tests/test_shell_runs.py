@@ -422,3 +422,54 @@ def test_a_deletion_after_the_interrupt_is_shared_not_the_turns(
     proc = cli("rewind", "1", "--session", agent.session_id, "--yes", ok=False)
     assert proc.returncode == 3 and "old.txt: shared with" in proc.stdout, proc.stdout
     assert not (ws / "old.txt").exists()
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, HOME=str(cwd))
+    proc = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return proc.stdout
+
+
+@pytest.mark.parametrize("watch", ["0", "1"], ids=["walk", "watcher"])
+def test_worktree_inside_the_workspace_is_another_checkout(
+    agent: FakeClaude, cli: Cli, ws: Path, watch: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #38 item 1: `git worktree add` inside the project (where `claude -w` puts
+    `.claude/worktrees/NAME`): what is written there during the main session's Bash is not the
+    main turn's, and rewinding that turn leaves the worktree as it is (`git status` clean)."""
+    monkeypatch.setenv("REWIND_LS_WATCH", watch)
+    agent.env["REWIND_LS_WATCH"] = watch
+    cli.env["REWIND_LS_WATCH"] = watch
+    (ws / "main.txt").write_text("v1\n")
+    _git(ws, "init", "-q", "-b", "main")
+    _git(ws, "add", "main.txt")
+    _git(ws, "commit", "-qm", "init")
+    agent.hook("SessionStart", source="startup")
+    agent.turn("warm up", {"seed.txt": "seed\n"})  # the baseline (and the watcher's mark)
+    agent.hook("UserPromptSubmit", prompt="work in a worktree", prompt_id="p2")
+    tid = bash_pre(agent, "git worktree add .claude/worktrees/nest")
+    _git(ws, "worktree", "add", "-q", ".claude/worktrees/nest")
+    nest = ws / ".claude" / "worktrees" / "nest"
+    (nest / "a.txt").write_text("in the worktree\n")
+    (nest / "main.txt").write_text("changed in the worktree\n")
+    (ws / "main.txt").write_text("v2\n")
+    bash_post(agent, tid)
+    agent.hook("Stop")
+    assert files_of(cli, agent.session_id) == [["seed.txt"], ["main.txt"]]
+    # A later change in the worktree is not the workspace's either (the watcher journals it).
+    (nest / "a.txt").write_text("edited again\n")
+    cli("scan")
+    assert external_paths(cli) == []
+    cli("rewind", "2", "--session", agent.session_id, "--yes")
+    assert (ws / "main.txt").read_text() == "v1\n"
+    assert (nest / "a.txt").read_text() == "edited again\n"
+    assert (nest / "main.txt").read_text() == "changed in the worktree\n"
+    assert _git(nest, "status", "--porcelain") == " M main.txt\n?? a.txt\n"

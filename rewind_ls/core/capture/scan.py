@@ -64,6 +64,7 @@ from rewind_ls.core.capture.scan_settings import extra_ignore_patterns
 from rewind_ls.core.capture.shell_runs import in_flight, session_runs
 from rewind_ls.core.capture.walk import relative_skips
 from rewind_ls.core.fs import config
+from rewind_ls.core.fs.paths import nested_checkout
 from rewind_ls.core.store import ABSENT_VERSION, FILE, Store
 
 TYPE_CHECKING = False
@@ -401,6 +402,7 @@ class _Scan:
         # of a baseline in progress checks every known file by name).
         top = self.store.root.rstrip("/") + "/"
         busy, lstat = self.busy, os.lstat
+        nested: dict[str, bool] = {}
         for rel, k in known.items():
             if rel in busy:
                 continue
@@ -417,6 +419,8 @@ class _Scan:
                 continue
             if st is not None and same_signature(st, k[1], k[2], k[3], k[4]):
                 continue
+            if nested_checkout(self.store.root, rel, nested) is not None:
+                continue  # now in another checkout (a folder that became one): not ours to record
             if st is None and k[3]:
                 self.gone_inodes.add(k[3])
             # A deletion has no time: any command running since the last scan may have done it.

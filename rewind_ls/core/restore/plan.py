@@ -21,6 +21,7 @@ from typing import Any
 
 from rewind_ls.core.capture.recorder import REWIND_SESSION, read_current, reconstructed_note
 from rewind_ls.core.errors import BadPath, CorruptBlob, RewindError, UnknownTurn
+from rewind_ls.core.fs.paths import check_not_nested
 from rewind_ls.core.model import (
     ABSENT,
     FILE,
@@ -160,6 +161,7 @@ def disk_reader(root: str) -> Reader:
         why = _parent_not_a_folder(root, rel)
         if why is not None:
             raise BadPath(rel, why)
+        check_not_nested(root, rel)  # another checkout's file, recorded before it was one
         version, data, _ = read_current(root, rel)
         return version, data
 

@@ -33,13 +33,15 @@ ROOT = Path(__file__).resolve().parents[1]
 # The hook server's follow-up: what `__main__.py` ran itself (the `sys.path` it sets, the choice of
 # the server or the in-process path) is in core/agents/hook_client.py, whose `.pyc` is cached where
 # a script is compiled on every run (+1 on every event; less time, not more).
+# Issue #38: core/capture/scan.py reached the 600-line limit; what a scan could not record (and the
+# links it names) went to core/capture/scan_links.py (+1 where a scan runs).
 BUDGET = {
-    "UserPromptSubmit": 99,
+    "UserPromptSubmit": 100,
     "PreToolUse Edit": 86,
     "PostToolUse Edit": 86,
     "PreToolUse Bash": 90,
-    "PostToolUse Bash": 99,
-    "Stop": 99,
+    "PostToolUse Bash": 100,
+    "Stop": 100,
 }
 # What no hook may load: `site` (the start-up the command avoids) and the libraries of the server
 # and the CLI.

@@ -60,6 +60,9 @@ from rewind_ls.core.capture.folder_cache import skip_dirs, walk_files
 from rewind_ls.core.capture.ignore import IgnoreRules
 from rewind_ls.core.capture.scan_commit import Candidate, commit
 from rewind_ls.core.capture.scan_commit import ScanResult as ScanResult
+from rewind_ls.core.capture.scan_links import META_UNRECORDED as META_UNRECORDED
+from rewind_ls.core.capture.scan_links import note_links
+from rewind_ls.core.capture.scan_links import unrecorded as unrecorded
 from rewind_ls.core.capture.scan_settings import extra_ignore_patterns
 from rewind_ls.core.capture.shell_runs import in_flight, session_runs
 from rewind_ls.core.capture.walk import relative_skips
@@ -78,13 +81,11 @@ if TYPE_CHECKING:
     Progress = Callable[[str, int, int], None]
     # path -> (path, size, mtime_ns, ino, mode), as `Store.known_file_signatures` gives them.
     KnownSignatures = dict[str, tuple[str, int | None, int | None, int | None, int | None]]
+    # What a scan compares: the listed files with their lstat, the known signatures, the paths
+    # known to be absent.
+    Listing = tuple[Iterator[tuple[str, os.stat_result]], KnownSignatures, set[str]]
 
 META_WATERMARK = "scan.watermark_ns"  # when the last scan began (ctime test for new files)
-META_UNRECORDED = "scan.unrecorded"  # JSON list of "path: reason" the last scan could not record
-# JSON {path: target} of the symbolic links made or re-pointed since recording began: not recorded
-# (a rewind leaves them), so named by `unrecorded` for as long as they are there.
-META_LINKS = "scan.links"
-
 # Timestamps come from the kernel's coarse clock, which lags time.time_ns() by up to a tick or two.
 _CLOCK_SLACK_NS = 2_000_000_000
 # A baseline taken in one process (no worker: `REWIND_LS_BASELINE_SECONDS` set, `rewind-ls scan`)
@@ -99,56 +100,6 @@ _RESTORE_TEMP = re.compile(r"(^|/)\.[^/]*\.rewind-[0-9a-f]{8}\.(tmp|bak|aside)(\
 # Claude Code's atomic writes: `<name>.tmp.<pid>.<hex>`, renamed over `<name>` an instant later (seen
 # with 2.1.197). A scan that catches one mid-write would record a file that never really existed.
 _AGENT_TEMP = re.compile(r"\.tmp\.[0-9]+\.[0-9a-f]{8,}$")
-
-
-def unrecorded(store: Store) -> list[str]:
-    """ "path: reason" for every file the last scan could not record (unreadable, a link or a
-    folder where a file was), and every symbolic link made or re-pointed since recording began."""
-    raw = store.meta(META_UNRECORDED)
-    try:
-        found = json.loads(raw) if raw else []
-    except ValueError:
-        found = []
-    out = [str(x) for x in found] if isinstance(found, list) else []
-    for rel, target in sorted(_links(store).items()):
-        out.append(
-            f"{rel}: a symbolic link (-> {target}) made or re-pointed after recording began; "
-            "links are not recorded, and a rewind leaves it as it is"
-        )
-    return out
-
-
-def _links(store: Store) -> dict[str, str]:
-    raw = store.meta(META_LINKS)
-    try:
-        found = json.loads(raw) if raw else {}
-    except ValueError:
-        return {}
-    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
-
-
-def _note_links(
-    store: Store, listed: list[tuple[str, os.stat_result]], watermark: int | None
-) -> None:
-    """Remember the links `listed` made or re-pointed since the previous scan (`ln -s`, `ln -sf`
-    give the link a new ctime), and forget remembered ones that are no longer links."""
-    links = _links(store)
-    before = dict(links)
-    for rel, st in listed:
-        if watermark is not None and st.st_ctime_ns >= watermark:
-            try:
-                links[rel] = os.readlink(os.path.join(store.root, *rel.split("/")))
-            except OSError:
-                continue
-    for rel in list(links):
-        try:
-            still = stat_mod.S_ISLNK(os.lstat(os.path.join(store.root, *rel.split("/"))).st_mode)
-        except OSError:
-            still = False
-        if not still:
-            del links[rel]
-    if links != before:
-        store.set_meta(META_LINKS, json.dumps(links, sort_keys=True))
 
 
 def scan(
@@ -191,19 +142,8 @@ def scan(
     patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
     # The watcher syncs before anything is read (rules too): only what it saw change, or all.
     if lean:
-        # No walk (the worker lists every file) and nothing adopted here; each known file that
-        # may have changed is `lstat`ed by name, so a change to one is recorded in this turn:
-        # only what the watcher journaled since the last scan's mark plus the rows written since
-        # (the worker's adoptions) when it saw the whole interval, else every known file.
         run.deadline = started
-        watched = watched_scan.begin(store, patterns, have_baseline, lean=True)
-        nothing: Iterator[tuple[str, os.stat_result]] = iter(())
-        if watched.entries is None:
-            known = store.known_file_signatures()
-        else:
-            run.result.watched = True
-            known = watched.known(store)[0]
-        listing = nothing, known, set[str]()  # nothing listed: no gone
+        listing, watched = _lean_listing(store, run, patterns, have_baseline)
     else:
         watched = watched_scan.begin(store, patterns, have_baseline)
         # A walk longer than the budget stops there: the worker lists the rest, and the known
@@ -216,7 +156,43 @@ def scan(
     changed, new = run.compare(*listing)
     if changed:
         _fill_old_versions(store, changed)
-    # New files: created (before = absent) or adopted into the baseline, by their ctime.
+    created, adopt = _created_or_adopted(store, run, new, have_baseline, watermark)
+    complete = run.record(changed + created, adopt) and not cut and not lean
+    # Not when the worker completed the baseline while this scan ran (a lean scan is never
+    # complete): a new one would only start to find nothing, and keep the checkpoint "running".
+    if not complete and worker and not baseline_complete(store):
+        baseline_spawn.ensure_running(store.root, store.path)
+    note_links(store, run.links, watermark if have_baseline else None)
+    run.finish(complete and not have_baseline, watched, complete, lean)
+    run.result.baseline_complete = complete or have_baseline
+    run.result.elapsed = time.monotonic() - started
+    return run.result
+
+
+def _lean_listing(
+    store: Store, run: _Scan, patterns: Sequence[str], have_baseline: bool
+) -> tuple[Listing, watched_scan.Watched]:
+    """A lean scan's listing (the worker is taking the baseline): no walk (the worker lists every
+    file) and nothing adopted; each known file that may have changed is `lstat`ed by name, so a
+    change to one is recorded in this turn: only what the watcher journaled since the last
+    scan's mark plus the rows written since (the worker's adoptions) when it saw the whole
+    interval, else every known file."""
+    watched = watched_scan.begin(store, patterns, have_baseline, lean=True)
+    nothing: Iterator[tuple[str, os.stat_result]] = iter(())
+    if watched.entries is None:
+        known = store.known_file_signatures()
+    else:
+        run.result.watched = True
+        known = watched.known(store)[0]
+    return (nothing, known, set[str]()), watched  # nothing listed: no gone
+
+
+def _created_or_adopted(
+    store: Store, run: _Scan, new: list[Candidate], have_baseline: bool, watermark: int | None
+) -> tuple[list[Candidate], list[Candidate]]:
+    """Split the paths never seen into (created: before = absent, adopted into the baseline), by
+    their ctime against the watermark, a known inode gone in this scan (moved) or a folder moved
+    in since (module docstring)."""
     created: list[Candidate] = []
     adopt: list[Candidate] = []
     moved_in = _MovedIn(store, watermark)
@@ -235,16 +211,7 @@ def scan(
             created.append(c)
         else:
             adopt.append(c)
-    complete = run.record(changed + created, adopt) and not cut and not lean
-    # Not when the worker completed the baseline while this scan ran (a lean scan is never
-    # complete): a new one would only start to find nothing, and keep the checkpoint "running".
-    if not complete and worker and not baseline_complete(store):
-        baseline_spawn.ensure_running(store.root, store.path)
-    _note_links(store, run.links, watermark if have_baseline else None)
-    run.finish(complete and not have_baseline, watched, complete, lean)
-    run.result.baseline_complete = complete or have_baseline
-    run.result.elapsed = time.monotonic() - started
-    return run.result
+    return created, adopt
 
 
 def _until(
@@ -291,7 +258,7 @@ def _listing(
     run: _Scan,
     watched: watched_scan.Watched,
     until: float | None = None,
-) -> tuple[Iterator[tuple[str, os.stat_result]], KnownSignatures, set[str]]:
+) -> Listing:
     """The paths a scan compares (each non-ignored regular file with its lstat) and the known
     signatures and known-absent paths to compare them with: all of them from a full walk (the
     folder cache helps; it stops at `until`, time.monotonic()), or, when the workspace watcher

@@ -297,3 +297,45 @@ def test_a_prompt_hook_run_again_after_dying_opens_one_turn(
     codex.hook("Stop")
     turns = cli.json("turns", "--session", codex.session_id)["sessions"][0]["turns"]
     assert [t["prompt"] for t in turns] == ["keep me once"], turns
+
+
+def test_every_codex_hook_delivered_twice_records_each_turn_once(
+    ws: Path, home: Path, cli: Cli
+) -> None:
+    """Issue #38 item 2 for Codex: every hook delivered twice at once (two installs); each
+    `turn_id` is one turn holding its shell command's file."""
+    from tests.support.agent import run_hook_twice
+
+    codex = FakeCodex(ws, home)
+    argv = [sys.executable, "-m", "rewind_ls", "hook", "codex"]
+
+    def twice(event: str, **fields: Any) -> None:
+        payload = {
+            "session_id": codex.session_id,
+            "turn_id": codex.turn_id,
+            "transcript_path": None,
+            "cwd": str(ws),
+            "hook_event_name": event,
+            "model": "gpt-5.5",
+            "permission_mode": "bypassPermissions",
+            **fields,
+        }
+        run_hook_twice(payload, codex.env, argv)
+
+    (ws / "seed.txt").write_text("seed\n")
+    twice("SessionStart", source="startup")
+    for n in range(1, 4):
+        codex.turn_id = f"turn-{n}"
+        twice("UserPromptSubmit", prompt=f"prompt {n}")
+        bash = {"command": f"echo {n} > out{n}.txt"}
+        twice("PreToolUse", tool_name="Bash", tool_input=bash, tool_use_id=f"call_{n}")
+        (ws / f"out{n}.txt").write_text(f"{n}\n")
+        twice("PostToolUse", tool_name="Bash", tool_input=bash, tool_use_id=f"call_{n}")
+        twice("Stop")
+    turns = cli.json("turns", "--session", codex.session_id)["sessions"][0]["turns"]
+    assert [t["prompt"] for t in turns] == ["prompt 1", "prompt 2", "prompt 3"]
+    assert [[f["path"] for f in t["files"]] for t in turns] == [
+        ["out1.txt"],
+        ["out2.txt"],
+        ["out3.txt"],
+    ]

@@ -34,9 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # the server or the in-process path) is in core/agents/hook_client.py, whose `.pyc` is cached where
 # a script is compiled on every run (+1 on every event; less time, not more).
 # Issue #38: core/capture/scan.py reached the 600-line limit; what a scan could not record (and the
-# links it names) went to core/capture/scan_links.py (+1 where a scan runs).
+# links it names) went to core/capture/scan_links.py (+1 where a scan runs). A prompt's hook holds
+# a lock (`hook_steps.PromptLock`) so a hook delivered twice opens one turn: fcntl (+1 on a prompt).
 BUDGET = {
-    "UserPromptSubmit": 100,
+    "UserPromptSubmit": 101,
     "PreToolUse Edit": 86,
     "PostToolUse Edit": 86,
     "PreToolUse Bash": 90,

@@ -243,11 +243,17 @@ def test_cli_restore_killed_between_its_last_two_steps(scenario: Scenario) -> No
     count("cli after-discard")
 
 
-def test_cli_restore_killed_at_random_moments(scenario: Scenario) -> None:
+@pytest.mark.parametrize("how", ["served", "in-process"])
+def test_cli_restore_killed_at_random_moments(scenario: Scenario, how: str) -> None:
+    """SIGKILL of `rewind-ls rewind` at a random moment, through the command-line server (the
+    client killed; its child follows) and in the command's own process (`REWIND_LS_HOOK_SERVER=0`,
+    issue #38 item 4): the next command finds the journal and finishes or rolls back, and no
+    `.rewind-*` file stays in the project."""
     s = scenario
     s.reset()
+    extra = {"REWIND_LS_HOOK_SERVER": "0"} if how == "in-process" else {}
     started = time.monotonic()
-    probe = cli(s.ws, s.home, "rewind", "1", "--yes")
+    probe = cli(s.ws, s.home, "rewind", "1", "--yes", extra_env=extra)
     assert probe.returncode == 0
     span = time.monotonic() - started
     rng = random.Random(int(os.environ.get("REWIND_RELIABILITY_SEED", "7")))
@@ -256,7 +262,7 @@ def test_cli_restore_killed_at_random_moments(scenario: Scenario) -> None:
         s.reset()
         proc = subprocess.Popen(
             [sys.executable, "-m", "rewind_ls", "rewind", "1", "--yes", "-C", str(s.ws)],
-            env=env_for(s.home),
+            env=env_for(s.home, **extra),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
@@ -266,7 +272,8 @@ def test_cli_restore_killed_at_random_moments(scenario: Scenario) -> None:
         _, err = proc.communicate()
         assert proc.returncode in (0, -9), err
         seen[_settled(s)] += 1
-        count("cli random SIGKILL")
+        assert not [p for p in s.ws.rglob("*") if ".rewind-" in p.name]
+        count(f"cli random SIGKILL ({how})")
     assert sum(seen.values()) == runs(6)
 
 

@@ -435,3 +435,25 @@ def test_restore_point_preview_is_named_for_the_restore(
     out = cli("revert", point, "--yes").stdout
     assert out.splitlines()[0] == "undo of: rewind to turn 1 (code)", out
     assert (ws / "a.txt").read_text() == "v1\n"
+
+
+def test_a_file_over_the_cap_is_held_by_the_restore_point(
+    ws: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    """Issue #38 item 3: a turn created a file larger than the store's cap. Rewinding that turn
+    deletes it and leaves nothing in the project (no `.big.bin.rewind-*.bak`); the restore point
+    holds its content anyway, so `undo` brings it back byte for byte."""
+    cli.env["REWIND_LS_MAX_FILE_BYTES"] = "1000"
+    agent.env["REWIND_LS_MAX_FILE_BYTES"] = "1000"
+    big = os.urandom(50_000)
+    agent.turn("make a big file", {"big.bin": big, "small.txt": b"s\n"})
+    cli("rewind", "1", "--yes")
+    assert sorted(p.name for p in ws.iterdir()) == []
+    cli("undo", "--yes")
+    assert (ws / "big.bin").read_bytes() == big
+    assert (ws / "small.txt").read_bytes() == b"s\n"
+    assert sorted(p.name for p in ws.iterdir()) == ["big.bin", "small.txt"]
+    # And once more: the undo's own restore point holds it too.
+    cli("rewind", "1", "--yes")
+    cli("undo", "--yes")
+    assert (ws / "big.bin").read_bytes() == big

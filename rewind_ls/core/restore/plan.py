@@ -73,6 +73,7 @@ class PathPlan:
         "conflict",
         "current",
         "current_data",
+        "held",
         "markers",
         "path",
         "removed",
@@ -98,6 +99,9 @@ class PathPlan:
         # under the buffer's unsaved text (`target`). Set by the editor's applier only.
         self.saved: Version | None = None
         self.saved_data: bytes | None = None
+        # A current content over the size cap (`too-large`, known by its stat signature) that the
+        # restore point read and stored anyway (`point.hold_too_large`): its whole version.
+        self.held: Version | None = None
 
     def set_target(self, target: Version, data: bytes | None) -> None:
         self.target = target

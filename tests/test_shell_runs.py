@@ -473,3 +473,27 @@ def test_worktree_inside_the_workspace_is_another_checkout(
     assert (nest / "a.txt").read_text() == "edited again\n"
     assert (nest / "main.txt").read_text() == "changed in the worktree\n"
     assert _git(nest, "status", "--porcelain") == " M main.txt\n?? a.txt\n"
+
+
+def test_a_bash_ended_by_no_event_of_its_own_shares_what_changed(
+    agent: FakeClaude, cli: Cli, ws: Path
+) -> None:
+    """Issue #38 item 5: a Bash whose PostToolUse never comes and whose transcript says nothing
+    (none written here), ended only by the next prompt. What changed since it started cannot be
+    told apart between the command and the person (their fix in between), so it is shared with
+    the external session: rewinding the turn is a conflict, never a silent revert of the fix."""
+    (ws / "notes.txt").write_text("original\n")
+    agent.hook("SessionStart", source="startup")
+    agent.hook("UserPromptSubmit", prompt="build", prompt_id="p1")
+    bash_pre(agent, "make")
+    (ws / "built.txt").write_text("half built\n")
+    time.sleep(1.3)
+    (ws / "notes.txt").write_text("fixed by hand\n")
+    agent.hook("UserPromptSubmit", prompt="go on", prompt_id="p2")
+    agent.hook("Stop")
+    assert not agent.transcript.exists()
+    assert files_of(cli, agent.session_id) == [["built.txt shared", "notes.txt shared"], []]
+    proc = cli("rewind", "1", "--session", agent.session_id, "--yes", ok=False)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "notes.txt: shared with a change made outside agent turns" in proc.stdout + proc.stderr
+    assert (ws / "notes.txt").read_text() == "fixed by hand\n"

@@ -12,6 +12,7 @@ from rewind_ls.cli.common import (
     print_json,
     print_unrecorded,
     session_arg,
+    short_id,
     unrecorded,
 )
 
@@ -38,6 +39,7 @@ def cmd_turns(args: argparse.Namespace) -> int:
         if not args.all and args.session is None:
             # Another agent working here too: its newest turn (a page of one) says if it is live.
             others = live_others(list_sessions(store, None, 1)["sessions"], session)
+        ids = [s.id for s in store.sessions()] if others or listing["sessions"] else []
     listing["unrecorded"] = gaps
     if args.json:
         from rewind_ls.protocol.cli_output import TurnsOutput, wire
@@ -65,16 +67,19 @@ def cmd_turns(args: argparse.Namespace) -> int:
         older = session["turn_count"] - len(session["turns"])
         if older > 0:
             print(
-                f"({older} older turns of session {session['id'][:8]} not shown: --limit 0 lists every turn)"
+                f"({older} older turns of session {short_id(session['id'], ids)} not shown:"
+                " --limit 0 lists every turn)"
             )
         for line in session_lines(session, cols):
             print(line)
     for other in others:
         # Another agent works in this workspace too: its turns are not listed above.
+        # A prefix no other session shares, so the hint works as printed (UUIDv7 ids).
+        short = short_id(other["id"], ids)
         print(
-            f"also active here: session {other['id'][:8]} ({other['agent'] or 'agent'}, "
+            f"also active here: session {short} ({other['agent'] or 'agent'}, "
             f"{other['turn_count']} turn(s)); see it with: rewind-ls turns --session "
-            f"{other['id'][:8]}  (or --all)"
+            f"{short}  (or --all)"
         )
     return 0
 

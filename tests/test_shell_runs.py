@@ -497,3 +497,28 @@ def test_a_bash_ended_by_no_event_of_its_own_shares_what_changed(
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "notes.txt: shared with a change made outside agent turns" in proc.stdout + proc.stderr
     assert (ws / "notes.txt").read_text() == "fixed by hand\n"
+
+
+def test_a_file_written_before_the_other_command_started_is_not_shared(
+    agent: FakeClaude, cli: Cli, ws: Path, home: Path
+) -> None:
+    """Issue #38 item 6: A's Bash writes x.txt, then B's Bash starts (a moment later, within the
+    2 s the clocks are given for coarse timestamps) and writes y.txt while A's still runs. B's
+    command could not have written x.txt: it is A's alone; y.txt could be either's: shared."""
+    other = FakeClaude(ws, home)
+    (ws / "seed.txt").write_text("seed\n")
+    agent.hook("SessionStart", source="startup")
+    other.hook("SessionStart", source="startup")
+    agent.hook("UserPromptSubmit", prompt="long build", prompt_id="a1")
+    tid = bash_pre(agent, "make")
+    (ws / "x.txt").write_text("A's output\n")
+    time.sleep(0.3)
+    other.hook("UserPromptSubmit", prompt="generate", prompt_id="b1")
+    tid_b = bash_pre(other, "gen")
+    (ws / "y.txt").write_text("either's\n")
+    bash_post(other, tid_b)
+    other.hook("Stop")
+    bash_post(agent, tid)
+    agent.hook("Stop")
+    assert files_of(cli, other.session_id) == [["y.txt shared"]]
+    assert files_of(cli, agent.session_id) == [["x.txt", "y.txt shared"]]

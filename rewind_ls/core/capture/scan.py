@@ -88,6 +88,9 @@ if TYPE_CHECKING:
 META_WATERMARK = "scan.watermark_ns"  # when the last scan began (ctime test for new files)
 # Timestamps come from the kernel's coarse clock, which lags time.time_ns() by up to a tick or two.
 _CLOCK_SLACK_NS = 2_000_000_000
+# A file system with nanosecond timestamps: a ctime lags the moment of the change by at most a few
+# of the coarse clock's ticks (1/HZ, 4-10 ms).
+_TICK_SLACK_NS = 50_000_000
 # A baseline taken in one process (no worker: `REWIND_LS_BASELINE_SECONDS` set, `rewind-ls scan`)
 # commits this many files at a time: fewer, larger transactions rewrite the random-keyed hash
 # index less often (100k files: the scanning thread's commits 2.0 -> 1.7 s CPU against 2,000).
@@ -287,6 +290,7 @@ class _Scan:
         "links",
         "others",
         "own_from",
+        "own_start",
         "progress",
         "result",
         "shared",
@@ -317,6 +321,7 @@ class _Scan:
         self.defer_from = self.others[0].start_ns - _CLOCK_SLACK_NS if self.others else None
         own = session_runs(store, session_id) if session_id is not None else []
         self.own_from = own[0].start_ns - _CLOCK_SLACK_NS if own else None
+        self.own_start = own[0].start_ns if own else None
         self.shared: dict[str, list[str]] = {}  # path -> the other sessions it is shared with
         self.gone_inodes: set[int] = set()  # inodes of known files gone now (moved, or deleted)
         self.links: list[tuple[str, os.stat_result]] = []  # symbolic links the walk listed
@@ -401,14 +406,15 @@ class _Scan:
 
     def _share(self, rel: str, ctime_ns: int | None) -> bool:
         """A path changed while another session's shell command ran: shared with those sessions
-        when the scanning session's own shell command ran then too (True), else left to them."""
-        if self.own_from is None or (ctime_ns is not None and ctime_ns < self.own_from):
+        when the scanning session's own shell command ran then too (True), else left to them.
+        A change timed before a command started is not that command's (`_before`): left to the
+        others when it is before this session's own, this session's alone when it is before
+        every other's."""
+        if self.own_start is None or _before(ctime_ns, self.own_start):
             return False
-        self.shared[rel] = [
-            r.session_id
-            for r in self.others
-            if ctime_ns is None or ctime_ns >= r.start_ns - _CLOCK_SLACK_NS
-        ]
+        partners = [r.session_id for r in self.others if not _before(ctime_ns, r.start_ns)]
+        if partners:
+            self.shared[rel] = partners
         return True
 
     def sharing(self, attribute: Attribute) -> Attribute:
@@ -549,6 +555,16 @@ class _MovedIn:
             self.answers[folder] = ctime >= self.watermark
             return self.answers[folder]
         return False
+
+
+def _before(ctime_ns: int | None, start_ns: int) -> bool:
+    """A change's ctime is surely before a command's start: by more than the kernel's coarse
+    clock lags (`_TICK_SLACK_NS`), or, on a file system that keeps whole seconds (the ctime has
+    no fraction), by more than `_CLOCK_SLACK_NS`. A deletion (no time) never is."""
+    if ctime_ns is None:
+        return False
+    slack = _CLOCK_SLACK_NS if ctime_ns % 1_000_000_000 == 0 else _TICK_SLACK_NS
+    return ctime_ns < start_ns - slack
 
 
 def _fill_old_versions(store: Store, cands: list[Candidate]) -> None:

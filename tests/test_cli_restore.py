@@ -457,3 +457,25 @@ def test_a_file_over_the_cap_is_held_by_the_restore_point(
     cli("rewind", "1", "--yes")
     cli("undo", "--yes")
     assert (ws / "big.bin").read_bytes() == big
+
+
+def test_rewind_after_the_agents_own_restore_is_no_conflict(
+    ws: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    """Issue #38 item 6: the agent's own restore (Claude Code's /rewind, Gemini's /restore; no
+    hook fires) puts back turn 1's version of f.txt; a scan records it as an outside change.
+    Rewinding turn 1 then discards nobody's work (that content is the session's own): no
+    conflict, no --force. An outside change to content the session never wrote still is one."""
+    (ws / "f.txt").write_text("v0\n")
+    (ws / "g.txt").write_text("g0\n")
+    agent.turn("one", {"f.txt": "v1\n", "g.txt": "g1\n"})
+    agent.turn("two", {"f.txt": "v2\n", "g.txt": "g2\n"})
+    (ws / "f.txt").write_text("v1\n")  # the agent's own restore, no hook
+    cli("scan")
+    cli("rewind", "1", "--session", agent.session_id, "--yes", "--path", "f.txt")
+    assert (ws / "f.txt").read_text() == "v0\n"
+    (ws / "g.txt").write_text("the person's own\n")
+    cli("scan")
+    proc = cli("rewind", "1", "--session", agent.session_id, "--yes", ok=False)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "g.txt: also changed by a change made outside agent turns" in proc.stdout + proc.stderr

@@ -348,8 +348,15 @@ def _check_others(store: Store, pp: PathPlan, turn: Turn, history: list[PathChan
     """Any change by someone else after T began (another session, the person's save, an external
     change) would be discarded, even one followed by this session's own edits (sessions A, B, A
     on one file): a conflict, as the README states. A forked conversation inherits copies of its
-    parent's changes (same `seq`): the same edit seen from two sessions, not someone else's work."""
+    parent's changes (same `seq`): the same edit seen from two sessions, not someone else's work.
+    Nor is a change that only put back content this session had there (the agent's own restore,
+    Claude Code's /rewind or Gemini's /restore, which no hook reports: a scan sees it as an
+    outside change): the rewind discards nothing but the session's own version."""
     own = {h.seq for h in history if h.session_id == turn.session_id}
+    # What the session had at the path: at T's start, and what each of its changes wrote.
+    own_contents = [history[0].before] + [
+        h.after for h in history if h.seq in own and h.after is not None
+    ]
     later = [
         h
         for h in history
@@ -357,6 +364,13 @@ def _check_others(store: Store, pp: PathPlan, turn: Turn, history: list[PathChan
         and h.turn_state != TurnState.ROLLED_BACK
         and h.seq not in own
         and not _undone_before_fork(store, turn.session_id, h, history)
+    ]
+    later = [
+        h
+        for h in later
+        if shared_turns(h.source)
+        or h.after is None
+        or not any(h.after.same_content(v) for v in own_contents)
     ]
     shared = [h for h in later if shared_turns(h.source)]
     if shared:

@@ -243,6 +243,48 @@ def test_cli_restore_killed_between_its_last_two_steps(scenario: Scenario) -> No
     count("cli after-discard")
 
 
+def test_cli_restore_killed_before_dropping_its_backups(scenario: Scenario) -> None:
+    """Issue #38 item 4: `rewind-ls rewind` SIGKILLed in its own process once every file is
+    restored and the point marked applied, before its backups are dropped: the project holds a
+    `.rewind-*.bak` beside each file. The next command removes them and says so (doctor said
+    "interrupted restores: none"), and the restore is still undoable."""
+    s = scenario
+    s.reset()
+    mark = s.ws.parent / "before-discard.mark"
+    mark.unlink(missing_ok=True)
+    extra = {
+        "REWIND_LS_HOOK_SERVER": "0",
+        "REWIND_LS_FAULT": "before-discard:1",
+        "REWIND_LS_FAULT_MARK": str(mark),
+        "REWIND_LS_FAULT_PAUSE": "120",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rewind_ls", "rewind", "1", "--yes", "-C", str(s.ws)],
+        env=env_for(s.home, **extra),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not mark.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "never reached the discard"
+            time.sleep(0.02)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert [p for p in s.ws.rglob("*") if ".rewind-" in p.name]  # the backups, left behind
+    report = doctor_ok(s.ws, s.home)
+    (check,) = [c for c in report["checks"] if c["name"] == "interrupted restores"]
+    assert check["detail"].startswith("1 finished or rolled back"), check
+    assert "backup file(s) it left in the project removed" in check["detail"], check
+    assert s.state() == s.b, describe_diff(s.b, s.state())
+    undone = cli(s.ws, s.home, "undo", "--yes")
+    assert undone.returncode == 0, undone.stderr
+    assert files_only(s.state()) == files_only(s.a), describe_diff(s.a, s.state())
+    count("cli killed before discard")
+
+
 @pytest.mark.parametrize("how", ["served", "in-process"])
 def test_cli_restore_killed_at_random_moments(scenario: Scenario, how: str) -> None:
     """SIGKILL of `rewind-ls rewind` at a random moment, through the command-line server (the

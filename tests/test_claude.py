@@ -335,15 +335,19 @@ def _hook_twice(agent: FakeClaude, event: str, **fields: object) -> None:
     run_hook_twice({**agent._base(event), **fields}, agent.env)
 
 
+@pytest.mark.parametrize("server", ["hook server", "in-process"])
 def test_every_hook_delivered_twice_records_each_event_once(
-    agent: FakeClaude, cli: Cli, ws: Path
+    agent: FakeClaude, cli: Cli, ws: Path, server: str
 ) -> None:
     """Issue #38 item 2: two installs hook the same agent, so every event comes twice, at the
     same moment. Each prompt is one turn (none empty), each file is in its turn, and `rewind 2`
-    goes back to the start of the second prompt, not before the first."""
+    goes back to the start of the second prompt, not before the first. Through the hook server
+    (two of its children at once) and in two hook processes."""
+    if server == "in-process":
+        agent.env["REWIND_LS_HOOK_SERVER"] = "0"
     (ws / "seed.txt").write_text("seed\n")
     _hook_twice(agent, "SessionStart", source="startup")
-    for n in range(1, 4):
+    for n in range(1, 6):
         _hook_twice(agent, "UserPromptSubmit", prompt=f"prompt {n}", prompt_id=f"p{n}")
         tid = f"toolu_bash{n}"
         bash = {"command": f"echo {n} > shell{n}.txt"}
@@ -359,9 +363,9 @@ def test_every_hook_delivered_twice_records_each_event_once(
         _hook_twice(agent, "Stop", stop_hook_active=False)
     listing = cli.json("turns", "--session", agent.session_id)
     turns = listing["sessions"][0]["turns"]
-    assert [t["prompt"] for t in turns] == ["prompt 1", "prompt 2", "prompt 3"]
+    assert [t["prompt"] for t in turns] == [f"prompt {n}" for n in range(1, 6)]
     assert [sorted(f["path"] for f in t["files"]) for t in turns] == [
-        [f"edit{n}.txt", f"shell{n}.txt"] for n in (1, 2, 3)
+        [f"edit{n}.txt", f"shell{n}.txt"] for n in range(1, 6)
     ]
     cli("rewind", "2", "--session", agent.session_id, "--yes")
     assert sorted(p.name for p in ws.iterdir()) == ["edit1.txt", "seed.txt", "shell1.txt"]

@@ -522,3 +522,32 @@ def test_a_file_written_before_the_other_command_started_is_not_shared(
     agent.hook("Stop")
     assert files_of(cli, other.session_id) == [["y.txt shared"]]
     assert files_of(cli, agent.session_id) == [["x.txt", "y.txt shared"]]
+
+
+def test_an_edit_tool_writing_in_a_nested_worktree_is_not_this_workspaces(
+    agent: FakeClaude, cli: Cli, ws: Path
+) -> None:
+    """Issue #38 item 1: a subagent in worktree isolation (its hooks carry the main project) writes
+    into `.claude/worktrees/NAME`: not recorded in the outer workspace, and no error either."""
+    from tests.support.agent import run_hook
+
+    (ws / "main.txt").write_text("v1\n")
+    _git(ws, "init", "-q", "-b", "main")
+    _git(ws, "add", "main.txt")
+    _git(ws, "commit", "-qm", "init")
+    _git(ws, "worktree", "add", "-q", ".claude/worktrees/sub")
+    agent.hook("SessionStart", source="startup")
+    agent.hook("UserPromptSubmit", prompt="delegate", prompt_id="p1")
+    target = ws / ".claude" / "worktrees" / "sub" / "b.txt"
+    tool = {"tool_name": "Write", "tool_input": {"file_path": str(target), "content": "b\n"}}
+    for event in ("PreToolUse", "PostToolUse"):
+        if event == "PostToolUse":
+            target.write_text("b\n")
+        proc = run_hook(
+            {**agent._base(event), **tool, "tool_use_id": "toolu_sub", "agent_type": "worker"},
+            agent.env,
+        )
+        assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    agent.write("main.txt", "v2\n")
+    agent.hook("Stop")
+    assert files_of(cli, agent.session_id) == [["main.txt"]]

@@ -173,6 +173,19 @@ def edit_target(
     return file_path, None
 
 
+def in_other_checkout(root: str, path: str, cwd: str) -> str | None:
+    """The folder of another checkout below the workspace `root` that holds `path` (relative ones
+    are relative to `cwd`), e.g. `.claude/worktrees/NAME` of `claude -w` or of a subagent's
+    worktree: its files are that checkout's workspace's, not recorded in this one. None otherwise."""
+    from rewind_ls.core.fs.paths import is_below, nested_checkout
+
+    full = os.path.realpath(path if os.path.isabs(path) else os.path.join(cwd, path))
+    root_real = os.path.realpath(root)
+    if not is_below(full, root_real):
+        return None
+    return nested_checkout(root_real, os.path.relpath(full, root_real).replace(os.sep, "/"))
+
+
 def tool_file(payload: dict[str, Any], tool: str, field: str) -> str:
     """The file an edit tool names in its `tool_input[field]`."""
     tool_input = payload.get("tool_input")

@@ -51,6 +51,9 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
             store.ensure_session(hook.session_id, "agent", AGENT, hook.transcript)
             return _shell(rec, hook, payload)
         assert file_path is not None
+        nested = steps.in_other_checkout(root, file_path, hook.cwd)
+        if nested is not None:
+            return Outcome(f"{hook.tool} {file_path}: in another checkout ({nested}), not recorded")
         return _edit(rec, hook, payload, root, file_path)
 
 

@@ -98,6 +98,8 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
             if not steps.inside_folder(p, hook.cwd, codex_home())
         ]
     root = session_workspace_root(hook.session_id, hook.cwd, None)
+    # Files of another checkout below the workspace (a git worktree there) are its own.
+    files = [p for p in files if steps.in_other_checkout(root, p, hook.cwd) is None]
 
     with Store.open(root) as store:
         rec = steps.recorder(store)

@@ -82,5 +82,8 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
             )
             return outcome
         assert file_path is not None
+        nested = steps.in_other_checkout(root, file_path, hook.cwd)
+        if nested is not None:
+            return Outcome(f"{hook.tool} {file_path}: in another checkout ({nested}), not recorded")
         recorded, turn = steps.record_edits(rec, hook, EVENTS, root, [file_path], AGENT)
         return Outcome(f"{recorded} in {turn}")

@@ -479,3 +479,20 @@ def test_rewind_after_the_agents_own_restore_is_no_conflict(
     proc = cli("rewind", "1", "--session", agent.session_id, "--yes", ok=False)
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "g.txt: also changed by a change made outside agent turns" in proc.stdout + proc.stderr
+
+
+def test_a_folder_that_became_another_checkout_is_left_alone_by_a_rewind(
+    ws: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    """Issue #38 item 1: files recorded in a plain folder that later got a `.git` of its own
+    (`git init`, a clone or a worktree put there) are another checkout's now: a rewind names
+    them as a conflict and never writes there; `--skip-conflicts` restores the rest."""
+    agent.turn("one", {"sub/a.txt": "a1\n", "top.txt": "t1\n"})
+    (ws / "sub" / ".git").write_text("gitdir: /elsewhere/.git/worktrees/sub\n")
+    (ws / "sub" / "a.txt").write_text("the other checkout's\n")
+    proc = cli("rewind", "1", "--yes", ok=False)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "sub/a.txt" in proc.stderr and "another checkout" in proc.stderr, proc.stderr
+    cli("rewind", "1", "--yes", "--skip-conflicts")
+    assert not (ws / "top.txt").exists()
+    assert (ws / "sub" / "a.txt").read_text() == "the other checkout's\n"

@@ -204,9 +204,11 @@ def _safe_target(
     return full
 
 
-def check_not_nested(root: str, rel: str) -> None:
-    """Refuse to write `rel` when it lies in another checkout below the root (`nested_checkout`)."""
-    _refuse_nested(os.path.realpath(root), rel)
+def check_not_nested(root: str, rel: str, seen: dict[str, bool] | None = None) -> None:
+    """Refuse to write `rel` when it lies in another checkout below the root (`nested_checkout`;
+    `seen`: its cache, for a caller asking about many paths)."""
+    if nested_checkout(root, rel, seen) is not None:
+        _refuse_nested(os.path.realpath(root), rel)
 
 
 def to_uri(root: str, rel: str) -> str:

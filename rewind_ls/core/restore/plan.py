@@ -161,11 +161,13 @@ class Plan:
 
 
 def disk_reader(root: str) -> Reader:
+    nested: dict[str, bool] = {}  # folder -> holds a .git: asked once per folder, not per path
+
     def read(rel: str) -> tuple[Version, bytes | None]:
         why = _parent_not_a_folder(root, rel)
         if why is not None:
             raise BadPath(rel, why)
-        check_not_nested(root, rel)  # another checkout's file, recorded before it was one
+        check_not_nested(root, rel, nested)  # another checkout's file, recorded before it was one
         version, data, _ = read_current(root, rel)
         return version, data
 

@@ -356,9 +356,7 @@ def _check_others(store: Store, pp: PathPlan, turn: Turn, history: list[PathChan
     outside change): the rewind discards nothing but the session's own version."""
     own = {h.seq for h in history if h.session_id == turn.session_id}
     # What the session had at the path: at T's start, and what each of its changes wrote.
-    own_contents = [history[0].before] + [
-        h.after for h in history if h.seq in own and h.after is not None
-    ]
+    mine = [history[0].before, *(h.after for h in history if h.seq in own and h.after)]
     later = [
         h
         for h in history
@@ -366,13 +364,7 @@ def _check_others(store: Store, pp: PathPlan, turn: Turn, history: list[PathChan
         and h.turn_state != TurnState.ROLLED_BACK
         and h.seq not in own
         and not _undone_before_fork(store, turn.session_id, h, history)
-    ]
-    later = [
-        h
-        for h in later
-        if shared_turns(h.source)
-        or h.after is None
-        or not any(h.after.same_content(v) for v in own_contents)
+        and (shared_turns(h.source) or not (h.after and any(map(h.after.same_content, mine))))
     ]
     shared = [h for h in later if shared_turns(h.source)]
     if shared:

@@ -361,10 +361,24 @@ def _discard_leftover_backups(store: Store) -> list[str]:
     points = [(p, j) for p, j in points if not j.get(BACKUPS_GONE)]
     if not any(j.get("ops") for _, j in points):
         return []
-    lines: list[str] = []
-    with restore_lock(store, blocking=False) as mine, Pinned(store.root) as fs:
+    with restore_lock(store, blocking=False) as mine:
         if not mine:
             return []  # a live restore is taking its own last steps
+        return _finish_leftovers(store, points)
+
+
+def finish_leftovers(store: Store) -> list[str]:
+    """`_discard_leftover_backups` for a caller that holds the restore lock already (a restore
+    about to start: a killed restore whose last steps another command could not take, its lock
+    held by the dying process at that moment, is finished before anything else is swapped)."""
+    points = [(p, json.loads(info) if info else {}) for p, info in store.recent_restore_journals(5)]
+    points = [(p, j) for p, j in points if not j.get(BACKUPS_GONE) and j.get("ops")]
+    return _finish_leftovers(store, points) if points else []
+
+
+def _finish_leftovers(store: Store, points: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    lines: list[str] = []
+    with Pinned(store.root) as fs:
         for point, journal in points:
             ops = _checked_ops(store.root, journal)[0]
             kept: list[str] = []

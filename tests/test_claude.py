@@ -21,7 +21,7 @@ from rewind_ls.core.agents.claude.events import TranscriptParser, apply_edit, ap
 from rewind_ls.core.agents.claude.recorder import TranscriptRecorder
 from rewind_ls.core.store import Store
 from tests.conftest import Cli
-from tests.support.agent import FakeClaude, run_hook
+from tests.support.agent import FakeClaude, run_hook, run_hook_twice
 
 
 def test_compaction_inside_a_turn_stays_in_the_turn(agent: FakeClaude, cli: Cli, ws: Path) -> None:
@@ -329,3 +329,43 @@ def test_an_edit_reported_only_after_it_ran_outside_a_prompt_is_the_tools(
         assert change.before.hash is not None and change.after is not None
         assert store.get_blob(change.before.hash) == b"old\n"
         assert change.after.hash is not None and store.get_blob(change.after.hash) == b"new\n"
+
+
+def _hook_twice(agent: FakeClaude, event: str, **fields: object) -> None:
+    run_hook_twice({**agent._base(event), **fields}, agent.env)
+
+
+@pytest.mark.parametrize("server", ["hook server", "in-process"])
+def test_every_hook_delivered_twice_records_each_event_once(
+    agent: FakeClaude, cli: Cli, ws: Path, server: str
+) -> None:
+    """Issue #38 item 2: two installs hook the same agent, so every event comes twice, at the
+    same moment. Each prompt is one turn (none empty), each file is in its turn, and `rewind 2`
+    goes back to the start of the second prompt, not before the first. Through the hook server
+    (two of its children at once) and in two hook processes."""
+    if server == "in-process":
+        agent.env["REWIND_LS_HOOK_SERVER"] = "0"
+    (ws / "seed.txt").write_text("seed\n")
+    _hook_twice(agent, "SessionStart", source="startup")
+    for n in range(1, 6):
+        _hook_twice(agent, "UserPromptSubmit", prompt=f"prompt {n}", prompt_id=f"p{n}")
+        tid = f"toolu_bash{n}"
+        bash = {"command": f"echo {n} > shell{n}.txt"}
+        _hook_twice(agent, "PreToolUse", tool_name="Bash", tool_input=bash, tool_use_id=tid)
+        (ws / f"shell{n}.txt").write_text(f"{n}\n")
+        _hook_twice(agent, "PostToolUse", tool_name="Bash", tool_input=bash, tool_use_id=tid)
+        path = ws / f"edit{n}.txt"
+        write = {"file_path": str(path), "content": f"{n}\n"}
+        wid = f"toolu_write{n}"
+        _hook_twice(agent, "PreToolUse", tool_name="Write", tool_input=write, tool_use_id=wid)
+        path.write_text(f"{n}\n")
+        _hook_twice(agent, "PostToolUse", tool_name="Write", tool_input=write, tool_use_id=wid)
+        _hook_twice(agent, "Stop", stop_hook_active=False)
+    listing = cli.json("turns", "--session", agent.session_id)
+    turns = listing["sessions"][0]["turns"]
+    assert [t["prompt"] for t in turns] == [f"prompt {n}" for n in range(1, 6)]
+    assert [sorted(f["path"] for f in t["files"]) for t in turns] == [
+        [f"edit{n}.txt", f"shell{n}.txt"] for n in range(1, 6)
+    ]
+    cli("rewind", "2", "--session", agent.session_id, "--yes")
+    assert sorted(p.name for p in ws.iterdir()) == ["edit1.txt", "seed.txt", "shell1.txt"]

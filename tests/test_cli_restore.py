@@ -435,3 +435,64 @@ def test_restore_point_preview_is_named_for_the_restore(
     out = cli("revert", point, "--yes").stdout
     assert out.splitlines()[0] == "undo of: rewind to turn 1 (code)", out
     assert (ws / "a.txt").read_text() == "v1\n"
+
+
+def test_a_file_over_the_cap_is_held_by_the_restore_point(
+    ws: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    """Issue #38 item 3: a turn created a file larger than the store's cap. Rewinding that turn
+    deletes it and leaves nothing in the project (no `.big.bin.rewind-*.bak`); the restore point
+    holds its content anyway, so `undo` brings it back byte for byte."""
+    cli.env["REWIND_LS_MAX_FILE_BYTES"] = "1000"
+    agent.env["REWIND_LS_MAX_FILE_BYTES"] = "1000"
+    big = os.urandom(50_000)
+    agent.turn("make a big file", {"big.bin": big, "small.txt": b"s\n"})
+    cli("rewind", "1", "--yes")
+    assert sorted(p.name for p in ws.iterdir()) == []
+    cli("undo", "--yes")
+    assert (ws / "big.bin").read_bytes() == big
+    assert (ws / "small.txt").read_bytes() == b"s\n"
+    assert sorted(p.name for p in ws.iterdir()) == ["big.bin", "small.txt"]
+    # And once more: the undo's own restore point holds it too.
+    cli("rewind", "1", "--yes")
+    cli("undo", "--yes")
+    assert (ws / "big.bin").read_bytes() == big
+
+
+def test_rewind_after_the_agents_own_restore_is_no_conflict(
+    ws: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    """Issue #38 item 6: the agent's own restore (Claude Code's /rewind, Gemini's /restore; no
+    hook fires) puts back turn 1's version of f.txt; a scan records it as an outside change.
+    Rewinding turn 1 then discards nobody's work (that content is the session's own): no
+    conflict, no --force. An outside change to content the session never wrote still is one."""
+    (ws / "f.txt").write_text("v0\n")
+    (ws / "g.txt").write_text("g0\n")
+    agent.turn("one", {"f.txt": "v1\n", "g.txt": "g1\n"})
+    agent.turn("two", {"f.txt": "v2\n", "g.txt": "g2\n"})
+    (ws / "f.txt").write_text("v1\n")  # the agent's own restore, no hook
+    cli("scan")
+    cli("rewind", "1", "--session", agent.session_id, "--yes", "--path", "f.txt")
+    assert (ws / "f.txt").read_text() == "v0\n"
+    (ws / "g.txt").write_text("the person's own\n")
+    cli("scan")
+    proc = cli("rewind", "1", "--session", agent.session_id, "--yes", ok=False)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "g.txt: also changed by a change made outside agent turns" in proc.stdout + proc.stderr
+
+
+def test_a_folder_that_became_another_checkout_is_left_alone_by_a_rewind(
+    ws: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    """Issue #38 item 1: files recorded in a plain folder that later got a `.git` of its own
+    (`git init`, a clone or a worktree put there) are another checkout's now: a rewind names
+    them as a conflict and never writes there; `--skip-conflicts` restores the rest."""
+    agent.turn("one", {"sub/a.txt": "a1\n", "top.txt": "t1\n"})
+    (ws / "sub" / ".git").write_text("gitdir: /elsewhere/.git/worktrees/sub\n")
+    (ws / "sub" / "a.txt").write_text("the other checkout's\n")
+    proc = cli("rewind", "1", "--yes", ok=False)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "sub/a.txt" in proc.stderr and "another checkout" in proc.stderr, proc.stderr
+    cli("rewind", "1", "--yes", "--skip-conflicts")
+    assert not (ws / "top.txt").exists()
+    assert (ws / "sub" / "a.txt").read_text() == "the other checkout's\n"

@@ -124,6 +124,31 @@ def test_blame_names_turns_shell_and_outside(ws: Path, agent: FakeClaude, cli: C
     assert "outside" in text[3] and text[4].split()[1] == "t3"
 
 
+def test_blame_of_latin1_and_binary_files(ws: Path, agent: FakeClaude, cli: Cli) -> None:
+    """Issue #38 item 6: a Latin-1 file is blamed line by line (it was all `unrecorded`) and
+    shown decoded; a binary file is named binary with its author, no raw bytes printed."""
+    (ws / "l1.txt").write_bytes("caf\xe9 un\nligne deux\n".encode("latin-1"))
+    (ws / "b.bin").write_bytes(bytes(range(256)))
+    agent.turn("latin", {"l1.txt": "caf\xe9 un\nligne deux\ntrois \xe0\n".encode("latin-1")})
+    agent.turn("bytes", {"b.bin": bytes(range(256)) * 2})
+    runs = cli.json("blame", "l1.txt")["runs"]
+    assert [(r["start"], r["end"], r["source"], r["number"]) for r in runs] == [
+        (0, 2, "original", None),
+        (2, 3, "agent", 1),
+    ]
+    text = cli("blame", "l1.txt").stdout.splitlines()
+    assert text[0].endswith("| caf\xe9 un") and text[2].endswith("| trois \xe0"), text
+    assert "t1" in text[2]
+    out = cli("blame", "b.bin").stdout
+    assert out == (
+        f"b.bin: binary file (512 bytes), not shown by line; last written by t2, "
+        f"{out.split('t2, ')[1].split(', ')[0]}, bytes\n"
+    ), out
+    assert "\x00" not in out
+    runs = cli.json("blame", "b.bin")["runs"]
+    assert {(r["source"], r["number"]) for r in runs} == {("agent", 2)}
+
+
 def test_blame_errors_name_the_path(ws: Path, agent: FakeClaude, cli: Cli) -> None:
     agent.turn("one", {"a.txt": b"x\n"})
     proc = cli("blame", "missing.txt", ok=False)

@@ -297,3 +297,69 @@ def test_a_prompt_hook_run_again_after_dying_opens_one_turn(
     codex.hook("Stop")
     turns = cli.json("turns", "--session", codex.session_id)["sessions"][0]["turns"]
     assert [t["prompt"] for t in turns] == ["keep me once"], turns
+
+
+def test_every_codex_hook_delivered_twice_records_each_turn_once(
+    ws: Path, home: Path, cli: Cli
+) -> None:
+    """Issue #38 item 2 for Codex: every hook delivered twice at once (two installs); each
+    `turn_id` is one turn holding its shell command's file."""
+    from tests.support.agent import run_hook_twice
+
+    codex = FakeCodex(ws, home)
+    argv = [sys.executable, "-m", "rewind_ls", "hook", "codex"]
+
+    def twice(event: str, **fields: Any) -> None:
+        payload = {
+            "session_id": codex.session_id,
+            "turn_id": codex.turn_id,
+            "transcript_path": None,
+            "cwd": str(ws),
+            "hook_event_name": event,
+            "model": "gpt-5.5",
+            "permission_mode": "bypassPermissions",
+            **fields,
+        }
+        run_hook_twice(payload, codex.env, argv)
+
+    (ws / "seed.txt").write_text("seed\n")
+    twice("SessionStart", source="startup")
+    for n in range(1, 4):
+        codex.turn_id = f"turn-{n}"
+        twice("UserPromptSubmit", prompt=f"prompt {n}")
+        bash = {"command": f"echo {n} > out{n}.txt"}
+        twice("PreToolUse", tool_name="Bash", tool_input=bash, tool_use_id=f"call_{n}")
+        (ws / f"out{n}.txt").write_text(f"{n}\n")
+        twice("PostToolUse", tool_name="Bash", tool_input=bash, tool_use_id=f"call_{n}")
+        twice("Stop")
+    turns = cli.json("turns", "--session", codex.session_id)["sessions"][0]["turns"]
+    assert [t["prompt"] for t in turns] == ["prompt 1", "prompt 2", "prompt 3"]
+    assert [[f["path"] for f in t["files"]] for t in turns] == [
+        ["out1.txt"],
+        ["out2.txt"],
+        ["out3.txt"],
+    ]
+
+
+def test_the_turns_hint_names_a_session_by_a_prefix_no_other_shares(
+    ws: Path, home: Path, cli: Cli
+) -> None:
+    """Issue #38 item 6: Codex session ids are UUIDv7 (time first), so two sessions a minute
+    apart share their first 8 characters. The hint `turns` prints for the other live session
+    works as printed."""
+    first, second = FakeCodex(ws, home), FakeCodex(ws, home)
+    first.session_id = "019ac1f2-7d31-7c4e-9a55-3f0c2b1e6a01"
+    second.session_id = "019ac1f2-9b02-7e11-8c3d-6a7f0e2d4b02"
+    for codex, name in ((first, "a"), (second, "b")):
+        codex.turn_id = f"turn-{name}"
+        codex.hook("SessionStart", source="startup")
+        codex.hook("UserPromptSubmit", prompt=f"prompt {name}")
+        (ws / f"{name}.txt").write_text(name)
+        bash = {"command": f"echo {name} > {name}.txt"}
+        codex.hook("PreToolUse", tool_name="Bash", tool_input=bash, tool_use_id=f"c-{name}")
+        codex.hook("PostToolUse", tool_name="Bash", tool_input=bash, tool_use_id=f"c-{name}")
+    out = cli("turns").stdout
+    hint = out.split("see it with: ")[1].split("  (or --all)")[0]
+    assert hint == "rewind-ls turns --session 019ac1f2-7", out
+    shown = cli(*hint.split()[1:]).stdout
+    assert "a.txt" in shown and "b.txt" not in shown

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,10 @@ class FakeGeminiCli:
             "transcript_path": "",
             "cwd": str(self.ws),
             "hook_event_name": event,
-            "timestamp": "2026-11-23T14:13:42.838Z",
+            # As Gemini CLI stamps each event's input (to the millisecond).
+            "timestamp": datetime.now(UTC)
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z"),
             **fields,
         }
         proc = subprocess.run(
@@ -124,3 +128,43 @@ def test_the_same_prompt_twice_forks_before_the_nearest_in_time() -> None:
     later = datetime.fromisoformat("2026-11-23T11:00:00+00:00").timestamp()
     assert prompt_index(lines, "go", later) == 3
     assert prompt_index(lines, "go", later - 3600) == 1
+
+
+def test_every_gemini_hook_delivered_twice_records_each_prompt_once(
+    ws: Path, home: Path, cli: Cli, tmp_path: Path
+) -> None:
+    """Issue #38 item 2 for Gemini CLI, which sends no prompt id: both deliveries of one event
+    carry the same input (its `timestamp` too), so each prompt is one turn; the same prompt sent
+    again later is a turn of its own."""
+    from tests.support.agent import run_hook_twice
+
+    gemini = FakeGeminiCli(ws, home, tmp_path / "user")
+    argv = [sys.executable, "-m", "rewind_ls", "hook", "gemini"]
+
+    def twice(event: str, **fields: Any) -> None:
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        payload = {
+            "session_id": gemini.session_id,
+            "transcript_path": "",
+            "cwd": str(ws),
+            "hook_event_name": event,
+            "timestamp": stamp,
+            **fields,
+        }
+        run_hook_twice(payload, gemini.env, argv)
+
+    (ws / "seed.txt").write_text("seed\n")
+    twice("SessionStart", source="startup")
+    for n in range(1, 4):
+        twice("BeforeAgent", prompt="go on")
+        shell = {"tool_name": "run_shell_command", "tool_input": {"command": f"echo > out{n}"}}
+        twice("BeforeTool", **shell)
+        (ws / f"out{n}.txt").write_text(f"{n}\n")
+        twice("AfterTool", tool_response={"llmContent": "ok"}, **shell)
+        twice("AfterAgent", prompt="go on", prompt_response="done")
+    turns = cli.json("turns", "--session", gemini.session_id)["sessions"][0]["turns"]
+    assert [[f["path"] for f in t["files"]] for t in turns] == [
+        ["out1.txt"],
+        ["out2.txt"],
+        ["out3.txt"],
+    ]

@@ -243,11 +243,92 @@ def test_cli_restore_killed_between_its_last_two_steps(scenario: Scenario) -> No
     count("cli after-discard")
 
 
+def _killed_before_discard(s: Scenario) -> None:
+    """`rewind-ls rewind 1` SIGKILLed in its own process once every file is restored and the point
+    marked applied, before its backups are dropped: a `.rewind-*.bak` beside each file."""
+    s.reset()
+    mark = s.ws.parent / "before-discard.mark"
+    mark.unlink(missing_ok=True)
+    extra = {
+        "REWIND_LS_HOOK_SERVER": "0",
+        "REWIND_LS_FAULT": "before-discard:1",
+        "REWIND_LS_FAULT_MARK": str(mark),
+        "REWIND_LS_FAULT_PAUSE": "120",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rewind_ls", "rewind", "1", "--yes", "-C", str(s.ws)],
+        env=env_for(s.home, **extra),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not mark.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "never reached the discard"
+            time.sleep(0.02)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert [p for p in s.ws.rglob("*") if ".rewind-" in p.name]  # the backups, left behind
+
+
+def test_cli_restore_killed_before_dropping_its_backups(scenario: Scenario) -> None:
+    """Issue #38 item 4: after `_killed_before_discard` the next command removes the backups and
+    says so (doctor said "interrupted restores: none"), and the restore is still undoable."""
+    s = scenario
+    _killed_before_discard(s)
+    report = doctor_ok(s.ws, s.home)
+    (check,) = [c for c in report["checks"] if c["name"] == "interrupted restores"]
+    assert check["detail"].startswith("1 finished or rolled back"), check
+    assert "backup file(s) it left in the project removed" in check["detail"], check
+    assert s.state() == s.b, describe_diff(s.b, s.state())
+    undone = cli(s.ws, s.home, "undo", "--yes")
+    assert undone.returncode == 0, undone.stderr
+    assert files_only(s.state()) == files_only(s.a), describe_diff(s.a, s.state())
+    count("cli killed before discard")
+
+
+def test_the_next_restore_finishes_a_killed_ones_last_steps(scenario: Scenario) -> None:
+    """Issue #38 item 4: the next command's recovery can find the restore lock still held (the
+    killed process not yet gone: a client killed, its child a moment later) and leave the
+    backups. The `undo` that follows takes the lock itself: it drops them first, and leaves no
+    `.rewind-*` file in the project."""
+    import fcntl
+
+    from tests.support.fault import store_db
+
+    s = scenario
+    _killed_before_discard(s)
+    fd = os.open(store_db(s.ws, s.home).parent / "restore.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # the dying process, still holding it
+        undo = subprocess.Popen(
+            [sys.executable, "-m", "rewind_ls", "undo", "--yes", "-C", str(s.ws)],
+            env=env_for(s.home, REWIND_LS_HOOK_SERVER="0"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+        )
+        time.sleep(1.5)  # its recovery passed the held lock by; its restore waits for it
+    finally:
+        os.close(fd)
+    out, err = undo.communicate(timeout=120)
+    assert undo.returncode == 0, err
+    assert not [p for p in s.ws.rglob("*") if ".rewind-" in p.name], out
+    assert files_only(s.state()) == files_only(s.a), describe_diff(s.a, s.state())
+    count("cli killed before discard, then undo")
+
+
 def test_cli_restore_killed_at_random_moments(scenario: Scenario) -> None:
+    """SIGKILL of `rewind-ls rewind` at a random moment (a command always runs in its own process:
+    there is no command-line server, issue 37; issue #38 item 4): the next command finds the
+    journal and finishes or rolls back, and no `.rewind-*` file stays in the project."""
     s = scenario
     s.reset()
+    extra: dict[str, str] = {}
     started = time.monotonic()
-    probe = cli(s.ws, s.home, "rewind", "1", "--yes")
+    probe = cli(s.ws, s.home, "rewind", "1", "--yes", extra_env=extra)
     assert probe.returncode == 0
     span = time.monotonic() - started
     rng = random.Random(int(os.environ.get("REWIND_RELIABILITY_SEED", "7")))
@@ -256,7 +337,7 @@ def test_cli_restore_killed_at_random_moments(scenario: Scenario) -> None:
         s.reset()
         proc = subprocess.Popen(
             [sys.executable, "-m", "rewind_ls", "rewind", "1", "--yes", "-C", str(s.ws)],
-            env=env_for(s.home),
+            env=env_for(s.home, **extra),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
@@ -266,6 +347,7 @@ def test_cli_restore_killed_at_random_moments(scenario: Scenario) -> None:
         _, err = proc.communicate()
         assert proc.returncode in (0, -9), err
         seen[_settled(s)] += 1
+        assert not [p for p in s.ws.rglob("*") if ".rewind-" in p.name]
         count("cli random SIGKILL")
     assert sum(seen.values()) == runs(6)
 

@@ -155,7 +155,7 @@ def test_git_repo_with_nested_ignores_and_a_nested_repository(
     _write(ws / "pkg" / "keep.log", "kept\n")
     _write(ws / "build" / "app.bin", "binary\n")
     _write(ws / "debug.log", "log\n")
-    # A nested repository: its files are recorded, its own .gitignore applies, its .git is left alone.
+    # A nested repository is another checkout (issue #38): none of its files is recorded or restored.
     nested = ws / "vendor" / "lib"
     nested.mkdir(parents=True)
     _git(nested, "init", "-q")
@@ -188,20 +188,28 @@ def test_git_repo_with_nested_ignores_and_a_nested_repository(
     agent.hook("Stop", stop_hook_active=False)
     ignored = {
         p: snapshot()[p]
-        for p in ("pkg/gen/out.py", "build/app.bin", "vendor/lib/out/lib.o", "debug.log")
+        for p in (
+            "pkg/gen/out.py",
+            "build/app.bin",
+            "vendor/lib/out/lib.o",
+            "debug.log",
+            "vendor/lib/lib.c",
+            "vendor/lib/new.h",
+        )
     }
     ignored["secret.txt"] = snapshot()["secret.txt"]
 
     files = {f["path"] for f in _turn_files(ws, home)[1]["files"]}
-    assert {"pkg/mod.py", "vendor/lib/lib.c", "vendor/lib/new.h", "pkg/keep.log"} <= files
+    assert {"pkg/mod.py", "pkg/keep.log"} <= files
     assert not files & set(ignored)
+    assert not any(f.startswith("vendor/lib/") for f in files)
     assert not any("/.git/" in f or f.startswith(".git/") for f in files)
 
     _rewind(ws, home, "2")
     now = snapshot()
     for path, state in ignored.items():
         assert now.pop(path) == state  # untouched by the rewind
-        before.pop(path)
+        before.pop(path, None)
     assert now == before
     assert (_tree_digest(ws / ".git"), _tree_digest(nested / ".git")) == git_before
 

@@ -422,3 +422,132 @@ def test_a_deletion_after_the_interrupt_is_shared_not_the_turns(
     proc = cli("rewind", "1", "--session", agent.session_id, "--yes", ok=False)
     assert proc.returncode == 3 and "old.txt: shared with" in proc.stdout, proc.stdout
     assert not (ws / "old.txt").exists()
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, HOME=str(cwd))
+    proc = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return proc.stdout
+
+
+@pytest.mark.parametrize("watch", ["0", "1"], ids=["walk", "watcher"])
+def test_worktree_inside_the_workspace_is_another_checkout(
+    agent: FakeClaude, cli: Cli, ws: Path, watch: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #38 item 1: `git worktree add` inside the project (where `claude -w` puts
+    `.claude/worktrees/NAME`): what is written there during the main session's Bash is not the
+    main turn's, and rewinding that turn leaves the worktree as it is (`git status` clean)."""
+    monkeypatch.setenv("REWIND_LS_WATCH", watch)
+    agent.env["REWIND_LS_WATCH"] = watch
+    cli.env["REWIND_LS_WATCH"] = watch
+    (ws / "main.txt").write_text("v1\n")
+    _git(ws, "init", "-q", "-b", "main")
+    _git(ws, "add", "main.txt")
+    _git(ws, "commit", "-qm", "init")
+    agent.hook("SessionStart", source="startup")
+    agent.turn("warm up", {"seed.txt": "seed\n"})  # the baseline (and the watcher's mark)
+    agent.hook("UserPromptSubmit", prompt="work in a worktree", prompt_id="p2")
+    tid = bash_pre(agent, "git worktree add .claude/worktrees/nest")
+    _git(ws, "worktree", "add", "-q", ".claude/worktrees/nest")
+    nest = ws / ".claude" / "worktrees" / "nest"
+    (nest / "a.txt").write_text("in the worktree\n")
+    (nest / "main.txt").write_text("changed in the worktree\n")
+    (ws / "main.txt").write_text("v2\n")
+    bash_post(agent, tid)
+    agent.hook("Stop")
+    assert files_of(cli, agent.session_id) == [["seed.txt"], ["main.txt"]]
+    # A later change in the worktree is not the workspace's either (the watcher journals it).
+    (nest / "a.txt").write_text("edited again\n")
+    cli("scan")
+    assert external_paths(cli) == []
+    cli("rewind", "2", "--session", agent.session_id, "--yes")
+    assert (ws / "main.txt").read_text() == "v1\n"
+    assert (nest / "a.txt").read_text() == "edited again\n"
+    assert (nest / "main.txt").read_text() == "changed in the worktree\n"
+    assert _git(nest, "status", "--porcelain") == " M main.txt\n?? a.txt\n"
+
+
+def test_a_bash_ended_by_no_event_of_its_own_shares_what_changed(
+    agent: FakeClaude, cli: Cli, ws: Path
+) -> None:
+    """Issue #38 item 5: a Bash whose PostToolUse never comes and whose transcript says nothing
+    (none written here), ended only by the next prompt. What changed since it started cannot be
+    told apart between the command and the person (their fix in between), so it is shared with
+    the external session: rewinding the turn is a conflict, never a silent revert of the fix."""
+    (ws / "notes.txt").write_text("original\n")
+    agent.hook("SessionStart", source="startup")
+    agent.hook("UserPromptSubmit", prompt="build", prompt_id="p1")
+    bash_pre(agent, "make")
+    (ws / "built.txt").write_text("half built\n")
+    time.sleep(1.3)
+    (ws / "notes.txt").write_text("fixed by hand\n")
+    agent.hook("UserPromptSubmit", prompt="go on", prompt_id="p2")
+    agent.hook("Stop")
+    assert not agent.transcript.exists()
+    assert files_of(cli, agent.session_id) == [["built.txt shared", "notes.txt shared"], []]
+    proc = cli("rewind", "1", "--session", agent.session_id, "--yes", ok=False)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "notes.txt: shared with a change made outside agent turns" in proc.stdout + proc.stderr
+    assert (ws / "notes.txt").read_text() == "fixed by hand\n"
+
+
+def test_a_file_written_before_the_other_command_started_is_not_shared(
+    agent: FakeClaude, cli: Cli, ws: Path, home: Path
+) -> None:
+    """Issue #38 item 6: A's Bash writes x.txt, then B's Bash starts (a moment later, within the
+    2 s the clocks are given for coarse timestamps) and writes y.txt while A's still runs. B's
+    command could not have written x.txt: it is A's alone; y.txt could be either's: shared."""
+    other = FakeClaude(ws, home)
+    (ws / "seed.txt").write_text("seed\n")
+    agent.hook("SessionStart", source="startup")
+    other.hook("SessionStart", source="startup")
+    agent.hook("UserPromptSubmit", prompt="long build", prompt_id="a1")
+    tid = bash_pre(agent, "make")
+    (ws / "x.txt").write_text("A's output\n")
+    time.sleep(0.3)
+    other.hook("UserPromptSubmit", prompt="generate", prompt_id="b1")
+    tid_b = bash_pre(other, "gen")
+    (ws / "y.txt").write_text("either's\n")
+    bash_post(other, tid_b)
+    other.hook("Stop")
+    bash_post(agent, tid)
+    agent.hook("Stop")
+    assert files_of(cli, other.session_id) == [["y.txt shared"]]
+    assert files_of(cli, agent.session_id) == [["x.txt", "y.txt shared"]]
+
+
+def test_an_edit_tool_writing_in_a_nested_worktree_is_not_this_workspaces(
+    agent: FakeClaude, cli: Cli, ws: Path
+) -> None:
+    """Issue #38 item 1: a subagent in worktree isolation (its hooks carry the main project) writes
+    into `.claude/worktrees/NAME`: not recorded in the outer workspace, and no error either."""
+    from tests.support.agent import run_hook
+
+    (ws / "main.txt").write_text("v1\n")
+    _git(ws, "init", "-q", "-b", "main")
+    _git(ws, "add", "main.txt")
+    _git(ws, "commit", "-qm", "init")
+    _git(ws, "worktree", "add", "-q", ".claude/worktrees/sub")
+    agent.hook("SessionStart", source="startup")
+    agent.hook("UserPromptSubmit", prompt="delegate", prompt_id="p1")
+    target = ws / ".claude" / "worktrees" / "sub" / "b.txt"
+    tool = {"tool_name": "Write", "tool_input": {"file_path": str(target), "content": "b\n"}}
+    for event in ("PreToolUse", "PostToolUse"):
+        if event == "PostToolUse":
+            target.write_text("b\n")
+        proc = run_hook(
+            {**agent._base(event), **tool, "tool_use_id": "toolu_sub", "agent_type": "worker"},
+            agent.env,
+        )
+        assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    agent.write("main.txt", "v2\n")
+    agent.hook("Stop")
+    assert files_of(cli, agent.session_id) == [["main.txt"]]

@@ -85,16 +85,15 @@ def git(repo: Path, *args: str) -> bytes:
 
 
 def git_files(repo: Path) -> set[str]:
-    """What git lists, descending into nested repositories as rewind-ls does."""
+    """What git lists; a nested repository (listed as "dir/") is another checkout, which neither
+    git nor rewind-ls lists the files of."""
     out = git(repo, "ls-files", "-z", "--others", "--cached", "--exclude-standard")
     result: set[str] = set()
     for raw in out.split(b"\0"):
         if not raw:
             continue
         p = os.fsdecode(raw)
-        if p.endswith("/"):  # an untracked nested repository
-            result |= {p + q for q in git_files(repo / p)}
-        else:
+        if not p.endswith("/"):  # "dir/": an untracked nested repository
             result.add(p)
     return result
 
@@ -207,30 +206,35 @@ def test_matches_git(tmp_path: Path, gitignores: dict[str, str], exclude: str) -
 
 
 @needs_git
-def test_nested_repository(tmp_path: Path) -> None:
+def test_nested_repository_is_another_checkout(tmp_path: Path) -> None:
     make_tree(tmp_path, FILES)
     inner = tmp_path / "vendor" / "lib"
-    make_tree(inner, ["a.log", "b.txt", "c.tmp", "d.secret", "sub/e.log", "sub/f.txt"])
+    make_tree(inner, ["a.log", "b.txt", "c.tmp", "sub/f.txt"])
     init_repo(tmp_path)
     init_repo(inner)
     (tmp_path / ".gitignore").write_text("*.log\n*.tmp\n")
-    (tmp_path / ".git" / "info" / "exclude").write_text("*.secret\n")
-    (inner / ".gitignore").write_text("sub/*.txt\n")
-    (inner / ".git" / "info" / "exclude").write_text("b.txt\n")
     expected = git_files(tmp_path)
-    # Inside the nested repo only its own rules apply, as git sees it.
-    assert {"vendor/lib/a.log", "vendor/lib/c.tmp", "vendor/lib/d.secret"} <= expected
-    assert "vendor/lib/b.txt" not in expected
+    assert not any(rel.startswith("vendor/lib/") for rel in expected)
     assert walked(tmp_path) == expected
-    rules = IgnoreRules.load(str(tmp_path))
-    assert rules.is_ignored("vendor/lib/b.txt", False)
-    assert not rules.is_ignored("vendor/lib/a.log", False)
-    assert rules.is_ignored("vendor/lib/.git/config", False)
-    assert not any(rel.startswith("vendor/lib/.git/") for rel in walked(tmp_path))
-    # The outer repository can still ignore the nested one as a whole.
-    (tmp_path / ".gitignore").write_text("*.log\nvendor/\n")
-    assert walked(tmp_path) == git_files(tmp_path)
-    assert not any(rel.startswith("vendor/") for rel in walked(tmp_path))
+    # The nested repository walked as a workspace of its own sees its files.
+    assert walked(inner) == git_files(inner) == {"a.log", "b.txt", "c.tmp", "sub/f.txt"}
+
+
+@needs_git
+def test_worktree_inside_the_workspace_is_not_walked(tmp_path: Path) -> None:
+    """`git worktree add` inside the project (Claude Code's `.claude/worktrees/NAME`): a `.git`
+    file makes the folder another checkout, whose files are not the outer workspace's."""
+    init_repo(tmp_path)
+    make_tree(tmp_path, ["x.txt"])
+    git(tmp_path, "add", "x.txt")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    nest = tmp_path / ".claude" / "worktrees" / "nest"
+    git(tmp_path, "worktree", "add", "-q", str(nest))
+    make_tree(nest, ["a.txt", "deep/b.txt"])
+    make_tree(tmp_path, [".claude/settings.json"])
+    assert (nest / ".git").is_file()
+    assert walked(tmp_path) == {"x.txt", ".claude/settings.json"}
+    assert walked(nest) == {"x.txt", "a.txt", "deep/b.txt"}
 
 
 @needs_git
@@ -364,7 +368,8 @@ def test_symlinked_gitignore_not_followed(tmp_path: Path) -> None:
 def test_git_dir_and_gitfile_not_content(tmp_path: Path) -> None:
     make_tree(tmp_path, [".git/config", ".git/objects/ab/cd", "a.txt", "sub/.git", "sub/b.txt"])
     (tmp_path / "sub" / ".git").write_text("gitdir: ../.git/modules/sub\n")
-    assert walked(tmp_path) == {"a.txt", "sub/b.txt"}
+    assert walked(tmp_path) == {"a.txt"}  # sub/ is a submodule: another checkout
+    assert walked(tmp_path / "sub") == {"b.txt"}
 
 
 def test_skip_dirs(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ SHORT = {
 def cmd_blame(args: argparse.Namespace) -> int:
     from rewind_ls.cli.style import DIM, clip, colour_enabled, pad, page, paint, safe, width
     from rewind_ls.core.capture.recorder import read_current
-    from rewind_ls.core.history.blame import Blamer
+    from rewind_ls.core.history.blame import Blamer, binary
     from rewind_ls.core.history.review import origin_dict, runs
     from rewind_ls.core.history.timeline import iso
 
@@ -55,6 +55,28 @@ def cmd_blame(args: argparse.Namespace) -> int:
             )
         )
         return 0
+    if binary(data):
+        # No lines to show: raw bytes would reach the terminal. Its author, as a whole.
+        origin = (
+            attribution.origins[0]
+            if attribution.origins
+            else Blamer(store).whole_origin(path, data)
+        )
+        who = SHORT.get(origin.source, origin.source).format(n=origin.number)
+        d = origin_dict(origin)
+        when = (iso(origin.at) or "").replace("T", " ")[:16]
+        prompt = " ".join((d["prompt"] or "").split())
+        said = ", ".join(x for x in (who, when, safe(prompt)) if x)
+        print(
+            f"{safe(path)}: binary file ({len(data)} bytes), not shown by line; last written by {said}"
+        )
+        return 0
+    # Text in a legacy 8-bit encoding (not UTF-8) shows as Latin-1: every byte a character.
+    try:
+        data.decode("utf-8")
+        encoding = "utf-8"
+    except UnicodeDecodeError:
+        encoding = "latin-1"
     on = colour_enabled()
     columns = width() or 100
     out = []
@@ -65,7 +87,7 @@ def cmd_blame(args: argparse.Namespace) -> int:
         when = (iso(origin.at) or "").replace("T", " ")[5:16]
         prompt = clip(safe(" ".join((d["prompt"] or "").split())), 24)
         head = f"{i + 1:>{digits}} {pad(who, 10)} {pad(when, 11)} {pad(prompt, 24)} "
-        text = safe(line.decode("utf-8", "replace").rstrip("\r\n"))
+        text = safe(line.decode(encoding, "replace").rstrip("\r\n"))
         room = max(10, columns - len(head) - 2)
         out.append(paint(head, DIM, on) + "| " + (clip(text, room) if on else text))
     page("\n".join(out) + ("\n" if out else ""))

@@ -119,6 +119,18 @@ def session_arg(store: Store, spec: str | None) -> str | None:
     raise RewindError(f"--session {spec}: {what} (`rewind-ls turns --all` lists them)")
 
 
+def short_id(session_id: str, ids: list[str], least: int = 8) -> str:
+    """The shortest start of `session_id`, `least` characters at least, that no other of `ids`
+    shares: what a hint can print for `--session`. Codex's ids are UUIDv7 (time first): two
+    sessions a minute apart share their first 8 characters."""
+    size = least
+    while size < len(session_id) and any(
+        other != session_id and other.startswith(session_id[:size]) for other in ids
+    ):
+        size += 1
+    return session_id[:size]
+
+
 def rel(store: Store, path: str) -> str:
     """A path given on the command line, relative to the workspace."""
     from rewind_ls.core.fs.paths import relative_path

@@ -12,6 +12,7 @@ from rewind_ls.cli.common import (
     print_json,
     print_unrecorded,
     session_arg,
+    short_id,
     unrecorded,
 )
 
@@ -24,6 +25,8 @@ def cmd_turns(args: argparse.Namespace) -> int:
 
         first = progress(store.path)
         notices = [] if args.json else _overwritten(store)
+        # Session hints print a prefix no other session shares (Codex's UUIDv7 ids share 8 chars).
+        ids = [s.id for s in store.sessions()] if others or listing["sessions"] else []
     if args.json:
         from rewind_ls.protocol.cli_output import TurnsOutput, wire
 
@@ -44,7 +47,7 @@ def cmd_turns(args: argparse.Namespace) -> int:
             "no agent turns recorded in this workspace yet (install an agent's hooks: rewind-ls install AGENT; `rewind-ls install` lists them)"
         )
         return 0
-    _print_sessions(listing["sessions"], others)
+    _print_sessions(listing["sessions"], others, ids)
     return 0
 
 
@@ -78,7 +81,9 @@ def _overwritten(store: Any) -> list[str]:
     return [o.message() for o in new_notices(store, "cli")]
 
 
-def _print_sessions(sessions: list[dict[str, Any]], others: list[dict[str, Any]]) -> None:
+def _print_sessions(
+    sessions: list[dict[str, Any]], others: list[dict[str, Any]], ids: list[str]
+) -> None:
     from rewind_ls.cli.style import width
     from rewind_ls.cli.turns_view import session_lines
 
@@ -87,16 +92,19 @@ def _print_sessions(sessions: list[dict[str, Any]], others: list[dict[str, Any]]
         older = session["turn_count"] - len(session["turns"])
         if older > 0:
             print(
-                f"({older} older turns of session {session['id'][:8]} not shown: --limit 0 lists every turn)"
+                f"({older} older turns of session {short_id(session['id'], ids)} not shown:"
+                " --limit 0 lists every turn)"
             )
         for line in session_lines(session, cols):
             print(line)
     for other in others:
         # Another agent works in this workspace too: its turns are not listed above.
+        # A prefix no other session shares, so the hint works as printed (UUIDv7 ids).
+        short = short_id(other["id"], ids)
         print(
-            f"also active here: session {other['id'][:8]} ({other['agent'] or 'agent'}, "
+            f"also active here: session {short} ({other['agent'] or 'agent'}, "
             f"{other['turn_count']} turn(s)); see it with: rewind-ls turns --session "
-            f"{other['id'][:8]}  (or --all)"
+            f"{short}  (or --all)"
         )
 
 

@@ -386,3 +386,61 @@ def test_resumed_fork_rewinds_its_inherited_turn_without_a_false_conflict(
         assert plan.returncode == 0 and "conflict" not in plan.stdout, plan.stdout + plan.stderr
         claude.rewind_ls("rewind", "1", "--session", fork, "--yes")
         assert not (project / "a.txt").exists() and not (project / "c.txt").exists()
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, HOME=str(cwd))
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_claude_w_worktree_is_another_checkout(binary: Path, tmp_path: Path) -> None:
+    """Issue #38 item 1 with `claude -w NAME` (2.1.197 has it): while the main session's Bash
+    runs, a session in `.claude/worktrees/nest` writes a file there. The main turn lists only its
+    own file, nothing of the worktree is external, and rewinding the main turn leaves the
+    worktree's files (`git status` there shows nothing deleted)."""
+    project = tmp_path / "proj"
+    nest = project / ".claude" / "worktrees" / "nest"
+    wait = "touch started.flag; while [ ! -e go.flag ]; do sleep 0.1; done; echo v2 > main.txt"
+    with ScriptedByPrompt(
+        {
+            "work in the worktree": [
+                [tool_use("Write", {"file_path": str(nest / "a.txt"), "content": "nested\n"})],
+                [text("written")],
+            ],
+            "main work": [[tool_use("Bash", {"command": wait})], [text("done")]],
+        }
+    ) as api:
+        claude = RealClaude(binary, api, tmp_path, project)
+        (project / "main.txt").write_text("v1\n")
+        (project / ".gitignore").write_text("*.flag\n")
+        _git(project, "init", "-q", "-b", "main")
+        _git(project, "add", "main.txt", ".gitignore")
+        _git(project, "commit", "-qm", "init")
+        claude.install_hooks()
+        claude.allow("Bash", "Write")
+        claude.rewind_ls("scan")  # the baseline
+        main = start_claude(claude, "main work")
+        try:
+            wait_for(lambda: (project / "started.flag").exists(), "the main Bash to start")
+            claude.run("work in the worktree", args=("-w", "nest"))
+            (project / "go.flag").touch()
+        finally:
+            sid = finish(main)
+        assert (nest / "a.txt").read_text() == "nested\n"
+        assert (nest / ".git").is_file()
+        assert turn_files(claude, sid) == [["main.txt"]]
+        assert not [p for p in external_files(claude) if p.startswith(".claude/worktrees/")]
+        claude.rewind_ls("rewind", "1", "--session", sid, "--yes")
+        assert (project / "main.txt").read_text() == "v1\n"
+        assert (nest / "a.txt").read_text() == "nested\n"
+        status = _git(nest, "status", "--porcelain").splitlines()
+        assert "?? a.txt" in status  # not deleted; `.claude/` there is the session's own
+        assert not [line for line in status if "D" in line[:2]], status

@@ -37,6 +37,32 @@ def run_hook(
     )
 
 
+def run_hook_twice(
+    payload: Mapping[str, Any], env: Mapping[str, str], argv: list[str] | None = None
+) -> None:
+    """One hook event delivered twice at once, as two rewind-ls installs (user and project
+    settings) deliver it: two hook processes started together with the same payload."""
+    data = json.dumps(payload).encode()
+    procs = [
+        subprocess.Popen(
+            argv or HOOK_ARGV,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **env},
+        )
+        for _ in range(2)
+    ]
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write(data)
+        proc.stdin.close()
+    for proc in procs:
+        proc.wait(60)
+        assert proc.stderr is not None
+        assert proc.returncode == 0, proc.stderr.read().decode()
+
+
 class FakeClaude:
     """Plays one Claude Code session against `workspace`, recording through the real hook."""
 

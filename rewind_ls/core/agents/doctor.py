@@ -141,7 +141,8 @@ def interrupted_check(store: Any) -> dict[str, Any]:
     from rewind_ls.core.restore.recovery import recover
 
     rolled = recover(store)
-    return _check("interrupted restores", True, f"rolled back {len(rolled)}" if rolled else "none")
+    said = f"{len(rolled)} finished or rolled back: {'; '.join(rolled)}" if rolled else "none"
+    return _check("interrupted restores", True, said)
 
 
 def integrity_check(store: Any) -> dict[str, Any]:

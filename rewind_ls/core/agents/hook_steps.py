@@ -181,6 +181,19 @@ def edit_target(
     return file_path, None
 
 
+def in_other_checkout(root: str, path: str, cwd: str) -> str | None:
+    """The folder of another checkout below the workspace `root` that holds `path` (relative ones
+    are relative to `cwd`), e.g. `.claude/worktrees/NAME` of `claude -w` or of a subagent's
+    worktree: its files are that checkout's workspace's, not recorded in this one. None otherwise."""
+    from rewind_ls.core.fs.paths import is_below, nested_checkout
+
+    full = os.path.realpath(path if os.path.isabs(path) else os.path.join(cwd, path))
+    root_real = os.path.realpath(root)
+    if not is_below(full, root_real):
+        return None
+    return nested_checkout(root_real, os.path.relpath(full, root_real).replace(os.sep, "/"))
+
+
 def tool_file(payload: dict[str, Any], tool: str, field: str) -> str:
     """The file an edit tool names in its `tool_input[field]`."""
     tool_input = payload.get("tool_input")
@@ -264,6 +277,58 @@ def session_start(
         return Outcome(f"SessionStart compact inside {open_turn}")
     rec.attribute_outside_changes()
     return Outcome(f"SessionStart {session_id}")
+
+
+# How long a prompt's hook waits for another delivery of the same prompt to finish opening its
+# turn (its scan may take the first checkpoint's budget); past it, it goes on unlocked.
+PROMPT_LOCK_WAIT = 30.0
+_PROMPT_LOCK_BUCKETS = 64
+
+
+class PromptLock:
+    """Held by a prompt's hook from "is this prompt recorded already?" to its turn's opening.
+
+    Two rewind-ls installs (user and project settings) deliver every hook twice, at the same
+    moment. A prompt's claim (its id in `agent_events`) and its turn's opening are two
+    transactions with a scan between them, so without a lock the second delivery would find the
+    claim without a turn, take the first for a hook that died there, and open a second turn. With
+    it, the second delivery looks only once the first has opened its turn (or died: the kernel
+    drops a dead process's flock), so the same prompt is one turn. One of a few lock files per
+    workspace (`<store>/prompt-locks/`), chosen by the session: two sessions rarely wait on each
+    other. `flock` on a file descriptor: nothing to clean up after a kill."""
+
+    __slots__ = ("fd", "path")
+
+    def __init__(self, store: Store, session_id: str) -> None:
+        # Any stable spread will do (no hash module: the hook path's import budget).
+        bucket = sum(session_id.encode("utf-8", "replace")) % _PROMPT_LOCK_BUCKETS
+        self.path = os.path.join(store.path, "prompt-locks", f"{bucket:02d}.lock")
+        self.fd = -1
+
+    def __enter__(self) -> PromptLock:
+        import fcntl  # flock itself (disk_sync is not on this hook's path)
+
+        try:
+            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return self  # no lock file: recorded as before, never a failed hook
+        deadline = time.monotonic() + PROMPT_LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break  # the other delivery hangs: go on rather than hold the agent
+                time.sleep(0.01)
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # drops the lock
+            self.fd = -1
 
 
 def open_turn(

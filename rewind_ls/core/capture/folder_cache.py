@@ -39,7 +39,7 @@ _DirEntry = tuple[
     "tuple[int, int, int] | None",
     "tuple[int, int, int] | None",
 ]
-_CACHE_NAME = "scan-dirs.v2"
+_CACHE_NAME = "scan-dirs.v3"  # v3: nested checkouts are not listed
 
 
 def skip_dirs(store: Store) -> list[str]:
@@ -69,7 +69,7 @@ def walk_files(
     racy_from = start_ns - RACY_NS
     skip = relative_skips(root, skips)
     rewindignore = _sig(os.path.join(root, ".rewindignore"), racy_from)
-    fingerprint = (2, root, tuple(patterns), tuple(sorted(skip)), rewindignore)
+    fingerprint = (3, root, tuple(patterns), tuple(sorted(skip)), rewindignore)
     cache = None
     if rewindignore is None or rewindignore[1] >= 0:
         cache = _load(store, fingerprint)
@@ -212,7 +212,8 @@ class CachedWalk:
         # Cached listings below were filtered with this folder's rules as they were.
         if e is not None and (e[4] != gi or e[5] != ex):
             raise _Invalid(f"{prefix or '.'}: its ignore rules or repository changed")
-        files, dirs = self._filter(prefix, entries)
+        # Another checkout below the root (its own .git) is not walked (`walk`): nothing listed.
+        files, dirs = ([], []) if is_repo and prefix else self._filter(prefix, entries)
         mtime = dst.st_mtime_ns if dst.st_mtime_ns < self.racy_from else None
         self.new[prefix] = (mtime, dst.st_ino, "\0".join(files), "\0".join(dirs), gi, ex)
         return files, dirs

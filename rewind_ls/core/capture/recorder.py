@@ -50,6 +50,9 @@ _DEFAULT_BUDGET = -1.0
 # A file's modification time this close to a turn's start or end still counts as the turn's: the
 # agent's timestamps and the file system's clock differ by the write's latency and its granularity.
 TIME_SLACK = 1.0
+# The external turns that share a shell command's changes, by how the command ended.
+_KILLED = "changes made after an agent was killed during a shell command"
+_ENDED_BY_NOTHING = "changes made during a shell command that no event of its own ended"
 
 
 class TurnWindow(NamedTuple):
@@ -142,6 +145,21 @@ def turn_label(row: Turn) -> str:
     return f"{label} (subagent: {', '.join(map(str, agents))})" if agents else label
 
 
+def shared_with_outside(
+    store: Store,
+    turn: str,
+    found: list[tuple[str, Version, Version]],
+    why: str = "changes made outside agent turns",
+) -> None:
+    """Record `found` as shared between `turn` and a new turn of the external session: no one
+    can say whether the turn or the person made them."""
+    store.ensure_session(EXTERNAL_SESSION, "external", "workspace")
+    outside = store.begin_turn(EXTERNAL_SESSION, why)
+    for rel, old, new in found:
+        store.record_shared([turn, outside], rel, old, new)
+    store.end_turn(outside)
+
+
 class Recorder:
     """Records turns and changes for one workspace store."""
 
@@ -201,7 +219,7 @@ class Recorder:
         self.store.ensure_session(session_id, kind, agent, transcript)
         open_turn = self.open_turn_id(session_id)
         if open_turn is not None:
-            self.end_turn(session_id)
+            self.end_turn(session_id, by_next_prompt=True)
         else:
             self.attribute_outside_changes()
         return self.store.begin_turn(session_id, prompt, info=info)
@@ -229,13 +247,17 @@ class Recorder:
             return turn
         return self.begin_turn(session_id, "(edits outside a recorded prompt)", kind, agent)
 
-    def end_turn(self, session_id: str, ended_at: float | None = None) -> str | None:
+    def end_turn(
+        self, session_id: str, ended_at: float | None = None, by_next_prompt: bool = False
+    ) -> str | None:
         """Close the session's open turn, with what changed in it. `ended_at`: when it really
         ended, if before now (changes made after that are someone else's); otherwise the end is
         what the agent's transcript says (the person stopped it) or, when a shell command's run
         registered in it is over without any hook saying so, that run's end. A run whose agent
         process is gone cannot be told apart from the person's edits after the kill: what changed
-        is shared between the turn and the external session."""
+        is shared between the turn and the external session. So is what changed during a run
+        that nothing of its own ended (`by_next_prompt`: no PostToolUse, no Stop, no interrupt
+        in the transcript, only the session's next prompt)."""
         from rewind_ls.core.capture import shell_runs
 
         self.close_abandoned(except_session=session_id)
@@ -253,6 +275,10 @@ class Recorder:
             now = time.time_ns()
             over = [r.ended_at(now) for r in runs if r.over(now)]
             ended_at = max(over) / 1e9 if over else None
+            if by_next_prompt and runs and not over:
+                # Still registered, not over, not interrupted: no event of its own ended it.
+                self._close_killed(turn, session_id, _ENDED_BY_NOTHING)
+                return turn
         if ended_at is None or row is None:
             self.scan_into(turn, session_id)
         else:
@@ -304,30 +330,15 @@ class Recorder:
             else:
                 shell_runs.shell_finished(self.store, session_id)
 
-    def _record_shared_with_outside(
-        self,
-        turn: str,
-        found: list[tuple[str, Version, Version]],
-        why: str = "changes made outside agent turns",
-    ) -> None:
-        """Record `found` as shared between `turn` and a new turn of the external session: no
-        one can say whether the turn or the person made them."""
-        self.store.ensure_session(EXTERNAL_SESSION, "external", "workspace")
-        outside = self.store.begin_turn(EXTERNAL_SESSION, why)
-        for rel, old, new in found:
-            self.store.record_shared([turn, outside], rel, old, new)
-        self.store.end_turn(outside)
-
-    def _close_killed(self, turn: str, session_id: str) -> None:
-        """Close the turn of an agent killed during a shell command: what changed since the last
-        scan may be the command's or the person's after the kill (no time tells them apart), so
-        it is recorded as shared between the turn and a turn of the external session."""
+    def _close_killed(self, turn: str, session_id: str, why: str = _KILLED) -> None:
+        """Close the turn of an agent killed during a shell command (or of a command that nothing
+        ended: `why`): what changed since the last scan may be the command's or the person's
+        after it (no time tells them apart), so it is recorded as shared between the turn and a
+        turn of the external session."""
         from rewind_ls.core.capture.shell_runs import shell_finished
 
         def attribute(found: list[tuple[str, Version, Version]]) -> str:
-            self._record_shared_with_outside(
-                turn, found, "changes made after an agent was killed during a shell command"
-            )
+            shared_with_outside(self.store, turn, found, why)
             return turn
 
         result = self._scan(attribute, session_id)
@@ -473,7 +484,7 @@ class Recorder:
                     if share_deletions:
                         # Deleted by the turn before it ended, or by the person after: no time
                         # tells which (`model.SHARED_SOURCE`).
-                        self._record_shared_with_outside(latest.turn, [(rel, old, new)])
+                        shared_with_outside(self.store, latest.turn, [(rel, old, new)])
                         continue
                     window = latest  # deleted (or gone since the scan): no time to go by
                 if window is None:

@@ -60,10 +60,14 @@ from rewind_ls.core.capture.folder_cache import skip_dirs, walk_files
 from rewind_ls.core.capture.ignore import IgnoreRules
 from rewind_ls.core.capture.scan_commit import Candidate, commit
 from rewind_ls.core.capture.scan_commit import ScanResult as ScanResult
+from rewind_ls.core.capture.scan_links import META_UNRECORDED as META_UNRECORDED
+from rewind_ls.core.capture.scan_links import note_links
+from rewind_ls.core.capture.scan_links import unrecorded as unrecorded
 from rewind_ls.core.capture.scan_settings import extra_ignore_patterns
 from rewind_ls.core.capture.shell_runs import in_flight, session_runs
 from rewind_ls.core.capture.walk import relative_skips
 from rewind_ls.core.fs import config
+from rewind_ls.core.fs.paths import nested_checkout
 from rewind_ls.core.store import ABSENT_VERSION, FILE, Store
 
 TYPE_CHECKING = False
@@ -77,15 +81,16 @@ if TYPE_CHECKING:
     Progress = Callable[[str, int, int], None]
     # path -> (path, size, mtime_ns, ino, mode), as `Store.known_file_signatures` gives them.
     KnownSignatures = dict[str, tuple[str, int | None, int | None, int | None, int | None]]
+    # What a scan compares: the listed files with their lstat, the known signatures, the paths
+    # known to be absent.
+    Listing = tuple[Iterator[tuple[str, os.stat_result]], KnownSignatures, set[str]]
 
 META_WATERMARK = "scan.watermark_ns"  # when the last scan began (ctime test for new files)
-META_UNRECORDED = "scan.unrecorded"  # JSON list of "path: reason" the last scan could not record
-# JSON {path: target} of the symbolic links made or re-pointed since recording began: not recorded
-# (a rewind leaves them), so named by `unrecorded` for as long as they are there.
-META_LINKS = "scan.links"
-
 # Timestamps come from the kernel's coarse clock, which lags time.time_ns() by up to a tick or two.
 _CLOCK_SLACK_NS = 2_000_000_000
+# A file system with nanosecond timestamps: a ctime lags the moment of the change by at most a few
+# of the coarse clock's ticks (1/HZ, 4-10 ms).
+_TICK_SLACK_NS = 50_000_000
 # A baseline taken in one process (no worker: `REWIND_LS_BASELINE_SECONDS` set, `rewind-ls scan`)
 # commits this many files at a time: fewer, larger transactions rewrite the random-keyed hash
 # index less often (100k files: the scanning thread's commits 2.0 -> 1.7 s CPU against 2,000).
@@ -98,56 +103,6 @@ _RESTORE_TEMP = re.compile(r"(^|/)\.[^/]*\.rewind-[0-9a-f]{8}\.(tmp|bak|aside)(\
 # Claude Code's atomic writes: `<name>.tmp.<pid>.<hex>`, renamed over `<name>` an instant later (seen
 # with 2.1.197). A scan that catches one mid-write would record a file that never really existed.
 _AGENT_TEMP = re.compile(r"\.tmp\.[0-9]+\.[0-9a-f]{8,}$")
-
-
-def unrecorded(store: Store) -> list[str]:
-    """ "path: reason" for every file the last scan could not record (unreadable, a link or a
-    folder where a file was), and every symbolic link made or re-pointed since recording began."""
-    raw = store.meta(META_UNRECORDED)
-    try:
-        found = json.loads(raw) if raw else []
-    except ValueError:
-        found = []
-    out = [str(x) for x in found] if isinstance(found, list) else []
-    for rel, target in sorted(_links(store).items()):
-        out.append(
-            f"{rel}: a symbolic link (-> {target}) made or re-pointed after recording began; "
-            "links are not recorded, and a rewind leaves it as it is"
-        )
-    return out
-
-
-def _links(store: Store) -> dict[str, str]:
-    raw = store.meta(META_LINKS)
-    try:
-        found = json.loads(raw) if raw else {}
-    except ValueError:
-        return {}
-    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
-
-
-def _note_links(
-    store: Store, listed: list[tuple[str, os.stat_result]], watermark: int | None
-) -> None:
-    """Remember the links `listed` made or re-pointed since the previous scan (`ln -s`, `ln -sf`
-    give the link a new ctime), and forget remembered ones that are no longer links."""
-    links = _links(store)
-    before = dict(links)
-    for rel, st in listed:
-        if watermark is not None and st.st_ctime_ns >= watermark:
-            try:
-                links[rel] = os.readlink(os.path.join(store.root, *rel.split("/")))
-            except OSError:
-                continue
-    for rel in list(links):
-        try:
-            still = stat_mod.S_ISLNK(os.lstat(os.path.join(store.root, *rel.split("/"))).st_mode)
-        except OSError:
-            still = False
-        if not still:
-            del links[rel]
-    if links != before:
-        store.set_meta(META_LINKS, json.dumps(links, sort_keys=True))
 
 
 def scan(
@@ -190,19 +145,8 @@ def scan(
     patterns = extra_ignore_patterns() if extra_patterns is None else list(extra_patterns)
     # The watcher syncs before anything is read (rules too): only what it saw change, or all.
     if lean:
-        # No walk (the worker lists every file) and nothing adopted here; each known file that
-        # may have changed is `lstat`ed by name, so a change to one is recorded in this turn:
-        # only what the watcher journaled since the last scan's mark plus the rows written since
-        # (the worker's adoptions) when it saw the whole interval, else every known file.
         run.deadline = started
-        watched = watched_scan.begin(store, patterns, have_baseline, lean=True)
-        nothing: Iterator[tuple[str, os.stat_result]] = iter(())
-        if watched.entries is None:
-            known = store.known_file_signatures()
-        else:
-            run.result.watched = True
-            known = watched.known(store)[0]
-        listing = nothing, known, set[str]()  # nothing listed: no gone
+        listing, watched = _lean_listing(store, run, patterns, have_baseline)
     else:
         watched = watched_scan.begin(store, patterns, have_baseline)
         # A walk longer than the budget stops there: the worker lists the rest, and the known
@@ -215,7 +159,43 @@ def scan(
     changed, new = run.compare(*listing)
     if changed:
         fill_old_versions(store, changed)
-    # New files: created (before = absent) or adopted into the baseline, by their ctime.
+    created, adopt = _created_or_adopted(store, run, new, have_baseline, watermark)
+    complete = run.record(changed + created, adopt) and not cut and not lean
+    # Not when the worker completed the baseline while this scan ran (a lean scan is never
+    # complete): a new one would only start to find nothing, and keep the checkpoint "running".
+    if not complete and worker and not baseline_complete(store):
+        baseline_spawn.ensure_running(store.root, store.path)
+    note_links(store, run.links, watermark if have_baseline else None)
+    run.finish(complete and not have_baseline, watched, complete, lean)
+    run.result.baseline_complete = complete or have_baseline
+    run.result.elapsed = time.monotonic() - started
+    return run.result
+
+
+def _lean_listing(
+    store: Store, run: ScanRun, patterns: Sequence[str], have_baseline: bool
+) -> tuple[Listing, watched_scan.Watched]:
+    """A lean scan's listing (the worker is taking the baseline): no walk (the worker lists every
+    file) and nothing adopted; each known file that may have changed is `lstat`ed by name, so a
+    change to one is recorded in this turn: only what the watcher journaled since the last
+    scan's mark plus the rows written since (the worker's adoptions) when it saw the whole
+    interval, else every known file."""
+    watched = watched_scan.begin(store, patterns, have_baseline, lean=True)
+    nothing: Iterator[tuple[str, os.stat_result]] = iter(())
+    if watched.entries is None:
+        known = store.known_file_signatures()
+    else:
+        run.result.watched = True
+        known = watched.known(store)[0]
+    return (nothing, known, set[str]()), watched  # nothing listed: no gone
+
+
+def _created_or_adopted(
+    store: Store, run: ScanRun, new: list[Candidate], have_baseline: bool, watermark: int | None
+) -> tuple[list[Candidate], list[Candidate]]:
+    """Split the paths never seen into (created: before = absent, adopted into the baseline), by
+    their ctime against the watermark, a known inode gone in this scan (moved) or a folder moved
+    in since (module docstring)."""
     created: list[Candidate] = []
     adopt: list[Candidate] = []
     moved_in = _MovedIn(store, watermark)
@@ -234,16 +214,7 @@ def scan(
             created.append(c)
         else:
             adopt.append(c)
-    complete = run.record(changed + created, adopt) and not cut and not lean
-    # Not when the worker completed the baseline while this scan ran (a lean scan is never
-    # complete): a new one would only start to find nothing, and keep the checkpoint "running".
-    if not complete and worker and not baseline_complete(store):
-        baseline_spawn.ensure_running(store.root, store.path)
-    _note_links(store, run.links, watermark if have_baseline else None)
-    run.finish(complete and not have_baseline, watched, complete, lean)
-    run.result.baseline_complete = complete or have_baseline
-    run.result.elapsed = time.monotonic() - started
-    return run.result
+    return created, adopt
 
 
 def _until(
@@ -290,7 +261,7 @@ def _listing(
     run: ScanRun,
     watched: watched_scan.Watched,
     until: float | None = None,
-) -> tuple[Iterator[tuple[str, os.stat_result]], KnownSignatures, set[str]]:
+) -> Listing:
     """The paths a scan compares (each non-ignored regular file with its lstat) and the known
     signatures and known-absent paths to compare them with: all of them from a full walk (the
     folder cache helps; it stops at `until`, time.monotonic()), or, when the workspace watcher
@@ -319,6 +290,7 @@ class ScanRun:
         "links",
         "others",
         "own_from",
+        "own_start",
         "progress",
         "result",
         "shared",
@@ -349,6 +321,7 @@ class ScanRun:
         self.defer_from = self.others[0].start_ns - _CLOCK_SLACK_NS if self.others else None
         own = session_runs(store, session_id) if session_id is not None else []
         self.own_from = own[0].start_ns - _CLOCK_SLACK_NS if own else None
+        self.own_start = own[0].start_ns if own else None
         self.shared: dict[str, list[str]] = {}  # path -> the other sessions it is shared with
         self.gone_inodes: set[int] = set()  # inodes of known files gone now (moved, or deleted)
         self.links: list[tuple[str, os.stat_result]] = []  # symbolic links the walk listed
@@ -401,6 +374,7 @@ class ScanRun:
         # of a baseline in progress checks every known file by name).
         top = self.store.root.rstrip("/") + "/"
         busy, lstat = self.busy, os.lstat
+        nested: dict[str, bool] = {}
         for rel, k in known.items():
             if rel in busy:
                 continue
@@ -417,6 +391,8 @@ class ScanRun:
                 continue
             if st is not None and same_signature(st, k[1], k[2], k[3], k[4]):
                 continue
+            if nested_checkout(self.store.root, rel, nested) is not None:
+                continue  # now in another checkout (a folder that became one): not ours to record
             if st is None and k[3]:
                 self.gone_inodes.add(k[3])
             # A deletion has no time: any command running since the last scan may have done it.
@@ -430,14 +406,15 @@ class ScanRun:
 
     def _share(self, rel: str, ctime_ns: int | None) -> bool:
         """A path changed while another session's shell command ran: shared with those sessions
-        when the scanning session's own shell command ran then too (True), else left to them."""
-        if self.own_from is None or (ctime_ns is not None and ctime_ns < self.own_from):
+        when the scanning session's own shell command ran then too (True), else left to them.
+        A change timed before a command started is not that command's (`_before`): left to the
+        others when it is before this session's own, this session's alone when it is before
+        every other's."""
+        if self.own_start is None or _before(ctime_ns, self.own_start):
             return False
-        self.shared[rel] = [
-            r.session_id
-            for r in self.others
-            if ctime_ns is None or ctime_ns >= r.start_ns - _CLOCK_SLACK_NS
-        ]
+        partners = [r.session_id for r in self.others if not _before(ctime_ns, r.start_ns)]
+        if partners:
+            self.shared[rel] = partners
         return True
 
     def sharing(self, attribute: Attribute) -> Attribute:
@@ -578,6 +555,16 @@ class _MovedIn:
             self.answers[folder] = ctime >= self.watermark
             return self.answers[folder]
         return False
+
+
+def _before(ctime_ns: int | None, start_ns: int) -> bool:
+    """A change's ctime is surely before a command's start: by more than the kernel's coarse
+    clock lags (`_TICK_SLACK_NS`), or, on a file system that keeps whole seconds (the ctime has
+    no fraction), by more than `_CLOCK_SLACK_NS`. A deletion (no time) never is."""
+    if ctime_ns is None:
+        return False
+    slack = _CLOCK_SLACK_NS if ctime_ns % 1_000_000_000 == 0 else _TICK_SLACK_NS
+    return ctime_ns < start_ns - slack
 
 
 def fill_old_versions(store: Store, cands: list[Candidate]) -> None:

@@ -2,8 +2,10 @@
 
 Yields every regular file that git would list as tracked-or-untracked-not-ignored
 (``git ls-files --cached --others --exclude-standard``), with two deliberate differences:
-nested repositories are descended into (git stops at them), and the git index is not
-read, so a committed file that matches an ignore pattern is skipped. Ignore semantics are
+the git index is not read, so a committed file that matches an ignore pattern is skipped.
+Like git, the walk stops at a nested checkout: a folder below the root with its own ``.git``
+(a folder, or the file of a ``git worktree add``, a submodule, Claude Code's
+``.claude/worktrees/NAME``) is another workspace, not part of this one. Ignore semantics are
 those of :mod:`rewind_ls.core.capture.ignore`.
 """
 
@@ -37,7 +39,8 @@ def walk(
     ``root``.
 
     Ignored directories are never opened, so an ignored ``node_modules`` costs one
-    pattern check. ``.git`` entries are neither descended into nor yielded; symlinks
+    pattern check. ``.git`` entries are neither descended into nor yielded, nor is any folder
+    below the root that holds one (another checkout); symlinks
     (not followed) and special files are skipped; so are the absolute paths in
     ``skip_dirs`` (e.g. a store directory inside the workspace). Folders that cannot be
     listed, and files that vanish mid-walk, are silently skipped. Within a directory,
@@ -88,6 +91,8 @@ def _folder(
     """One listed folder: yield its non-ignored files, append the subfolders to enter."""
     names = [e.name for e in entries]
     is_repo = ".git" in names
+    if is_repo and prefix:
+        return  # another checkout (paths.nested_checkout): its files are its own workspace's
     has_gitignore = ".gitignore" in names and _is_file(entries[names.index(".gitignore")])
     if is_repo or has_gitignore:
         dirsets = enter_dir(path, prefix, dirsets, is_repo, has_gitignore)

@@ -80,13 +80,17 @@ class Watched:
         """The walk's answer restricted to the journaled paths: non-ignored regular files, and
         everything the walk would list below the journaled folders."""
         from rewind_ls.core.capture.walk import unrecordable
+        from rewind_ls.core.fs.paths import nested_checkout
 
         assert self.entries is not None
         seen: set[str] = set()
+        nested: dict[str, bool] = {}
         for kind, rel in self.entries:
             parts = rel.split("/")
             if any(p in skip for p in _ancestors(parts)) or any(unrecordable(p) for p in parts):
                 continue
+            if nested_checkout(rules.root, rel, nested) is not None:
+                continue  # another checkout's file (the walk does not enter it either)
             try:
                 st = os.lstat(os.path.join(rules.root, *parts))
             except OSError:

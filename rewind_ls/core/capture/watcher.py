@@ -11,8 +11,9 @@ per-watch callbacks). watchdog rather than watchfiles because its callbacks surf
 scan must not miss: `IN_Q_OVERFLOW` reaches `on_queue_overflow`, and a watch that cannot be added
 raises `OSError(ENOSPC, "inotify watch limit reached")`; watchfiles' Rust core turns an overflow
 into a rescan flag its Python API drops. Every folder of the workspace is watched except inside
-`.git` (only `info/`, where `exclude` lives) and the store; ignored folders are watched too, so a
-change of ignore rules never leaves a folder unwatched.
+`.git` (only `info/`, where `exclude` lives), below another checkout (a folder with its own
+`.git`: only that folder itself) and the store; ignored folders are watched too, so a change of
+ignore rules never leaves a folder unwatched.
 
 An epoch is one inotify instance. Anything the watcher cannot follow exactly ends it with an `X`
 line: the queue overflowed, a watch could not be added (the limit), the workspace itself moved,
@@ -162,6 +163,10 @@ class Epoch:
                 with os.scandir(full) as it:
                     entries = list(it)
             except OSError:
+                continue
+            if rel and any(e.name == ".git" for e in entries):
+                # Another checkout (its own .git): not this workspace's. Its own folder stays
+                # watched, so its `.git` going away is seen (a scan then walks it).
                 continue
             for e in entries:
                 try:

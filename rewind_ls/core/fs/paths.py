@@ -24,6 +24,25 @@ def find_workspace_root(start: str) -> str:
         probe = parent
 
 
+def nested_checkout(root: str, rel: str, seen: dict[str, bool] | None = None) -> str | None:
+    """The root-relative folder of another checkout that holds `rel`, or None. A folder below the
+    root with a `.git` of its own (a folder: a nested clone; a file: a `git worktree add`, a
+    submodule, Claude Code's `.claude/worktrees/NAME`) is another checkout: its files belong to
+    it, never to the outer workspace's scans or restores. `seen` caches the answer per folder for
+    a caller that asks about many paths."""
+    parts = rel.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        folder = "/".join(parts[:i])
+        hit = seen.get(folder) if seen is not None else None
+        if hit is None:
+            hit = os.path.lexists(os.path.join(root, *parts[:i], ".git"))
+            if seen is not None:
+                seen[folder] = hit
+        if hit:
+            return folder
+    return None
+
+
 def refuse_filesystem_root(root: str, why: str) -> str:
     """`root` unless it is the filesystem root: recording `/` would scan the whole machine and
     every later agent session anywhere would share one workspace."""
@@ -108,7 +127,19 @@ def relative_path(root: str, path: str, cwd: str | None = None) -> str:
     rel = os.path.relpath(real, root_real)
     if rel.split(os.sep)[0] == ".git" or f"{os.sep}.git{os.sep}" in f"{os.sep}{rel}":
         raise BadPath(path, "is inside a .git folder; rewind-ls never records repository metadata")
-    return rel.replace(os.sep, "/")
+    rel = rel.replace(os.sep, "/")
+    _refuse_nested(root_real, rel)
+    return rel
+
+
+def _refuse_nested(root_real: str, rel: str) -> None:
+    nested = nested_checkout(root_real, rel)
+    if nested is not None:
+        raise BadPath(
+            rel,
+            f"is inside {nested}/, another checkout (it has its own .git); rewind-ls leaves it "
+            "to that checkout's own workspace",
+        )
 
 
 def check_relative(rel: str) -> None:
@@ -127,7 +158,7 @@ def safe_target(root: str, rel: str) -> str:
     """Absolute path for writing `rel`, after checking that no existing component is a symlink that
     leads outside the workspace and that the file itself is not a symlink (we replace names, never
     write through links)."""
-    return _safe_target(os.path.realpath(root), rel, {})
+    return _safe_target(os.path.realpath(root), rel, {}, {})
 
 
 def safe_targets(root: str, rels: list[str]) -> list[str]:
@@ -135,11 +166,16 @@ def safe_targets(root: str, rels: list[str]) -> list[str]:
     resolved once for all of them, not once per path."""
     root_real = os.path.realpath(root)
     real_folders: dict[str, str] = {}
-    return [_safe_target(root_real, rel, real_folders) for rel in rels]
+    nested: dict[str, bool] = {}
+    return [_safe_target(root_real, rel, real_folders, nested) for rel in rels]
 
 
-def _safe_target(root_real: str, rel: str, real_folders: dict[str, str]) -> str:
+def _safe_target(
+    root_real: str, rel: str, real_folders: dict[str, str], nested: dict[str, bool]
+) -> str:
     check_relative(rel)
+    if nested_checkout(root_real, rel, nested) is not None:
+        _refuse_nested(root_real, rel)
     full = os.path.join(root_real, *rel.split("/"))
     parent = os.path.dirname(full)
     real_parent = real_folders.get(parent)
@@ -166,6 +202,13 @@ def _safe_target(root_real: str, rel: str, real_folders: dict[str, str]) -> str:
     if stat.S_ISDIR(st.st_mode):
         raise BadPath(rel, "is a folder now; rewind-ls will not replace a folder with a file")
     return full
+
+
+def check_not_nested(root: str, rel: str, seen: dict[str, bool] | None = None) -> None:
+    """Refuse to write `rel` when it lies in another checkout below the root (`nested_checkout`;
+    `seen`: its cache, for a caller asking about many paths)."""
+    if nested_checkout(root, rel, seen) is not None:
+        _refuse_nested(os.path.realpath(root), rel)
 
 
 def to_uri(root: str, rel: str) -> str:

@@ -29,9 +29,9 @@ from typing import NamedTuple
 from rewind_ls.core.capture.recorder import REWIND_SESSION, turn_info
 from rewind_ls.core.errors import CorruptBlob
 from rewind_ls.core.model import FILE, PathChange, SessionKind, TurnState, Version
-from rewind_ls.core.store import Store
+from rewind_ls.core.store import Store, digest
 from rewind_ls.core.text.gallop import common_run, common_run_before
-from rewind_ls.core.text.merge import is_binary, line_diff
+from rewind_ls.core.text.merge import line_diff
 
 # Who wrote a line (`Origin.source`).
 AGENT = "agent"  # an agent's edit tool (Write, Edit, apply_patch, replace, ...)
@@ -62,6 +62,13 @@ class Origin(NamedTuple):
 
 ORIGINAL_ORIGIN = Origin(ORIGINAL)
 UNRECORDED_ORIGIN = Origin(UNRECORDED)
+
+
+def binary(data: bytes) -> bool:
+    """Content with no lines to blame: a NUL in its first 8 KiB. Any other bytes split into
+    lines, whatever their encoding (a Latin-1 file is blamed line by line; `merge.is_binary`,
+    which a merge must be stricter about, would call it binary)."""
+    return b"\x00" in data[:8192]
 
 
 class Attribution:
@@ -346,7 +353,7 @@ class Blamer:
                 data = self.store.get_blob(version.hash)
             except CorruptBlob:
                 data = None
-        if data is None or is_binary(data):
+        if data is None or binary(data):
             return None
         return data.splitlines(True)
 
@@ -506,7 +513,7 @@ class Blamer:
             decoded.clear()
             if data is not None:
                 decoded[v.hash] = data
-        if data is None or is_binary(data):
+        if data is None or binary(data):
             return b""
         return data
 
@@ -545,11 +552,27 @@ class Blamer:
             k -= 1
         return LineOrigins(found, count, content_hash)
 
+    def whole_origin(self, path: str, current: bytes) -> Origin:
+        """The author of `current` as a whole: the latest recorded change that wrote it
+        (`UNRECORDED` when none did, `ORIGINAL` when nothing of the path was recorded)."""
+        history = self.store.path_history(path)
+        if not history:
+            return ORIGINAL_ORIGIN
+        h = digest(current)
+        for change in reversed(history):
+            if change.after is not None and change.after.hash == h:
+                return self.origin(change)
+        return UNRECORDED_ORIGIN
+
     def blame(self, path: str, current: bytes | None) -> Attribution:
         """The authors of `current` (the buffer or the disk) line by line; lines no recorded change
         wrote are `UNRECORDED` (or `ORIGINAL` when nothing of the path was ever recorded)."""
-        rec = self.recorded(path)
         lines = (current or b"").splitlines(True)
+        if current is not None and binary(current):
+            # No lines: the whole content is the last recorded change's that wrote it.
+            whole = self.whole_origin(path, current)
+            return Attribution(lines, [whole] * len(lines), digest(current))
+        rec = self.recorded(path)
         if rec.content_hash is None and not rec.lines and rec.pending is None:
             return Attribution(lines, [ORIGINAL_ORIGIN] * len(lines), None)
         origins = _retarget(rec.lines, rec.origins, lines, rec.pending or UNRECORDED_ORIGIN)

@@ -17,6 +17,7 @@ from rewind_ls.core.fs.faults import fault
 from rewind_ls.core.model import RestoreStatus
 from rewind_ls.core.restore.plan import PathPlan, Plan
 from rewind_ls.core.restore.point import ROLLED_BACK, finish_restore_point, open_restore_point
+from rewind_ls.core.restore.recovery import finish_leftovers
 from rewind_ls.core.restore.swap import (
     discard_backups,
     mark_backups_gone,
@@ -59,7 +60,13 @@ def apply_to_disk(store: Store, plan: Plan, items: Sequence[PathPlan]) -> Outcom
             plan,
         )
     with restore_lock(store):
-        return _swap_all(store, plan, items)
+        # A restore killed after it was applied whose backups no command could drop yet (its
+        # lock was still held when the next command recovered): finished first, under the lock.
+        earlier = finish_leftovers(store)
+        outcome = _swap_all(store, plan, items)
+    if earlier:
+        outcome.message += f"; finished an interrupted {'; '.join(earlier)}"
+    return outcome
 
 
 def _swap_all(store: Store, plan: Plan, items: Sequence[PathPlan]) -> Outcome:

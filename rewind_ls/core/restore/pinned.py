@@ -268,10 +268,11 @@ class Pinned:
         os.unlink(sname, dir_fd=sfd)
         return True
 
-    def read(self, full: str) -> tuple[Version, bytes | None]:
+    def read(self, full: str, whole: bool = False) -> tuple[Version, bytes | None]:
         """What the absolute path `full` holds now, read through its pinned folder without following
         a link: kind `other` for a link, folder or anything else; `absent` when it or its folder is
-        gone."""
+        gone. A file over the size cap is `too-large` (its stat signature), unless `whole`: then it
+        is read and hashed like any other (a restore point holding it)."""
         try:
             dir_fd, name = self.at(full)
             fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
@@ -283,7 +284,7 @@ class Pinned:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 return Version(OTHER), None
-            if st.st_size > config.max_file_bytes():
+            if st.st_size > config.max_file_bytes() and not whole:
                 return too_large(st), None
             chunks = []
             while chunk := os.read(fd, 1 << 20):

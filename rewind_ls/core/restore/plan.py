@@ -21,6 +21,7 @@ from typing import Any
 
 from rewind_ls.core.capture.recorder import REWIND_SESSION, read_current, reconstructed_note
 from rewind_ls.core.errors import BadPath, CorruptBlob, RewindError, UnknownTurn
+from rewind_ls.core.fs.paths import check_not_nested
 from rewind_ls.core.model import (
     ABSENT,
     FILE,
@@ -72,6 +73,7 @@ class PathPlan:
         "conflict",
         "current",
         "current_data",
+        "held",
         "markers",
         "path",
         "removed",
@@ -97,6 +99,9 @@ class PathPlan:
         # under the buffer's unsaved text (`target`). Set by the editor's applier only.
         self.saved: Version | None = None
         self.saved_data: bytes | None = None
+        # A current content over the size cap (`too-large`, known by its stat signature) that the
+        # restore point read and stored anyway (`point.hold_too_large`): its whole version.
+        self.held: Version | None = None
 
     def set_target(self, target: Version, data: bytes | None) -> None:
         self.target = target
@@ -156,10 +161,13 @@ class Plan:
 
 
 def disk_reader(root: str) -> Reader:
+    nested: dict[str, bool] = {}  # folder -> holds a .git: asked once per folder, not per path
+
     def read(rel: str) -> tuple[Version, bytes | None]:
         why = _parent_not_a_folder(root, rel)
         if why is not None:
             raise BadPath(rel, why)
+        check_not_nested(root, rel, nested)  # another checkout's file, recorded before it was one
         version, data, _ = read_current(root, rel)
         return version, data
 
@@ -342,8 +350,13 @@ def _check_others(store: Store, pp: PathPlan, turn: Turn, history: list[PathChan
     """Any change by someone else after T began (another session, the person's save, an external
     change) would be discarded, even one followed by this session's own edits (sessions A, B, A
     on one file): a conflict, as the README states. A forked conversation inherits copies of its
-    parent's changes (same `seq`): the same edit seen from two sessions, not someone else's work."""
+    parent's changes (same `seq`): the same edit seen from two sessions, not someone else's work.
+    Nor is a change that only put back content this session had there (the agent's own restore,
+    Claude Code's /rewind or Gemini's /restore, which no hook reports: a scan sees it as an
+    outside change): the rewind discards nothing but the session's own version."""
     own = {h.seq for h in history if h.session_id == turn.session_id}
+    # What the session had at the path: at T's start, and what each of its changes wrote.
+    mine = [history[0].before, *(h.after for h in history if h.seq in own and h.after)]
     later = [
         h
         for h in history
@@ -351,6 +364,7 @@ def _check_others(store: Store, pp: PathPlan, turn: Turn, history: list[PathChan
         and h.turn_state != TurnState.ROLLED_BACK
         and h.seq not in own
         and not _undone_before_fork(store, turn.session_id, h, history)
+        and (shared_turns(h.source) or not (h.after and any(map(h.after.same_content, mine))))
     ]
     shared = [h for h in later if shared_turns(h.source)]
     if shared:

@@ -9,10 +9,21 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping, Sequence
 
-from rewind_ls.core.capture.recorder import REWIND_SESSION
-from rewind_ls.core.model import FILE, SessionKind, TurnState, Version, VersionKind
+from rewind_ls.core.capture.recorder import REWIND_SESSION, read_current
+from rewind_ls.core.errors import RewindError
+from rewind_ls.core.fs import config
+from rewind_ls.core.model import (
+    FILE,
+    TOO_LARGE,
+    SessionKind,
+    TurnState,
+    Version,
+    VersionKind,
+    too_large,
+)
 from rewind_ls.core.restore.plan import PathPlan, Plan
 from rewind_ls.core.store import Store
 
@@ -41,6 +52,7 @@ def open_restore_point(
     under it (its last saved bytes). An undo brings both back: the disk to these bytes, the buffer
     to its unsaved text."""
     store.ensure_session(REWIND_SESSION, SessionKind.REWIND, "rewind-ls")
+    hold_too_large(store, items)
     under: dict[str, list[object]] = {}
     for path, (version, data) in (saved or {}).items():
         if version.kind == FILE and version.hash and data is not None:
@@ -63,9 +75,31 @@ def open_restore_point(
             if target.kind == FILE and pp.target_data is not None and target.hash in missing:
                 store.put_blob(pp.target_data, previous=current.hash, h=target.hash)
                 missing.discard(target.hash)
-        store.record_changes(point, [(pp.path, pp.current, pp.target) for pp in items], "restore")
+        store.record_changes(
+            point, [(pp.path, pp.held or pp.current, pp.target) for pp in items], "restore"
+        )
         store.clear_open_turn(REWIND_SESSION)
     return point
+
+
+def hold_too_large(store: Store, items: Sequence[PathPlan]) -> None:
+    """A restore point holds everything it is about to change, whatever its size: a current
+    content over the size cap (which scans know by its stat signature only) is read whole and
+    stored now, so an undo brings it back byte for byte and the restore keeps no backup of it in
+    the project. Read only while its signature is the planned one; a file that cannot be read,
+    or that changed since the plan, stays `too-large` (the swap's compare-and-swap then refuses a
+    changed file, and keeps the backup of an unreadable one)."""
+    for pp in items:
+        if pp.current.kind != TOO_LARGE or pp.held is not None or not pp.will_write:
+            continue
+        try:
+            version, data, st = read_current(store.root, pp.path, max_bytes=sys.maxsize)
+        except (RewindError, OSError):
+            continue
+        if st is None or data is None or too_large(st) != pp.current:
+            continue
+        store.put_blob(data, h=version.hash)
+        pp.held = version
 
 
 def update_journal(store: Store, point: str, **entries: object) -> None:
@@ -83,10 +117,17 @@ def finish_restore_point(
 ) -> TurnState:
     """Mark the restore point applied (or partial) and remember what each path now holds."""
     state = PARTIAL if failed else APPLIED
+    cap = config.max_file_bytes()
     with store.transaction():
         store.set_known_many(
             [
-                (path, version, st.st_mtime_ns if st else None, st.st_ino if st else None)
+                (
+                    path,
+                    # Over the cap, a file is known by its signature, as scans know it.
+                    too_large(st) if st and version.kind == FILE and st.st_size > cap else version,
+                    st.st_mtime_ns if st else None,
+                    st.st_ino if st else None,
+                )
                 for path, (version, st) in reached.items()
             ],
             replace=True,

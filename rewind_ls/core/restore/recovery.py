@@ -54,13 +54,12 @@ def recover(store: Store, wait: bool = False, own_live: bool = False) -> list[st
     restore to finish instead of leaving its point alone (the agent's hook, which must not record a
     half-swapped workspace). `own_live`: a restore journalled by this process is its own restore in
     flight (a language server settling before it records), not one a dead process left."""
-    _discard_leftover_backups(store)
+    handled = _discard_leftover_backups(store)
     if not store.turns_in_state(REWIND_SESSION, PENDING):
-        return []
-    handled: list[str] = []
+        return handled
     with restore_lock(store, blocking=wait) as mine:
         if not mine:
-            return []  # a live restore holds the lock: it is not abandoned
+            return handled  # a live restore holds the lock: it is not abandoned
         for point, info in store.turns_in_state(REWIND_SESSION, PENDING):
             journal = json.loads(info) if info else {}
             if _owner_alive(journal, own_live):
@@ -352,27 +351,52 @@ def current_matches(root: str, path: str, version: Version) -> bool:
     return read_current(root, path)[0] == version
 
 
-def _discard_leftover_backups(store: Store) -> None:
+def _discard_leftover_backups(store: Store) -> list[str]:
     """A process killed after marking its restore applied may leave its last steps undone:
     backup files behind (deleted when their content is in the store, kept otherwise) and the
     folders its deletions emptied (removed: a kill between its two steps leaves no backup to
-    say so). Then the journal is marked, so the next command does not look again."""
+    say so). Then the journal is marked, so the next command does not look again. Returns a
+    line per restore whose backups were found in the project (doctor and every command say it)."""
     points = [(p, json.loads(info) if info else {}) for p, info in store.recent_restore_journals(5)]
     points = [(p, j) for p, j in points if not j.get(BACKUPS_GONE)]
     if not any(j.get("ops") for _, j in points):
-        return
-    with restore_lock(store, blocking=False) as mine, Pinned(store.root) as fs:
+        return []
+    with restore_lock(store, blocking=False) as mine:
         if not mine:
-            return  # a live restore is taking its own last steps
+            return []  # a live restore is taking its own last steps
+        return _finish_leftovers(store, points)
+
+
+def finish_leftovers(store: Store) -> list[str]:
+    """`_discard_leftover_backups` for a caller that holds the restore lock already (a restore
+    about to start: a killed restore whose last steps another command could not take, its lock
+    held by the dying process at that moment, is finished before anything else is swapped)."""
+    points = [(p, json.loads(info) if info else {}) for p, info in store.recent_restore_journals(5)]
+    points = [(p, j) for p, j in points if not j.get(BACKUPS_GONE) and j.get("ops")]
+    return _finish_leftovers(store, points) if points else []
+
+
+def _finish_leftovers(store: Store, points: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    lines: list[str] = []
+    with Pinned(store.root) as fs:
         for point, journal in points:
             ops = _checked_ops(store.root, journal)[0]
             kept: list[str] = []
+            found = 0
             for op in ops:
                 try:
                     if fs.exists(op["backup"]):
+                        found += 1
                         drop_backup(fs, store, op["backup"], kept)
                 except (OSError, RewindError) as e:
                     kept.append(f"{op['backup']}: {e}")
             remove_emptied_dirs(ops)
             if ops and not kept:
                 mark_backups_gone(store, point)
+            if found:
+                note = f"; {'; '.join(kept)}" if kept else ""
+                lines.append(
+                    f"restore {point}: finished (applied; {found - len(kept)} backup file(s) it "
+                    f"left in the project removed){note}"
+                )
+    return lines

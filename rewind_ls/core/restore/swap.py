@@ -114,6 +114,8 @@ def _journal(store: Store, point: str, items: Sequence[PathPlan]) -> list[dict[s
                 "target_kind": pp.target.kind,
                 "target_hash": pp.target.hash,
                 "target_mode": pp.target.mode,
+                # Over the size cap, yet in the restore point (`point.hold_too_large`).
+                "held_hash": pp.held.hash if pp.held is not None else None,
             }
         )
         if pp.target.kind == FILE:
@@ -204,7 +206,9 @@ def swap_one(
                 f"{path}: changed at the moment of the swap; left as found{where}", [path]
             )
         op["backup_sig"] = fs.sig(backup)
-        op["keep_backup"] = expected.kind != FILE  # too large to be in the store: keep on disk
+        # Content the store does not hold stays on disk; a file over the cap that the restore
+        # point stored goes like any backup, once what was moved aside is that very content.
+        op["keep_backup"] = expected.kind != FILE and not _held_whole(fs, op, backup)
     elif expected.kind != ABSENT:
         raise ConflictError(f"{path}: deleted at the moment of the swap; left as found", [path])
     pause("before-link", index)
@@ -212,6 +216,13 @@ def swap_one(
         fs.check(full)
     if target.kind == FILE and not fs.place(tmp, full):
         raise ConflictError(f"{path}: created at the moment of the swap; left as found", [path])
+
+
+def _held_whole(fs: Pinned, op: dict[str, Any], backup: str) -> bool:
+    """Whether the restore point holds what `backup` holds, byte for byte (a file over the size
+    cap, stored by `point.hold_too_large`): hashed whole again, after it was moved aside."""
+    held = op.get("held_hash")
+    return bool(held) and fs.read(backup, whole=True)[0].hash == held
 
 
 def discard_backups(ops: Sequence[dict[str, Any]], fs: Pinned | None = None) -> list[str]:

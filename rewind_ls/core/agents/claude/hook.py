@@ -42,7 +42,8 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
     with Store.open(root) as store:
         rec = steps.recorder(store)
         if hook.name == EVENTS.prompt:
-            return _prompt(rec, hook, payload)
+            with steps.PromptLock(store, hook.session_id):  # a doubled hook: one turn
+                return _prompt(rec, hook, payload)
         done = steps.session_event(rec, hook, EVENTS, AGENT, payload.get("source"))
         if done is not None:
             return done
@@ -50,6 +51,9 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
             store.ensure_session(hook.session_id, "agent", AGENT, hook.transcript)
             return _shell(rec, hook, payload)
         assert file_path is not None
+        nested = steps.in_other_checkout(root, file_path, hook.cwd)
+        if nested is not None:
+            return Outcome(f"{hook.tool} {file_path}: in another checkout ({nested}), not recorded")
         return _edit(rec, hook, payload, root, file_path)
 
 
@@ -62,8 +66,10 @@ def _prompt(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Ou
         # server's child killed before its reply, whose hook command runs it again here); the
         # prompt would be lost if this run gave up on it too.
         if earlier is None or earlier.source != "hook" or earlier.turn_id is not None:
-            # The transcript follower recorded this prompt first (the hook came late).
-            return Outcome(f"prompt {prompt_id}: already recorded from the transcript")
+            # The transcript follower recorded this prompt first (the hook came late), or the
+            # same hook delivered twice (two installs) did, under the same `PromptLock`.
+            source = earlier.source if earlier is not None else "elsewhere"
+            return Outcome(f"prompt {prompt_id}: already recorded (by the {source})")
         opened = _turn_of_prompt(rec, hook.session_id, prompt_id)
         if opened is not None:  # it died after opening the turn: only the link was missing
             rec.store.set_event_turn(hook.session_id, "prompt", prompt_id, opened)

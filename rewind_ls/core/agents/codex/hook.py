@@ -64,6 +64,22 @@ def _turn_for(rec: Any, session_id: str, turn_id: str | None) -> str:
     )
 
 
+def _prompt(
+    rec: Any, hook: steps.HookEvent, payload: dict[str, Any], turn_id: str | None
+) -> Outcome:
+    """A prompt opens the turn of its `turn_id`, unless it is open already."""
+    opened = _open_turn_of(rec, hook.session_id, turn_id)
+    if opened is not None:
+        # Its turn is open already: the same hook delivered twice (two installs), or this hook
+        # ran before and died after opening it (a hook server's child killed before its reply,
+        # run again by the hook command).
+        return Outcome(f"turn {opened} opened (codex turn {turn_id})")
+    info = json.dumps({"turnId": turn_id}) if turn_id else None
+    prompt = payload.get("prompt")
+    turn = steps.open_turn(rec, hook.session_id, prompt, AGENT, hook.transcript, info)
+    return Outcome(f"turn {turn} opened (codex turn {turn_id})")
+
+
 def handle_event(payload: dict[str, Any]) -> Outcome:
     """Record one Codex hook event."""
     from rewind_ls.core.agents.registry import codex_home
@@ -82,19 +98,14 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
             if not steps.inside_folder(p, hook.cwd, codex_home())
         ]
     root = session_workspace_root(hook.session_id, hook.cwd, None)
+    # Files of another checkout below the workspace (a git worktree there) are its own.
+    files = [p for p in files if steps.in_other_checkout(root, p, hook.cwd) is None]
 
     with Store.open(root) as store:
         rec = steps.recorder(store)
         if hook.name == EVENTS.prompt:
-            opened = _open_turn_of(rec, hook.session_id, turn_id)
-            if opened is not None:
-                # Its turn is open already: this hook ran before and died after opening it (a
-                # hook server's child killed before its reply, run again by the hook command).
-                return Outcome(f"turn {opened} opened (codex turn {turn_id})")
-            info = json.dumps({"turnId": turn_id}) if turn_id else None
-            prompt = payload.get("prompt")
-            turn = steps.open_turn(rec, hook.session_id, prompt, AGENT, hook.transcript, info)
-            return Outcome(f"turn {turn} opened (codex turn {turn_id})")
+            with steps.PromptLock(store, hook.session_id):  # a doubled hook: one turn
+                return _prompt(rec, hook, payload, turn_id)
         done = steps.session_event(rec, hook, EVENTS, AGENT, payload.get("source"))
         if done is not None:
             return done

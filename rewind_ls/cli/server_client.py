@@ -71,13 +71,13 @@ TERMINAL_HERE = ("diff", "blame", "rewind", "revert", "undo", "summarize")
 
 def served(args: list[str]) -> bool:
     """Whether this command line goes to the server. Not when the command's behaviour there could
-    differ from this process's: `serve` (an editor's long-lived server: it owns its process),
+    differ from this process's: `serve` and `mcp` (an editor's or an agent's long-lived server: it owns its process),
     `hook` (its own fast path), `demo`, no command (the full-screen picker), and
     `TERMINAL_HERE` on a terminal."""
     if _env(b"REWIND_LS_HOOK_SERVER") == b"0":
         return False
     name = command_of(args)
-    if name is None or name in ("serve", "hook", "demo", "hook-server", "cli-server"):
+    if name is None or name in ("serve", "mcp", "hook", "demo", "hook-server", "cli-server"):
         return False
     return not (name in TERMINAL_HERE and (_tty(0) or _tty(1)))
 

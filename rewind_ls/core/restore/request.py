@@ -15,7 +15,8 @@ class RestoreRequest(NamedTuple):
     `merge` a revert writes overlapping changes with conflict markers; `force` overwrites paths
     changed behind rewind-ls' back; `skip_conflicts` leaves every conflicting path alone; `apply`
     False: nothing is written (the CLI's --dry-run shows the preview; the server's `apply: false`
-    returns the edit without applying it)."""
+    returns the edit without applying it); `by`: who asks, when not the person at a terminal or in
+    an editor ("claude-code via MCP"): the restore point's name says so."""
 
     mode: RestoreMode | str
     turn_id: str | None = None
@@ -26,6 +27,7 @@ class RestoreRequest(NamedTuple):
     force: bool = False
     skip_conflicts: bool = False
     apply: bool = True
+    by: str | None = None
 
     @property
     def code(self) -> bool:

@@ -331,3 +331,93 @@ def test_a_server_killed_mid_restore_is_recovered_by_the_next_process(
     assert snapshot() == before
     points = [s for s in listed["structuredContent"]["sessions"] if s["kind"] == "rewind"]
     assert points, json.dumps(listed["structuredContent"])[:2000]
+
+
+def test_install_adds_the_mcp_server_beside_the_hooks_for_each_agent(
+    ws: Path, cli: Cli, tmp_path: Path
+) -> None:
+    cli.env["CODEX_HOME"] = str(tmp_path / "codex-home")
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"theirs": {"command": "x"}}}))
+    (ws / ".codex").mkdir()
+    (ws / ".codex" / "config.toml").write_text(
+        'model = "m"\n\n[mcp_servers.theirs]\ncommand = "x"\n'
+    )
+    for agent in ("claude-code", "codex", "gemini"):
+        out = cli("install", agent).stdout
+        assert "added MCP server rewind-ls" in out, out
+        assert "nothing changed" in cli("install", agent).stdout  # idempotent
+        assert "MCP server" not in cli("install", agent).stdout
+    servers = json.loads((ws / ".mcp.json").read_text())["mcpServers"]
+    assert set(servers) == {"theirs", "rewind-ls"}
+    ours = servers["rewind-ls"]
+    assert ours["type"] == "stdio" and ours["args"][-3:] == ["mcp", "--agent", "claude-code"]
+    assert os.path.isabs(ours["command"]) and os.path.isfile(ours["args"][1])
+    local = json.loads((ws / ".claude" / "settings.local.json").read_text())
+    assert local["enabledMcpjsonServers"] == ["rewind-ls"]
+    gemini = json.loads((ws / ".gemini" / "settings.json").read_text())
+    assert gemini["mcpServers"]["rewind-ls"]["args"][-1] == "gemini" and gemini["hooks"]
+    toml = (ws / ".codex" / "config.toml").read_text()
+    assert '[mcp_servers.theirs]\ncommand = "x"' in toml and toml.startswith('model = "m"')
+    assert "[mcp_servers.rewind-ls]" in toml and '"--agent", "codex"]' in toml
+    tomllib = pytest.importorskip("tomllib")  # (Python 3.11+: the check, not the install)
+
+    parsed = tomllib.loads(toml)["mcp_servers"]
+    assert parsed["rewind-ls"]["args"][-3:] == ["mcp", "--agent", "codex"]
+    assert parsed["theirs"] == {"command": "x"}
+
+    # The installed command runs: an MCP server answering initialize.
+    proc = subprocess.run(
+        [ours["command"], *ours["args"]],
+        input=json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        )
+        + "\n",
+        cwd=ws,
+        env={"PATH": "/usr/bin:/bin", "REWIND_LS_HOME": cli.env["REWIND_LS_HOME"]},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert json.loads(proc.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "rewind-ls"
+
+    doctor = cli.json("doctor")
+    mcp_checks = {c["name"]: c for c in doctor["checks"] if "MCP server" in c["name"]}
+    assert str(ws / ".mcp.json") in mcp_checks["Claude Code MCP server"]["detail"]
+    assert str(ws / ".codex" / "config.toml") in mcp_checks["Codex CLI MCP server"]["detail"]
+    assert all(c["ok"] for c in mcp_checks.values())
+
+    for agent in ("claude-code", "codex", "gemini"):
+        assert "removed MCP server rewind-ls" in cli("install", agent, "--uninstall").stdout
+    assert json.loads((ws / ".mcp.json").read_text()) == {
+        "mcpServers": {"theirs": {"command": "x"}}
+    }
+    assert "rewind-ls" not in (ws / ".codex" / "config.toml").read_text()
+    assert "enabledMcpjsonServers" not in json.loads(
+        (ws / ".claude" / "settings.local.json").read_text()
+    )
+    assert (
+        "not installed"
+        in {c["name"]: c for c in cli.json("doctor")["checks"]}["Claude Code MCP server"]["detail"]
+    )
+
+
+def test_install_no_mcp_writes_hooks_only(ws: Path, cli: Cli) -> None:
+    out = cli("install", "claude-code", "--no-mcp").stdout
+    assert "MCP" not in out and (ws / ".claude" / "settings.json").exists()
+    assert not (ws / ".mcp.json").exists()
+
+
+def test_user_install_goes_to_the_users_claude_json(ws: Path, cli: Cli) -> None:
+    cli("install", "claude-code", "--user")
+    state = json.loads((Path(cli.env["CLAUDE_CONFIG_DIR"]) / ".claude.json").read_text())
+    assert state["mcpServers"]["rewind-ls"]["args"][-1] == "claude-code"
+    assert not (ws / ".mcp.json").exists()

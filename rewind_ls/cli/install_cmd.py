@@ -1,4 +1,5 @@
-"""`rewind-ls install AGENT [--user] [--uninstall]`: rewind-ls' hooks in an agent's settings."""
+"""`rewind-ls install AGENT [--user] [--uninstall] [--no-mcp]`: rewind-ls' hooks in an agent's
+settings, and its MCP server (`rewind-ls mcp`) in the agent's MCP settings beside them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from rewind_ls.core.agents.registry import AGENTS
 
 
 def cmd_install(args: argparse.Namespace) -> int:
+    from rewind_ls.core.agents.mcp_config import install_mcp
     from rewind_ls.core.agents.registry import agent
     from rewind_ls.core.agents.settings import default_command, install
 
@@ -22,13 +24,21 @@ def cmd_install(args: argparse.Namespace) -> int:
         print(f"{path}: already {'clean' if args.uninstall else 'installed'}, nothing changed")
     else:
         print(f"{path}: " + ", ".join(changed))
-        if who.after_install and not args.uninstall:
-            print(who.after_install)
+    # --uninstall removes the MCP server too, even with --no-mcp: nothing of ours is left behind.
+    if args.uninstall or not args.no_mcp:
+        for line in install_mcp(who.name, root, args.user, args.uninstall):
+            print(line)
+    if changed and who.after_install and not args.uninstall:
+        print(who.after_install)
     return 0
 
 
 def register(add: Add) -> None:
-    p = add("install", cmd_install, "Add rewind-ls' hooks to an agent's settings (idempotent).")
+    p = add(
+        "install",
+        cmd_install,
+        "Add rewind-ls' hooks and its MCP server to an agent's settings (idempotent).",
+    )
     p.add_argument("agent", choices=list(AGENTS), help="the agent whose hooks to set up")
     p.add_argument(
         "--user",
@@ -36,5 +46,13 @@ def register(add: Add) -> None:
         help="the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, "
         "~/.gemini/settings.json) instead of the project's",
     )
-    p.add_argument("--uninstall", action="store_true", help="remove only rewind-ls' hooks")
+    p.add_argument(
+        "--uninstall", action="store_true", help="remove only rewind-ls' hooks and MCP server"
+    )
+    p.add_argument(
+        "--no-mcp",
+        action="store_true",
+        help="hooks only: leave out the MCP server through which the agent can rewind its own "
+        "work (.mcp.json for Claude Code, settings.json for Gemini CLI, config.toml for Codex)",
+    )
     p.add_argument("--command", help="hook command (default: this rewind-ls by absolute path)")

@@ -81,15 +81,20 @@ def _files(result: dict[str, Any]) -> list[str]:
     return out or ["  (no file would change)"]
 
 
-def previewed(result: dict[str, Any], plan: Plan, refusal: str | None) -> str:
-    out = [f"preview of {result['message']}: nothing written"]
+def after_preview(refusal: str | None) -> str:
+    if refusal is None:
+        return "nothing written; the same call to rewind, revert or undo makes this restore"
+    return (
+        f"this would be refused: {refusal.splitlines()[0]} (you never overwrite a conflict; "
+        "the person can, from a terminal)"
+    )
+
+
+def previewed(result: dict[str, Any]) -> str:
+    out = [f"preview of {result['label']}: nothing written"]
     out.extend(f"note: {n}" for n in result["notes"])
     out.extend(_files(result))
-    if refusal is not None:
-        out.append(
-            f"this would be refused: {refusal.splitlines()[0]} (the agent never overwrites "
-            "a conflict; the person can, from a terminal)"
-        )
+    out.append(result["next"])
     return "\n".join(out)
 
 
@@ -109,22 +114,30 @@ def person_command(result: dict[str, Any], plan: Plan) -> str:
     return shlex.join(argv)
 
 
-def refused(result: dict[str, Any], plan: Plan, reason: str) -> str:
-    out = [
-        f"refused: {result['message']} would overwrite what is not the agent's; nothing was "
-        "written.",
-        reason,
+def refusal_advice(result: dict[str, Any], plan: Plan) -> str:
+    return (
         "Tell the person; they can look and decide in a terminal: "
-        f"`{person_command(result, plan)}` (it previews, asks, and `rewind-ls undo` takes it back).",
+        f"`{person_command(result, plan)}` (it previews, asks, and `rewind-ls undo` takes it back)."
+    )
+
+
+def refused(result: dict[str, Any], reason: str) -> str:
+    out = [
+        f"refused: {result['label']} would overwrite what is not the agent's; nothing was written.",
+        reason,
+        result["next"],
     ]
     return "\n".join(out)
 
 
-def restored(result: dict[str, Any], plan: Plan) -> str:
-    out = [f"{plan.label}: {result['message']}"]
+def after_restore(point: str | None) -> str:
+    if not point:
+        return "nothing was written"
+    return "undoable: the undo tool (or `rewind-ls undo` in a terminal) brings every file back"
+
+
+def restored(result: dict[str, Any]) -> str:
+    out = [f"{result['label']}: {result['message']}"]
     out.extend(_files(result))
-    if result.get("restore_point_id"):
-        out.append(
-            "undoable: the undo tool (or `rewind-ls undo` in a terminal) brings every file back"
-        )
+    out.append(result["next"])
     return "\n".join(out)

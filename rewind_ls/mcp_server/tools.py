@@ -181,7 +181,8 @@ class Tools:
             _, plan, result = self._plan(store, request, t)
             refusal = self._refusal(plan)
         result["status"] = RestoreStatus.PLANNED
-        return Answer(text.previewed(result, plan, refusal), self._wire(result))
+        result["next"] = text.after_preview(refusal)
+        return Answer(text.previewed(result), self._wire(result))
 
     def restore(
         self,
@@ -198,19 +199,25 @@ class Tools:
             flow, plan, result = self._plan(store, request, t)
             refusal = self._refusal(plan)
             if refusal is not None:
-                result["status"] = "refused"
-                raise Refused(text.refused(result, plan, refusal), self._wire(result))
+                raise self._refused(result, plan, refusal)
             try:
                 outcome = flow.apply_to_disk(plan)
             except ConflictError as exc:
                 # A file changed between the plan and the swap (the swap's own check): refused too.
-                result["status"] = "refused"
-                raise Refused(text.refused(result, plan, str(exc)), self._wire(result)) from exc
+                raise self._refused(result, plan, str(exc)) from exc
         assert outcome is not None
         result.update(
-            status=outcome.status, message=outcome.message, restore_point_id=outcome.point
+            status=outcome.status,
+            message=outcome.message,
+            restore_point_id=outcome.point,
+            next=text.after_restore(outcome.point),
         )
-        return Answer(text.restored(result, plan), self._wire(result))
+        return Answer(text.restored(result), self._wire(result))
+
+    def _refused(self, result: dict[str, Any], plan: Plan, reason: str) -> Refused:
+        result["status"] = "refused"
+        result["next"] = text.refusal_advice(result, plan)
+        return Refused(text.refused(result, reason), self._wire(result))
 
     def _request(
         self,
@@ -266,7 +273,7 @@ class Tools:
             "files": preview.files,
             "notes": plan.notes,
             "unrecorded": unrecorded(store),
-            "message": plan.label,
+            "label": plan.label,
         }
         return flow, plan, result
 

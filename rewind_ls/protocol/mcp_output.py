@@ -36,3 +36,11 @@ class McpRestoreOutput(RestoreOutput):
     make this restore (a conflict), nothing was written."""
 
     status: RestoreStatus | Literal["refused"]  # type: ignore[assignment]
+    label: str = Field(
+        description="The restore's name, as its restore point shows in `rewind-ls turns` and the "
+        "editors: 'revert turn 1 (by claude-code via MCP)'."
+    )
+    next: str = Field(
+        description="What can be done next: how to undo it, or why it was refused and what the "
+        "person can do in a terminal."
+    )

@@ -97,6 +97,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
         checks.append(permissions_check(directory, repair))
     checks.append(moved_check())
     checks += hook_checks(root)
+    checks += mcp_checks(root)
     checks.append(hook_server_check())
     checks.append(hook_server_check("cli"))
     # Hooks that are not installed are not a store problem; a hook command that fails is.
@@ -232,6 +233,13 @@ def hook_server_check(role: str = "hook") -> dict[str, Any]:
                 f"; that code changed on disk since ({info['stale']}): the next {runs} replaces it"
             )
     return _check(name, True, detail)
+
+
+def mcp_checks(root: str) -> list[dict[str, Any]]:
+    """Where each agent's MCP server entry is installed (`mcp_config.mcp_checks`)."""
+    from rewind_ls.core.agents.mcp_config import mcp_checks as checks
+
+    return checks(root)
 
 
 def hook_checks(root: str) -> list[dict[str, Any]]:

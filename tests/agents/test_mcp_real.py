@@ -1,0 +1,112 @@
+"""The agent rewinds itself: the real Claude Code binary (pinned, offline, the scripted stand-in for
+its model) with what `rewind-ls install claude-code` writes (the hooks, and the MCP server in
+`.mcp.json`, approved in `.claude/settings.local.json`), calling rewind-ls' MCP tools as
+`mcp__rewind-ls__<tool>`:
+
+1. turn 1: the model changes the last line of app.py (Read, then Write);
+2. the person edits the first line by hand;
+3. turn 2 ("undo what you just did"): the model reverts its previous turn through MCP: the last line
+   goes back, the person's line stays; then it asks to rewind to turn 1, which would overwrite the
+   person's line: refused, nothing written, the refusal naming the conflict and the person's
+   terminal command; the revert's restore point is in `rewind-ls turns --all`, labelled as the
+   agent's, and `rewind-ls undo` takes it back.
+
+What the binary sent back to the model (each tool's text) is printed: docs/mcp.md's transcript."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.fake_anthropic import FakeAnthropic, text, tool_use
+from tests.support.real_claude import RealClaude, claude_binary
+
+pytestmark = pytest.mark.agent
+
+ORIGINAL = "def parse(s):\n    tokens = s.split()\n    return tokens\n\n\nVERSION = 1\n"
+BY_AGENT = ORIGINAL.replace("VERSION = 1", "VERSION = 2")
+BY_PERSON = BY_AGENT.replace("def parse(s):", "def parse(s):  # the person's comment")
+
+
+def tool_results(api: FakeAnthropic) -> dict[str, dict[str, Any]]:
+    """Each tool_result the binary sent the model, by the tool_use id it answers."""
+    found: dict[str, dict[str, Any]] = {}
+    for body in api.conversation_requests():
+        for message in body["messages"]:
+            content = message.get("content")
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    found[block["tool_use_id"]] = block
+    return found
+
+
+def result_text(block: dict[str, Any]) -> str:
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(c.get("text", "") for c in content or [] if isinstance(c, dict))
+
+
+def test_claude_reverts_its_own_turn_through_mcp(tmp_path: Path) -> None:
+    binary = claude_binary()
+    project = tmp_path / "proj"
+    with FakeAnthropic() as api:
+        claude = RealClaude(binary, api, tmp_path, project)
+        # Permission rules first: `install` then adds its approval of the MCP server beside them.
+        claude.allow("Read", "Write", "mcp__rewind-ls__revert", "mcp__rewind-ls__rewind")
+        claude.install_hooks()
+        local = json.loads((project / ".claude" / "settings.local.json").read_text())
+        assert local["enabledMcpjsonServers"] == ["rewind-ls"] and local["permissions"]["allow"]
+        assert "rewind-ls" in json.loads((project / ".mcp.json").read_text())["mcpServers"]
+        (project / "app.py").write_text(ORIGINAL)
+
+        api.add(
+            # (The binary writes over a file only after reading it.)
+            [tool_use("Read", {"file_path": str(project / "app.py")})],
+            [tool_use("Write", {"file_path": str(project / "app.py"), "content": BY_AGENT})],
+            [text("bumped the version")],
+        )
+        r1 = claude.run("bump the version in app.py")
+        sid = r1["session_id"]
+        assert (project / "app.py").read_text() == BY_AGENT
+
+        # The person's own edit of another line, between the two prompts.
+        (project / "app.py").write_text(BY_PERSON)
+
+        revert = tool_use("mcp__rewind-ls__revert", {"turn": 1})
+        rewind = tool_use("mcp__rewind-ls__rewind", {"turn": 1})
+        api.add([revert], [rewind], [text("reverted my change; your comment is kept")])
+        claude.run("undo what you just did to app.py", resume=sid)
+
+        # The binary offered the tools (with their schemas) to the model.
+        offered = {t["name"]: t for t in api.conversation_requests()[-1]["tools"]}
+        assert {
+            f"mcp__rewind-ls__{n}"
+            for n in ("list_turns", "show_turn", "blame", "preview", "rewind", "revert", "undo")
+        } <= set(offered)
+        assert offered["mcp__rewind-ls__revert"]["input_schema"]["required"] == ["turn"]
+
+        results = tool_results(api)
+        reverted, refused = results[revert["id"]], results[rewind["id"]]
+        print("\n--- revert result ---\n" + result_text(reverted))
+        print("--- rewind result ---\n" + result_text(refused))
+        assert not reverted.get("is_error"), (reverted, refused)
+        assert (
+            json.loads(result_text(reverted))["label"] == "revert turn 1 (by claude-code via MCP)"
+        )
+        assert refused.get("is_error") is True, refused
+        words = result_text(refused)
+        assert "refused" in words and "nothing was written" in words and "app.py" in words
+        assert f"rewind-ls rewind 1 --session {sid[:8]} --force" in words
+
+        # Reverted: the agent's line back, the person's line kept; the refused rewind wrote nothing.
+        assert (project / "app.py").read_text() == BY_PERSON.replace("VERSION = 2", "VERSION = 1")
+
+        # The person sees the agent's restore and can undo it.
+        listing = claude.rewind_ls("turns", "--all").stdout
+        assert "revert turn 1 (by claude-code via MCP)" in listing, listing
+        claude.rewind_ls("undo", "--yes")
+        assert (project / "app.py").read_text() == BY_PERSON

@@ -116,7 +116,8 @@ def person_command(result: dict[str, Any], plan: Plan) -> str:
 
 def refusal_advice(result: dict[str, Any], plan: Plan) -> str:
     return (
-        "Tell the person; they can look and decide in a terminal: "
+        "refused, nothing was written (you never overwrite what is not yours). Tell the person; "
+        "they can look and decide in a terminal: "
         f"`{person_command(result, plan)}` (it previews, asks, and `rewind-ls undo` takes it back)."
     )
 

@@ -110,3 +110,71 @@ def test_claude_reverts_its_own_turn_through_mcp(tmp_path: Path) -> None:
         assert "revert turn 1 (by claude-code via MCP)" in listing, listing
         claude.rewind_ls("undo", "--yes")
         assert (project / "app.py").read_text() == BY_PERSON
+
+
+def codex_function_output(api: Any, call_id: str) -> str:
+    """What Codex sent the model for one tool call (its function_call_output's text)."""
+    for body in reversed(api.requests):
+        for item in body.get("input") or []:
+            if item.get("type") == "function_call_output" and item.get("call_id") == call_id:
+                output = item["output"]
+                if isinstance(output, str):
+                    return output
+                return "\n".join(o.get("text", "") for o in output if isinstance(o, dict))
+    raise AssertionError(f"no output sent for {call_id}")
+
+
+def test_codex_reverts_its_own_turn_through_mcp(tmp_path: Path) -> None:
+    """The same conversation with Codex CLI 0.169.0: `install codex` writes the MCP server into the
+    project's `.codex/config.toml`; Codex offers MCP tools as a deferred namespace
+    (`mcp__rewind_ls`), which the model calls by namespace and name; the server finds Codex's
+    session as the latest live codex session here (Codex passes no session id)."""
+    import subprocess
+
+    from tests.support.fake_openai import FakeOpenAI, custom_tool_call, function_call, message
+    from tests.support.real_codex import RealCodex, codex_binary
+
+    binary = codex_binary()
+    project = tmp_path / "proj"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "app.py").write_text(ORIGINAL)
+    with FakeOpenAI() as api:
+        codex = RealCodex(binary, api, tmp_path, project)
+        codex.rewind_ls("install", "codex")
+        config = project / ".codex" / "config.toml"
+        assert "[mcp_servers.rewind-ls]" in config.read_text()
+        # The person's choices, added under our table: approve its tools without asking (`codex
+        # exec` cannot ask: "approval policy is never"), and wait for the server at start
+        # (`required`): Codex starts MCP servers in the background and the stand-in model answers
+        # at once, before the SDK's few seconds of start-up; a real model's first reply is slower.
+        config.write_text(
+            config.read_text() + 'required = true\ndefault_tools_approval_mode = "approve"\n'
+        )
+        patch = (
+            "*** Begin Patch\n"
+            f"*** Update File: {project / 'app.py'}\n"
+            "@@\n-VERSION = 1\n+VERSION = 2\n"
+            "*** End Patch\n"
+        )
+        api.script([custom_tool_call("apply_patch", patch)], [message("bumped")])
+        sid = codex.run("bump the version in app.py")
+        assert (project / "app.py").read_text() == BY_AGENT
+
+        (project / "app.py").write_text(BY_PERSON)
+
+        revert = function_call("revert", {"turn": 1})
+        rewind = function_call("rewind", {"turn": 1})
+        for call in (revert, rewind):
+            call["namespace"] = "mcp__rewind_ls"
+        api.script([revert], [rewind], [message("reverted; your comment is kept")])
+        codex.run("undo what you just did to app.py", resume=sid)
+
+        reverted = codex_function_output(api, revert["call_id"])
+        refused = codex_function_output(api, rewind["call_id"])
+        print("\n--- codex revert ---\n" + reverted + "\n--- codex rewind ---\n" + refused)
+        assert '"label":"revert turn 1 (by codex via MCP)"' in reverted, reverted
+        assert "refused" in refused and "nothing was written" in refused, refused
+        assert f"rewind-ls rewind 1 --session {sid[:8]} --force" in refused
+        assert (project / "app.py").read_text() == BY_PERSON.replace("VERSION = 2", "VERSION = 1")
+        assert "revert turn 1 (by codex via MCP)" in codex.rewind_ls("turns", "--all").stdout

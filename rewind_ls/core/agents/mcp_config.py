@@ -29,6 +29,8 @@ from rewind_ls.core.agents.settings import load_json, write_json
 from rewind_ls.core.errors import BadInput
 
 NAME = "rewind-ls"
+# The variables that say where rewind-ls keeps its store (`core.fs.config.home_dir`).
+PASSED_VARS = ("REWIND_LS_HOME", "XDG_DATA_HOME")
 
 
 def mcp_argv(agent: str) -> list[str]:
@@ -154,7 +156,12 @@ def _toml_text(argv: list[str]) -> str:
         return json.dumps(s)  # a TOML basic string is a JSON string for these characters
 
     args = ", ".join(q(a) for a in argv[1:])
-    return f"[mcp_servers.{NAME}]\ncommand = {q(argv[0])}\nargs = [{args}]\n"
+    # Codex starts an MCP server with a few variables only (HOME, PATH, ...): the store's location
+    # must reach it, or it would read another store than the hooks write.
+    passed = ", ".join(q(v) for v in PASSED_VARS)
+    return (
+        f"[mcp_servers.{NAME}]\ncommand = {q(argv[0])}\nargs = [{args}]\nenv_vars = [{passed}]\n"
+    )
 
 
 def _read_text(path: str) -> str:

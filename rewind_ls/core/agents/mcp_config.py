@@ -159,9 +159,7 @@ def _toml_text(argv: list[str]) -> str:
     # Codex starts an MCP server with a few variables only (HOME, PATH, ...): the store's location
     # must reach it, or it would read another store than the hooks write.
     passed = ", ".join(q(v) for v in PASSED_VARS)
-    return (
-        f"[mcp_servers.{NAME}]\ncommand = {q(argv[0])}\nargs = [{args}]\nenv_vars = [{passed}]\n"
-    )
+    return f"[mcp_servers.{NAME}]\ncommand = {q(argv[0])}\nargs = [{args}]\nenv_vars = [{passed}]\n"
 
 
 def _read_text(path: str) -> str:

@@ -178,3 +178,71 @@ def test_codex_reverts_its_own_turn_through_mcp(tmp_path: Path) -> None:
         assert f"rewind-ls rewind 1 --session {sid[:8]} --force" in refused
         assert (project / "app.py").read_text() == BY_PERSON.replace("VERSION = 2", "VERSION = 1")
         assert "revert turn 1 (by codex via MCP)" in codex.rewind_ls("turns", "--all").stdout
+
+
+def gemini_function_response(api: Any, call_id: str) -> dict[str, Any]:
+    """What Gemini CLI sent the model for one function call (its functionResponse)."""
+    for body in reversed(api.main_requests()):
+        for content in body.get("contents") or []:
+            for part in content.get("parts") or []:
+                response = part.get("functionResponse")
+                if response and response.get("id") == call_id:
+                    found: dict[str, Any] = response["response"]
+                    return found
+    raise AssertionError(f"no functionResponse sent for {call_id}")
+
+
+def test_gemini_reverts_its_own_turn_through_mcp(tmp_path: Path) -> None:
+    """The same conversation with Gemini CLI 0.61.0 (run with --yolo, as the other Gemini tests):
+    `install gemini` writes the server into the project's `.gemini/settings.json`; the tools are
+    offered as `mcp_rewind-ls_<tool>`; Gemini passes no session id, so the server takes the latest
+    live gemini session here."""
+    from tests.support.fake_gemini import FakeGemini, call, text_part
+    from tests.support.real_gemini import RealGemini, gemini_entry
+
+    entry = gemini_entry()
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "app.py").write_text(ORIGINAL)
+    with FakeGemini() as api:
+        gemini = RealGemini(entry, api, tmp_path, project)
+        gemini.rewind_ls("install", "gemini")
+        settings = json.loads((project / ".gemini" / "settings.json").read_text())
+        assert "rewind-ls" in settings["mcpServers"]
+        bump = {"file_path": str(project / "app.py"), "content": BY_AGENT}
+        api.script([call("write_file", bump)], [text_part("bumped")])
+        sid = gemini.run("bump the version in app.py")
+        assert (project / "app.py").read_text() == BY_AGENT
+
+        (project / "app.py").write_text(BY_PERSON)
+
+        api.script(
+            [call("mcp_rewind-ls_revert", {"turn": 1})],
+            [call("mcp_rewind-ls_rewind", {"turn": 1})],
+            [text_part("reverted; your comment is kept")],
+        )
+        gemini.run("undo what you just did to app.py", resume=sid)
+        offered = {
+            d["name"]: d
+            for t in api.main_requests()[-1]["tools"]
+            for d in t.get("functionDeclarations", [])
+        }
+        assert "mcp_rewind-ls_revert" in offered and "mcp_rewind-ls_undo" in offered
+        calls = [
+            part["functionCall"]
+            for body in api.main_requests()
+            for content in body.get("contents") or []
+            for part in content.get("parts") or []
+            if "functionCall" in part and part["functionCall"]["name"].startswith("mcp_")
+        ]
+        ids = {c["name"]: c["id"] for c in calls}
+        reverted = gemini_function_response(api, ids["mcp_rewind-ls_revert"])
+        refused = gemini_function_response(api, ids["mcp_rewind-ls_rewind"])
+        print("\n--- gemini revert ---\n" + json.dumps(reverted)[:1500])
+        print("--- gemini rewind ---\n" + json.dumps(refused)[:1500])
+        assert "revert turn 1 (by gemini via MCP)" in json.dumps(reverted)
+        words = json.dumps(refused)
+        assert "refused" in words and "nothing was written" in words, refused
+        assert f"rewind-ls rewind 1 --session {sid[:8]} --force" in words
+        assert (project / "app.py").read_text() == BY_PERSON.replace("VERSION = 2", "VERSION = 1")
+        assert "revert turn 1 (by gemini via MCP)" in gemini.rewind_ls("turns", "--all").stdout

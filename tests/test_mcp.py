@@ -421,3 +421,27 @@ def test_user_install_goes_to_the_users_claude_json(ws: Path, cli: Cli) -> None:
     state = json.loads((Path(cli.env["CLAUDE_CONFIG_DIR"]) / ".claude.json").read_text())
     assert state["mcpServers"]["rewind-ls"]["args"][-1] == "claude-code"
     assert not (ws / ".mcp.json").exists()
+
+
+def test_plugin_packages_hold_hooks_mcp_and_commands(ws: Path, cli: Cli, tmp_path: Path) -> None:
+    """The files of the packages (the real agents load them in tests/agents/test_plugin_real.py)."""
+    cli("install", "claude-code", "--plugin", str(tmp_path / "cp"), "--portable")
+    plugin = tmp_path / "cp" / "rewind-ls"
+    market = json.loads((tmp_path / "cp" / ".claude-plugin" / "marketplace.json").read_text())
+    assert market["plugins"][0]["source"] == "./rewind-ls"
+    hooks = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]
+    assert hooks["PreToolUse"][0]["hooks"][0]["command"] == "rewind-ls hook claude-code"
+    server = json.loads((plugin / ".mcp.json").read_text())["mcpServers"]["rewind-ls"]
+    assert [server["command"], *server["args"]] == ["rewind-ls", "mcp", "--agent", "claude-code"]
+    assert sorted(p.name for p in (plugin / "commands").iterdir()) == ["turns.md", "undo.md"]
+    cli("install", "gemini", "--plugin", str(tmp_path / "ge"))
+    ext = json.loads((tmp_path / "ge" / "gemini-extension.json").read_text())
+    assert os.path.isabs(ext["mcpServers"]["rewind-ls"]["command"])  # this install's paths
+    assert (tmp_path / "ge" / "commands" / "rewind-ls" / "undo.toml").exists()
+    cli("install", "gemini", "--plugin", str(tmp_path / "ge"))  # rewritten in place
+    (tmp_path / "other").mkdir()
+    refused = cli("install", "claude-code", "--plugin", str(tmp_path / "other"), ok=False)
+    assert refused.returncode == 2 and "not a rewind-ls plugin" in refused.stderr
+    refused = cli("install", "codex", "--plugin", str(tmp_path / "cx"), ok=False)
+    assert refused.returncode == 2 and "no plugin package" in refused.stderr
+    assert not (ws / ".mcp.json").exists()

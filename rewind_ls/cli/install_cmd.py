@@ -15,6 +15,8 @@ def cmd_install(args: argparse.Namespace) -> int:
     from rewind_ls.core.agents.settings import default_command, install
 
     who = agent(args.agent)
+    if args.plugin:
+        return _package(who.name, args.plugin, args.portable)
     # --user needs no workspace (it may be run from anywhere, `/` included).
     root = "" if args.user else workspace(args)
     path = who.settings_path(root, args.user)
@@ -30,6 +32,23 @@ def cmd_install(args: argparse.Namespace) -> int:
             print(line)
     if changed and who.after_install and not args.uninstall:
         print(who.after_install)
+    return 0
+
+
+def _package(name: str, dest: str, portable: bool) -> int:
+    """`--plugin DIR`: the agent's own package (hooks, MCP server, slash commands) in DIR."""
+    import os
+
+    from rewind_ls.core.agents.plugin import write_package
+
+    folder = write_package(name, os.path.abspath(dest), portable)
+    print(f"{folder}: rewind-ls {'plugin' if name == 'claude-code' else 'extension'} written")
+    if name == "claude-code":
+        print(f"use it: claude --plugin-dir {folder}")
+        print(f"   or, in claude: /plugin marketplace add {os.path.dirname(folder)}")
+        print("                  /plugin install rewind-ls@rewind-ls")
+    else:
+        print(f"use it: gemini extensions install {folder}")
     return 0
 
 
@@ -56,3 +75,15 @@ def register(add: Add) -> None:
         "work (.mcp.json for Claude Code, settings.json for Gemini CLI, config.toml for Codex)",
     )
     p.add_argument("--command", help="hook command (default: this rewind-ls by absolute path)")
+    p.add_argument(
+        "--plugin",
+        metavar="DIR",
+        help="write the agent's own package to DIR instead: a Claude Code plugin (in a one-plugin "
+        "marketplace) or a Gemini CLI extension, with the hooks, the MCP server and the "
+        "/rewind-ls:turns and /rewind-ls:undo commands",
+    )
+    p.add_argument(
+        "--portable",
+        action="store_true",
+        help="with --plugin: the package runs `rewind-ls` from PATH, not this install's paths",
+    )

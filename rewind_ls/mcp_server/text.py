@@ -116,18 +116,26 @@ def person_command(result: dict[str, Any], plan: Plan) -> str:
 
 def refusal_advice(result: dict[str, Any], plan: Plan) -> str:
     return (
-        "refused, nothing was written (you never overwrite what is not yours). Tell the person; "
-        "they can look and decide in a terminal: "
+        "refused, nothing was written (you never overwrite what is not yours). "
+        + _tell_the_person(result, plan)
+    )
+
+
+def _tell_the_person(result: dict[str, Any], plan: Plan) -> str:
+    return (
+        "Tell the person; they can look and decide in a terminal: "
         f"`{person_command(result, plan)}` (it previews, asks, and `rewind-ls undo` takes it back)."
     )
 
 
-def refused(result: dict[str, Any], reason: str) -> str:
-    out = [
-        f"refused: {result['label']} would overwrite what is not the agent's; nothing was written.",
-        reason,
-        result["next"],
-    ]
+def refused(result: dict[str, Any], plan: Plan, reason: str) -> str:
+    lines = reason.splitlines()
+    # The planner's conflict list starts with the terminal's header ("N conflict(s), nothing
+    # written (--force to overwrite, ...)"): the agent has no --force, the person's command follows.
+    conflicts = [ln.strip() for ln in lines[1:]] if len(lines) > 1 else lines
+    out = [f"refused, nothing was written: {result['label']} would overwrite what is not yours."]
+    out.extend(f"  {c}" for c in conflicts)
+    out.append(_tell_the_person(result, plan))
     return "\n".join(out)
 
 

@@ -217,7 +217,7 @@ class Tools:
     def _refused(self, result: dict[str, Any], plan: Plan, reason: str) -> Refused:
         result["status"] = "refused"
         result["next"] = text.refusal_advice(result, plan)
-        return Refused(text.refused(result, reason), self._wire(result))
+        return Refused(text.refused(result, plan, reason), self._wire(result))
 
     def _request(
         self,

@@ -445,3 +445,50 @@ def test_plugin_packages_hold_hooks_mcp_and_commands(ws: Path, cli: Cli, tmp_pat
     refused = cli("install", "codex", "--plugin", str(tmp_path / "cx"), ok=False)
     assert refused.returncode == 2 and "no plugin package" in refused.stderr
     assert not (ws / ".mcp.json").exists()
+
+
+async def test_a_buffer_unsaved_in_a_language_server_is_refused(ws: Path, home: Path) -> None:
+    """The MCP server cannot see VS Code's buffers; the language server lists its unsaved ones in
+    the store folder, and the agent's restore over one is refused (so is the CLI's, unforced)."""
+    import asyncio
+
+    from tests.support.lsp_client import start
+
+    agent = FakeClaude(ws, home)
+    agent.turn("one", {"a.txt": "a1\n", "b.txt": "b1\n"})
+    agent.turn("two", {"a.txt": "a2\n", "b.txt": "b2\n"})
+    client, editor = await start(ws, home)
+    try:
+        editor.open(ws / "a.txt")
+        editor.type(ws / "a.txt", "a2 and my unsaved work\n")
+        loop = asyncio.get_running_loop()
+
+        def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            with server(ws, agent) as mcp:
+                mcp.initialize()
+                return mcp.call(name, arguments)
+
+        deadline = time.monotonic() + 30
+        while True:  # the list follows the buffers after a short pause
+            refused = await loop.run_in_executor(None, call, "rewind", {"turn": 2})
+            if refused.get("isError") or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.2)
+        assert refused["isError"] is True, refused
+        assert "unsaved buffer in an editor" in text_of(refused) and "a.txt" in text_of(refused)
+        assert (ws / "a.txt").read_text() == "a2\n" and (ws / "b.txt").read_text() == "b2\n"
+        cli = Cli(ws, home)
+        assert cli("rewind", "2", "--yes", ok=False).returncode == 3  # the person's CLI too
+        # Saved: nothing unsaved any more, the restore goes ahead (b.txt only changed by turn 2).
+        editor.save(ws / "a.txt")
+        agent.turn("saved", {})
+        deadline = time.monotonic() + 30
+        while True:
+            done = await loop.run_in_executor(None, call, "revert", {"turn": 2, "path": "b.txt"})
+            if not done.get("isError") or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.2)
+        assert not done.get("isError"), done
+        assert (ws / "b.txt").read_text() == "b1\n"
+    finally:
+        await client.shutdown_session()

@@ -190,7 +190,7 @@ class RestoreWork(ServiceBase):
         rels = [self.rel_of(p) for p in r.paths] if r.paths else None
         plan = plan_restore(self.store, r.mode, turn, reader, rels, r.scope, r.hunks, merge=r.merge)
         # Buffers this client has open are read above; another editor's unsaved ones by its traces.
-        mark_unsaved_elsewhere(plan, self.root, by_path.keys())
+        mark_unsaved_elsewhere(plan, self.root, by_path.keys(), self.store.path)
         if unsaved and plan.mode == UNDO:
             self._attach_saved(plan)
         return plan

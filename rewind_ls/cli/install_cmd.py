@@ -10,7 +10,7 @@ from rewind_ls.core.agents.registry import AGENTS
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from rewind_ls.core.agents.mcp_config import install_mcp
+    from rewind_ls.core.agents.mcp_config import KNOWN, install_mcp
     from rewind_ls.core.agents.registry import agent
     from rewind_ls.core.agents.settings import default_command, install
 
@@ -27,7 +27,10 @@ def cmd_install(args: argparse.Namespace) -> int:
     else:
         print(f"{path}: " + ", ".join(changed))
     # --uninstall removes the MCP server too, even with --no-mcp: nothing of ours is left behind.
-    if args.uninstall or not args.no_mcp:
+    if who.name not in KNOWN:
+        if not args.no_mcp and not args.uninstall:
+            print(f"(no MCP server: rewind-ls does not know where {who.title} reads MCP servers)")
+    elif args.uninstall or not args.no_mcp:
         for line in install_mcp(who.name, root, args.user, args.uninstall):
             print(line)
     if changed and who.after_install and not args.uninstall:

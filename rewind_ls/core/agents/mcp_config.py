@@ -29,6 +29,8 @@ from rewind_ls.core.agents.settings import load_json, write_json
 from rewind_ls.core.errors import BadInput
 
 NAME = "rewind-ls"
+# The agents whose MCP settings rewind-ls knows (another agent gets its hooks only).
+KNOWN = ("claude-code", "codex", "gemini")
 # The variables that say where rewind-ls keeps its store (`core.fs.config.home_dir`).
 PASSED_VARS = ("REWIND_LS_HOME", "XDG_DATA_HOME")
 
@@ -232,6 +234,8 @@ def mcp_checks(root: str) -> list[dict[str, Any]]:
 
     checks: list[dict[str, Any]] = []
     for who in AGENTS.values():
+        if who.name not in KNOWN:
+            continue
         name = f"{who.title} MCP server"
         found = installed_mcp(who.name, root)
         if not found:

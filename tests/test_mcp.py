@@ -492,3 +492,19 @@ async def test_a_buffer_unsaved_in_a_language_server_is_refused(ws: Path, home: 
         assert (ws / "b.txt").read_text() == "b1\n"
     finally:
         await client.shutdown_session()
+
+
+def test_the_turn_notice_names_the_agents_restores(ws: Path, agent: FakeClaude) -> None:
+    """The line Claude Code shows the person when the turn ends (the Stop hook's systemMessage)
+    names the restore the agent made through MCP during the turn, and how to take it back."""
+    two_turns(agent)
+    agent.hook("UserPromptSubmit", prompt="undo what you did in turn 2")
+    with server(ws, agent) as mcp:
+        mcp.initialize()
+        assert not mcp.call("revert", {"turn": 2}).get("isError")
+    stop = agent.hook("Stop", stop_hook_active=False)
+    message = json.loads(stop.stdout)["systemMessage"]
+    assert (
+        message
+        == "rewind-ls: revert turn 2 (by claude-code via MCP); to take it back: rewind-ls undo"
+    )

@@ -99,7 +99,8 @@ class Tools:
         with self.store() as store:
             sid = None if all else self.session(store, session)
             listing = list_sessions(store, sid, limit or None)
-            listing["current_session_id"] = sid
+            # What a bare turn number means for this caller (every session listed or not).
+            listing["current_session_id"] = sid or session_of(store, self.caller, session)
             listing["unrecorded"] = unrecorded(store)
         return Answer(text.turns(listing), wire(TurnsOutput, listing))
 

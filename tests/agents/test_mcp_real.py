@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_anthropic import FakeAnthropic, text, tool_use
-from tests.support.real_claude import RealClaude, claude_binary
+from tests.support.fake_anthropic import FakeAnthropic, text, tool_use, waiting_for_mcp
+from tests.support.real_claude import MCP_CONNECT_WAIT_MS, RealClaude, claude_binary
 
 pytestmark = pytest.mark.agent
 
@@ -55,6 +55,8 @@ def test_claude_reverts_its_own_turn_through_mcp(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     with FakeAnthropic() as api:
         claude = RealClaude(binary, api, tmp_path, project)
+        claude.env["MCP_CONNECT_TIMEOUT_MS"] = MCP_CONNECT_WAIT_MS
+        api.responder = waiting_for_mcp(api)
         # Permission rules first: `install` then adds its approval of the MCP server beside them.
         claude.allow("Read", "Write", "mcp__rewind-ls__revert", "mcp__rewind-ls__rewind")
         claude.install_hooks()
@@ -82,7 +84,7 @@ def test_claude_reverts_its_own_turn_through_mcp(tmp_path: Path) -> None:
         claude.run("undo what you just did to app.py", resume=sid)
 
         # The binary offered the tools (with their schemas) to the model.
-        offered = {t["name"]: t for t in api.conversation_requests()[-1]["tools"]}
+        offered = {t["name"]: t for b in api.conversation_requests() for t in b["tools"]}
         assert {
             f"mcp__rewind-ls__{n}"
             for n in ("list_turns", "show_turn", "blame", "preview", "rewind", "revert", "undo")
@@ -150,6 +152,7 @@ def test_codex_reverts_its_own_turn_through_mcp(tmp_path: Path) -> None:
         # at once, before the SDK's few seconds of start-up; a real model's first reply is slower.
         config.write_text(
             config.read_text() + 'required = true\ndefault_tools_approval_mode = "approve"\n'
+            "startup_timeout_sec = 60\n"
         )
         patch = (
             "*** Begin Patch\n"

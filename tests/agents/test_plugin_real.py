@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_anthropic import FakeAnthropic, text, tool_use
-from tests.support.real_claude import RealClaude, claude_binary
+from tests.support.fake_anthropic import FakeAnthropic, text, tool_use, waiting_for_mcp
+from tests.support.real_claude import MCP_CONNECT_WAIT_MS, RealClaude, claude_binary
 
 pytestmark = pytest.mark.agent
 
@@ -46,6 +46,13 @@ def test_claude_plugin_dir_records_turns_and_serves_the_tools(
     plugin_root = tmp_path / "plugin"
     with FakeAnthropic() as api:
         claude = RealClaude(claude_binary(), api, tmp_path, project)
+        claude.env["MCP_CONNECT_TIMEOUT_MS"] = MCP_CONNECT_WAIT_MS
+        # Headless, a plugin's servers connect in the background unless the binary is told to
+        # wait for them (`CLAUDE_CODE_SYNC_PLUGINS`, up to `..._MCP_TIMEOUT_MS`, 10 s by default):
+        # the stand-in model calls the tool at once, a real one seconds later.
+        claude.env["CLAUDE_CODE_SYNC_PLUGINS"] = "1"
+        claude.env["CLAUDE_CODE_SYNC_PLUGINS_MCP_TIMEOUT_MS"] = MCP_CONNECT_WAIT_MS
+        api.responder = waiting_for_mcp(api)
         args = ["install", "claude-code", "--plugin", str(plugin_root)]
         claude.rewind_ls(*args, *(["--portable"] if portable else []))
         if portable:  # rewind-ls on the agent's PATH, as pipx or uv put it

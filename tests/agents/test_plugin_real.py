@@ -117,6 +117,9 @@ def test_gemini_extension_installs_and_records_and_serves_the_tools(tmp_path: Pa
             gemini.gemini_home / "extensions" / "rewind-ls" / "gemini-extension.json"
         ).exists(), installed.stdout + installed.stderr
         assert not (project / ".gemini").exists()  # nothing else set up
+        doctor = json.loads(gemini.rewind_ls("doctor", "--json", ok=False).stdout)
+        (check,) = [c for c in doctor["checks"] if c["name"] == "Gemini CLI MCP server"]
+        assert "extensions/rewind-ls/gemini-extension.json: rewind-ls mcp" in check["detail"]
 
         write = {"file_path": str(project / "a.txt"), "content": "agent\n"}
         api.script([call("write_file", write)], [text_part("written")])

@@ -86,10 +86,16 @@ def install_mcp(agent: str, root: str, user: bool, uninstall: bool = False) -> l
 
 
 def installed_mcp(agent: str, root: str) -> list[tuple[str, list[str]]]:
-    """The files (project, then user) that hold our MCP server for `agent`, with its command line."""
+    """The files (project, then user, then an installed Gemini CLI extension) that hold our MCP
+    server for `agent`, with its command line."""
+    paths = [config_path(agent, root, user) for user in (False, True)]
+    if agent == "gemini":
+        from rewind_ls.core.agents.gemini.hook import gemini_home
+
+        # `gemini extensions install` copies the extension here (its manifest has mcpServers).
+        paths.append(os.path.join(gemini_home(), "extensions", NAME, "gemini-extension.json"))
     found = []
-    for user in (False, True):
-        path = config_path(agent, root, user)
+    for path in paths:
         argv = _toml_argv(path) if agent == "codex" else _json_argv(path)
         if argv is not None:
             found.append((path, argv))

@@ -94,7 +94,10 @@ class RealClaude(RealAgent):
         """Permission rules in the project's settings.local.json (ours stay in settings.json)."""
         path = self.project / ".claude" / "settings.local.json"
         path.parent.mkdir(exist_ok=True)
-        path.write_text(json.dumps({"permissions": {"allow": list(rules), "deny": list(deny)}}))
+        # Kept: what `install` wrote there (its approval of the project's MCP server).
+        local = json.loads(path.read_text()) if path.exists() else {}
+        local["permissions"] = {"allow": list(rules), "deny": list(deny)}
+        path.write_text(json.dumps(local))
 
     def rewind_ls(
         self, *args: str, cwd: Path | None = None, ok: bool = True, input: str | None = ""

@@ -868,6 +868,17 @@ def bench_review_rows(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> li
     return [Row(name, ours, base, "s", target) for name, ours, base, target in found]
 
 
+def bench_mcp_rows(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[Row]:
+    """Issue #39: the MCP server's tool calls against `rewind-ls turns` (bench/mcp_bench.py)."""
+    from bench.mcp_bench import bench_mcp
+
+    try:
+        return bench_mcp(tmp, sizes, runs, notes)
+    except Exception as exc:
+        notes.append(f"MCP figures failed: {exc}")
+        return [Row("MCP list_turns, preview", None, None, "s", note="n/a (failed, see notes)")]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--smoke", action="store_true", help="tiny sizes and 1 run (CI)")
@@ -877,14 +888,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument(
         "--only",
-        choices=["hook", "tree", "storage", "server", "review"],
+        choices=["hook", "tree", "storage", "server", "review", "mcp"],
         action="append",
         help="run only these workloads (repeatable)",
     )
     args = parser.parse_args(argv)
     runs = args.runs or (1 if args.smoke else 5)
     sizes = Sizes(args.smoke)
-    only = set(args.only or ["hook", "tree", "storage", "server", "review"])
+    only = set(args.only or ["hook", "tree", "storage", "server", "review", "mcp"])
     tmp = tempfile.mkdtemp(prefix="rewind-ls-bench-")
     notes: list[str] = []
     rows: list[Row] = []
@@ -910,6 +921,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.extend(bench_server(tmp, sizes, runs, notes))
         if "review" in only:
             rows.extend(bench_review_rows(tmp, sizes, runs, notes))
+        if "mcp" in only:
+            rows.extend(bench_mcp_rows(tmp, sizes, runs, notes))
     finally:
         for home in HOMES:
             stop_hook_server(home)

@@ -6,7 +6,11 @@
 #     installed on first start into the extension's own venv with the person's Python, offline)
 #   - the Neovim client (rewind-ls.nvim-VERSION.tar.gz) and the Emacs client (rewind-ls-VERSION.el
 #     or .tar when it has several files), and CHANGELOG.md
-#   - SHA256SUMS
+#   - the agents' own packages, running `rewind-ls` from PATH: claude-plugin/ (a one-plugin
+#     marketplace: `claude --plugin-dir dist/claude-plugin/rewind-ls`, or `/plugin marketplace add`
+#     + `/plugin install rewind-ls@rewind-ls`) and gemini-extension/ (`gemini extensions install`),
+#     each also as a .tar.gz
+#   - SHA256SUMS (of the files at the top of dist/)
 # Needs python3 (>= 3.10), node (>= 20) and npm; nothing of the test harness (no code-server,
 # Chromium or Debian packages). Downloads only from the package registries (PyPI, npm).
 # Environment:
@@ -147,7 +151,16 @@ else
   log "no Emacs client (editors/emacs/*.el) in this tree: skipped"
 fi
 
+# --- the agents' own packages (rewind_ls/core/agents/plugin.py; stdlib only, so any python3) --------
+log "writing the Claude Code plugin and the Gemini CLI extension"
+for pkg in claude-code:claude-plugin gemini:gemini-extension; do
+  REWIND_LS_HOOK_SERVER=0 PYTHONPATH="$ROOT" "$PY" -m rewind_ls install "${pkg%%:*}" \
+    --plugin "$DIST/${pkg#*:}" --portable >/dev/null
+  tar -C "$DIST" --owner=0 --group=0 --sort=name -czf "$DIST/rewind-ls-${pkg#*:}-$VERSION.tar.gz" \
+    "${pkg#*:}"
+done
+
 cp CHANGELOG.md "$DIST/CHANGELOG.md"
-(cd "$DIST" && sha256sum -- * > SHA256SUMS)
+(cd "$DIST" && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%P\0' | sort -z | xargs -0 sha256sum -- > SHA256SUMS)
 log "done: $DIST"
 ls -l "$DIST"

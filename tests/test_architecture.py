@@ -44,6 +44,27 @@ def test_only_the_lsp_modules_import_pygls() -> None:
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
 
 
+def test_only_the_mcp_app_imports_the_mcp_sdk() -> None:
+    """The MCP SDK (and its web stack) is loaded by `rewind-ls mcp` alone, through one module;
+    `rewind_ls.mcp_server` is imported by nothing but the `mcp` command."""
+    sdk = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted((ROOT / "rewind_ls").rglob("*.py"))
+        for name in sorted(_imports(path))
+        if (name == "mcp" or name.startswith("mcp."))
+        and path.relative_to(ROOT).as_posix() != "rewind_ls/mcp_server/app.py"
+    ]
+    assert not sdk, sdk
+    users = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted((ROOT / "rewind_ls").rglob("*.py"))
+        if "mcp_server" not in path.parts and path.name != "mcp_cmd.py"
+        for name in sorted(_imports(path))
+        if name.startswith("rewind_ls.mcp_server")
+    ]
+    assert not users, users
+
+
 def test_cli_imports_the_protocol_not_the_server() -> None:
     """The CLI's `--json` shapes come from `rewind_ls.protocol`; the server is imported only to run
     it (`rewind-ls serve`, lazily, through `server/main.py`)."""
@@ -101,6 +122,7 @@ def test_hook_process_loads_only_stdlib_and_core(tmp_path: Path) -> None:
         in (
             "pygls",
             "lsprotocol",
+            "mcp",
             "pydantic",
             "attrs",
             "cattrs",
@@ -321,6 +343,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("conversation", ("rewind_ls.core.conversation",)),
     ("protocol", ("rewind_ls.protocol",)),
     ("server", ("rewind_ls.server",)),
+    ("mcp", ("rewind_ls.mcp_server",)),
     ("cli", ("rewind_ls.cli",)),
     ("entry", ("rewind_ls.__main__",)),
 ]

@@ -47,6 +47,8 @@ def test_bench_smoke_prints_the_table(tmp_path: Path) -> None:
         "rewind/listTurns response",
         "server peak memory",
         "rewind-ls turns",
+        "MCP list_turns",
+        "MCP preview",
         "[loaded]",
     ):
         assert name in figures, f"{name!r} missing from the table:\n{proc.stdout}"

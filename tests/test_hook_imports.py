@@ -48,7 +48,16 @@ BUDGET = {
 }
 # What no hook may load: `site` (the start-up the command avoids) and the libraries of the server
 # and the CLI.
-FORBIDDEN = ("site", "pydantic", "pygls", "lsprotocol", "argparse", "prompt_toolkit", "dataclasses")
+FORBIDDEN = (
+    "site",
+    "pydantic",
+    "pygls",
+    "lsprotocol",
+    "mcp",  # the MCP server's SDK (`rewind-ls mcp`)
+    "argparse",
+    "prompt_toolkit",
+    "dataclasses",
+)
 
 
 def _namespace_only(module: str) -> bool:

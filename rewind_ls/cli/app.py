@@ -35,6 +35,7 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("install_cmd", ("install",)),
     ("hook_cmd", ("hook",)),
     ("serve_cmd", ("serve",)),
+    ("mcp_cmd", ("mcp",)),
     ("record_cmd", ("record",)),
     ("import_cmd", ("import",)),
     ("demo_cmd", ("demo",)),

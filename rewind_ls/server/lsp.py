@@ -134,6 +134,8 @@ class RewindServer(LanguageServer):
         # Work that outlives its request: restores waiting for the person's answer to their preview.
         self.asks: set[asyncio.Task[None]] = set()
         self.poller: asyncio.Task[None] | None = None
+        # The pending refresh of the unsaved-buffer list (handlers/documents.py).
+        self.unsaved_task: asyncio.Task[None] | None = None
         # Set once `initialized` has opened the store (or failed to): requests that arrive earlier
         # wait for it instead of failing with "no workspace yet".
         self.ready = asyncio.Event()

@@ -320,7 +320,8 @@ def test_bash_renames_a_folder_and_moves_one_in(binary: Path, tmp_path: Path) ->
             for p in project.rglob("*")
             if p.is_file() and ".claude" not in p.parts
         )
-        assert left == [".gitignore", "dir1/a.txt", "dir1/sub/b.txt", "notes.txt"]
+        # (.mcp.json: `install` puts rewind-ls' MCP server there.)
+        assert left == [".gitignore", ".mcp.json", "dir1/a.txt", "dir1/sub/b.txt", "notes.txt"]
 
 
 def test_bash_makes_a_link_and_exits_3(binary: Path, tmp_path: Path) -> None:

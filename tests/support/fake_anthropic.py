@@ -230,3 +230,22 @@ class FakeAnthropic(ScriptedAPI[Reply]):
         return Response(
             200, "application/json", json.dumps(message_json(reply, model)).encode(), ids
         )
+
+
+def waiting_for_mcp(api: FakeAnthropic) -> Responder:
+    """A responder that plays the model as a real one plays it while an MCP server is still
+    connecting: when the next scripted reply calls an `mcp__` tool the request does not offer yet,
+    it calls the binary's `WaitForMcpServers` instead (what the binary's error tells a model to
+    do) and keeps the scripted reply for the next request. `rewind-ls mcp` takes a second or more
+    to start (the SDK's import), the stand-in answers at once."""
+
+    def respond(body: dict[str, Any]) -> Reply | None:
+        if not body.get("tools") or is_compaction(body) or not api.replies:
+            return None
+        offered = {t.get("name") for t in body["tools"]}
+        wanted = [b["name"] for b in api.replies[0] if b["type"] == "tool_use"]
+        if any(n.startswith("mcp__") and n not in offered for n in wanted):
+            return [tool_use("WaitForMcpServers", {})]
+        return None
+
+    return respond

@@ -18,7 +18,7 @@ from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.pinned import pinned_tool
 from tests.support.real_agent import AgentTerminal, RealAgent, rewind_ls_command
 
-__all__ = ["NOTEBOOK", "RealClaude", "claude_binary", "rewind_ls_command"]
+__all__ = ["MCP_CONNECT_WAIT_MS", "NOTEBOOK", "RealClaude", "claude_binary", "rewind_ls_command"]
 
 # A one-cell notebook for NotebookEdit (the real binary edits it by cell id).
 NOTEBOOK = json.dumps(
@@ -40,6 +40,11 @@ NOTEBOOK = json.dumps(
 )
 
 VERSION = "2.1.197"
+
+# How long the binary waits for an MCP server to start before going on without it
+# (`MCP_CONNECT_TIMEOUT_MS`, 5 s by default): `rewind-ls mcp` imports the MCP SDK first, about a
+# second on a quiet machine and several on the loaded 2-core one the tests share.
+MCP_CONNECT_WAIT_MS = "60000"
 
 
 def claude_binary() -> Path:
@@ -89,7 +94,10 @@ class RealClaude(RealAgent):
         """Permission rules in the project's settings.local.json (ours stay in settings.json)."""
         path = self.project / ".claude" / "settings.local.json"
         path.parent.mkdir(exist_ok=True)
-        path.write_text(json.dumps({"permissions": {"allow": list(rules), "deny": list(deny)}}))
+        # Kept: what `install` wrote there (its approval of the project's MCP server).
+        local = json.loads(path.read_text()) if path.exists() else {}
+        local["permissions"] = {"allow": list(rules), "deny": list(deny)}
+        path.write_text(json.dumps(local))
 
     def rewind_ls(
         self, *args: str, cwd: Path | None = None, ok: bool = True, input: str | None = ""

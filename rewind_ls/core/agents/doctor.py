@@ -106,6 +106,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
     checks.append(moved_check())
     checks.append(local_history_check(directory))
     checks += hook_checks(root)
+    checks += mcp_checks(root)
     checks.append(hook_server_check())
     # Hooks that are not installed are not a store problem; a hook command that fails is.
     ok = all(c["ok"] for c in checks if c["detail"] != NOT_INSTALLED)
@@ -262,6 +263,13 @@ def hook_server_check() -> dict[str, Any]:
             " used by hooks whose command names that interpreter"
         )
     return _check(name, True, detail)
+
+
+def mcp_checks(root: str) -> list[dict[str, Any]]:
+    """Where each agent's MCP server entry is installed (`mcp_config.mcp_checks`)."""
+    from rewind_ls.core.agents.mcp_config import mcp_checks as checks
+
+    return checks(root)
 
 
 def hook_checks(root: str) -> list[dict[str, Any]]:

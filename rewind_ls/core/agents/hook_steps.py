@@ -235,17 +235,28 @@ def progress_printer(prefix: str = "rewind-ls") -> Callable[[str, int, int], Non
 
 
 def turn_notice(store: Store, turn_id: str) -> str | None:
-    """The line shown in the agent's UI when a turn that changed files ends."""
+    """The line shown in the agent's UI when a turn ends that changed files, and one more for each
+    restore the agent made through MCP during the turn (the person sees it and how to undo it)."""
     from rewind_ls.core.capture.recorder import turn_label
 
     row = store.turn(turn_id)
-    files = [c for c in store.changes(turn_id) if c.after is not None]
-    if row is None or not files:
+    if row is None:
         return None
-    count = f"{len(files)} file{'s' if len(files) != 1 else ''}"
-    return (
-        f"rewind-ls: {turn_label(row)} recorded, {count}; to go back: rewind-ls rewind {row.number}"
-    )
+    lines = []
+    files = [c for c in store.changes(turn_id) if c.after is not None]
+    if files:
+        count = f"{len(files)} file{'s' if len(files) != 1 else ''}"
+        lines.append(
+            f"rewind-ls: {turn_label(row)} recorded, {count}; to go back: rewind-ls rewind "
+            f"{row.number}"
+        )
+    # Restore points are labelled "... (by AGENT via MCP)" (core/restore/flow.py); a few newest
+    # are enough: the agent makes one per restore it asks for.
+    points = store.turns_page("rewind", 20, None, (TurnState.APPLIED, TurnState.PARTIAL))
+    for point in reversed(points):
+        if point.seq > row.seq and point.prompt.endswith(" via MCP)"):
+            lines.append(f"rewind-ls: {point.prompt}; to take it back: rewind-ls undo")
+    return "\n".join(lines) or None
 
 
 def recorder(store: Store) -> Recorder:

@@ -67,7 +67,7 @@ def installed_hooks(root: str, agent: str = "claude-code") -> list[tuple[str, li
 def hook_commands(path: str, agent: str = "claude-code") -> list[str]:
     """Our hook commands in the settings file at `path` (normally one, repeated per event)."""
     try:
-        data = _load(path)
+        data = load_json(path)
     except BadInput:
         return []
     hooks = data.get("hooks", {})
@@ -82,7 +82,7 @@ def hook_commands(path: str, agent: str = "claude-code") -> list[str]:
     return found
 
 
-def _load(path: str) -> dict[str, Any]:
+def load_json(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -123,7 +123,7 @@ def install(
         from rewind_ls.core.agents.registry import AGENTS
 
         events = AGENTS[agent].events
-    data = _load(path)
+    data = load_json(path)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise BadInput(f'{path}: "hooks" is not an object; nothing was changed')
@@ -141,7 +141,7 @@ def install(
     if not hooks:
         data.pop("hooks", None)
     if changed:
-        _write_json(path, data)
+        write_json(path, data)
     return changed
 
 
@@ -182,7 +182,7 @@ def _event_groups(
     return kept
 
 
-def _write_json(path: str, data: dict[str, Any]) -> None:
+def write_json(path: str, data: dict[str, Any]) -> None:
     """Replace the settings file at once (a temporary file renamed over it). A folder that is
     read-only or a file is one clear error (BadPath) naming the path, the file left as it was."""
     tmp = path + ".rewind-ls.tmp"

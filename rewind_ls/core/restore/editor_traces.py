@@ -6,6 +6,9 @@
   `$XDG_STATE_HOME/nvim/swap/` with the full path's slashes as `%`) whose block 0 has the
   "modified" mark (byte 1007 == 0x55, Vim's `B0_DIRTY`, as Neovim 0.11 writes it too).
 
+- an editor with a rewind-ls language server: the server's list of its unsaved buffers in the
+  store folder (`buffer_traces`).
+
 A restore that writes such a file would put the disk under the person's unsaved text: a conflict
 (forcible, and undoable like any restore). The editor that asks for the restore and tells the
 server about its buffers is not a stranger: its open files are passed as `skip`.
@@ -17,6 +20,7 @@ import os
 from collections.abc import Collection
 
 from rewind_ls.core.model import ConflictKind
+from rewind_ls.core.restore.buffer_traces import unsaved_in_servers
 from rewind_ls.core.restore.plan import Conflict, Plan
 
 # Vim's block 0: the "modified" flag sits in the last byte of the 900-byte file name field.
@@ -133,12 +137,25 @@ def _traced(folder: str, listed: dict[str, frozenset[str]], beside: bool) -> fro
     return traced
 
 
-def mark_unsaved_elsewhere(plan: Plan, root: str, skip: Collection[str] = ()) -> None:
-    """Give every path `plan` would write a conflict when another editor holds it unsaved."""
+def mark_unsaved_elsewhere(
+    plan: Plan, root: str, skip: Collection[str] = (), store_dir: str | None = None
+) -> None:
+    """Give every path `plan` would write a conflict when another editor holds it unsaved.
+    `store_dir`: the workspace's store folder, where running language servers list their unsaved
+    buffers (`buffer_traces`; this process's own list is never read)."""
     listed: dict[str, frozenset[str]] = {}
     elsewhere = [_traced(d, listed, beside=False) for d in _nvim_swap_dirs()]
+    servers = unsaved_in_servers(store_dir) if store_dir is not None else {}
     for pp in plan.paths:
         if pp.conflict is not None or not pp.will_write or pp.path in skip:
+            continue
+        if pp.path in servers:
+            pp.conflict = Conflict(
+                ConflictKind.MODIFIED_OUTSIDE,
+                f"{pp.path}: an unsaved buffer in an editor holds it (its rewind-ls language "
+                f"server, pid {servers[pp.path]}, says so); restoring would write under the "
+                "unsaved text: save or close it first",
+            )
             continue
         # A path no trace names (nearly all of a large restore) needs no closer look: the same
         # listings `unsaved_trace` probes.

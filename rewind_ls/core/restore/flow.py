@@ -126,7 +126,10 @@ class RestoreFlow:
         )
         # The CLI sees no editor's buffers: an unsaved one another editor left a trace of is a
         # conflict (the server does the same, skipping the files its own client has open).
-        mark_unsaved_elsewhere(plan, self.store.root)
+        mark_unsaved_elsewhere(plan, self.store.root, store_dir=self.store.path)
+        if r.by:
+            # The restore point's name, shown in `turns` and the editors: who made it.
+            plan.label = f"{plan.label} (by {r.by})"
         if plan.mode == UNDO:
             _note_unsaved_buffers(self.store, plan)
         return plan

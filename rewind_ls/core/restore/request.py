@@ -16,7 +16,8 @@ class RestoreRequest(NamedTuple):
     changed behind rewind-ls' back; `skip_conflicts` leaves every conflicting path alone; `apply`
     False: nothing is written (the CLI's --dry-run shows the preview; the server's `apply: false`
     returns the edit without applying it); `version` (mode version): the content hash, or a
-    prefix of it, that the one path in `paths` goes back to."""
+    prefix of it, that the one path in `paths` goes back to; `by`: who asks, when not the person
+    at a terminal or in an editor ("claude-code via MCP"): the restore point's name says so."""
 
     mode: RestoreMode | str
     turn_id: str | None = None
@@ -28,6 +29,7 @@ class RestoreRequest(NamedTuple):
     skip_conflicts: bool = False
     apply: bool = True
     version: str | None = None
+    by: str | None = None
 
     @property
     def code(self) -> bool:

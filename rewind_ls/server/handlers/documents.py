@@ -1,5 +1,7 @@
 """Saves: the content before a save is kept (`willSaveWaitUntil`, never delaying the save) and the
-save is recorded as the person's change (`didSave`)."""
+save is recorded as the person's change (`didSave`). Every change of the open buffers (open, edit,
+save, close) also refreshes, after a short pause, the list of unsaved buffers other processes
+read before they restore (`Service.publish_unsaved`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,43 @@ from lsprotocol import types
 from rewind_ls.server.lsp import RewindServer, feature
 
 log = logging.getLogger("rewind_ls.server")
+
+# The pause after the last buffer change before the unsaved list is written again (typing is many
+# changes a second; the list is read by restores started by other processes).
+UNSAVED_PAUSE = 0.2
+
+
+def buffers_changed(ls: RewindServer) -> None:
+    """Write the unsaved list again once the buffers are still for `UNSAVED_PAUSE` seconds."""
+    pending = ls.unsaved_task
+    if pending is not None and not pending.done():
+        pending.cancel()
+
+    async def publish() -> None:
+        await asyncio.sleep(UNSAVED_PAUSE)
+        if ls.service is None:
+            return
+        try:
+            await ls.call(ls.service.publish_unsaved, ls.docs())
+        except Exception:
+            log.exception("listing the unsaved buffers failed")
+
+    ls.unsaved_task = asyncio.ensure_future(publish())
+
+
+@feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: RewindServer, params: types.DidOpenTextDocumentParams) -> None:
+    buffers_changed(ls)
+
+
+@feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: RewindServer, params: types.DidChangeTextDocumentParams) -> None:
+    buffers_changed(ls)
+
+
+@feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: RewindServer, params: types.DidCloseTextDocumentParams) -> None:
+    buffers_changed(ls)
 
 
 @feature(types.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL)
@@ -35,6 +74,7 @@ async def will_save_wait_until(
 async def did_save(ls: RewindServer, params: types.DidSaveTextDocumentParams) -> None:
     if ls.service is None:
         return
+    buffers_changed(ls)
     try:
         if await ls.call(ls.service.did_save, params.text_document.uri):
             ls.notify_turns(["editor"], "saved")

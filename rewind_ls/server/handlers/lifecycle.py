@@ -128,6 +128,13 @@ async def poll(ls: RewindServer) -> None:
 def on_shutdown(ls: RewindServer, params: Any) -> None:
     if ls.poller is not None:
         ls.poller.cancel()
+    if ls.unsaved_task is not None:
+        ls.unsaved_task.cancel()
+    if ls.service is not None:
+        try:
+            ls.service.forget_unsaved()  # no buffer of this server is anyone's concern now
+        except OSError:
+            pass
 
 
 # --- saves --------------------------------------------------------------------------------------

@@ -7,12 +7,42 @@ from typing import Any
 
 from rewind_ls.core.capture.recorder import EDITOR_SESSION, read_current
 from rewind_ls.core.errors import RewindError, UnknownTurn
-from rewind_ls.core.store import ABSENT, FILE, Version
+from rewind_ls.core.restore.buffer_traces import remove_trace, write_trace
+from rewind_ls.core.store import ABSENT, FILE, Version, digest
+from rewind_ls.server.edits import decode_text, encode_buffer
 from rewind_ls.server.service.base import TIMELINE_NAME, ServiceBase
+from rewind_ls.server.workspace_view import OpenDoc, open_docs_by_path
 
 
 class RecordingWork(ServiceBase):
     pre_save: dict[str, Version]
+
+    # --- the unsaved buffers, told to other processes (core/restore/buffer_traces.py) ----------
+
+    def publish_unsaved(self, docs: dict[str, OpenDoc]) -> list[str]:
+        """List the open text documents whose buffer differs from the disk where the CLI and
+        `rewind-ls mcp` look before they restore; returns those paths."""
+        dirty: dict[str, str] = {}
+        for rel, doc in open_docs_by_path(self.root, docs).items():
+            if rel == TIMELINE_NAME:
+                continue
+            try:
+                _, data, _ = read_current(self.root, rel)
+            except RewindError:
+                continue
+            if data is not None and decode_text(data) is None:
+                continue  # not a text file: the buffer is not comparable
+            body = encode_buffer(doc.text, data)
+            if body != data:
+                dirty[rel] = digest(body)
+        try:
+            write_trace(self.store.path, dirty)
+        except OSError:
+            return []  # a full or read-only store folder: restores elsewhere cannot be told
+        return sorted(dirty)
+
+    def forget_unsaved(self) -> None:
+        remove_trace(self.store.path)
 
     # --- recording from the editor ---------------------------------------------------------------
 

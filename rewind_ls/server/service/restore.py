@@ -200,7 +200,7 @@ class RestoreWork(ServiceBase):
             version=r.version,
         )
         # Buffers this client has open are read above; another editor's unsaved ones by its traces.
-        mark_unsaved_elsewhere(plan, self.root, by_path.keys())
+        mark_unsaved_elsewhere(plan, self.root, by_path.keys(), self.store.path)
         if unsaved and plan.mode == UNDO:
             self._attach_saved(plan)
         return plan

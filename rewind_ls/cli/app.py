@@ -20,6 +20,7 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("diff_cmd", ("diff",)),
     ("log_cmd", ("log",)),
     ("blame_cmd", ("blame",)),
+    ("export_cmd", ("export",)),
     ("rewind_cmd", ("rewind", "revert", "undo")),
     ("summarize_cmd", ("summarize",)),
     ("gc_cmd", ("gc",)),

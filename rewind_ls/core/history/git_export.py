@@ -1,0 +1,332 @@
+"""A session as git history: `rewind-ls export --git BRANCH [--session ID]`.
+
+One commit holds the workspace at the start of the session's first turn (its parent: `HEAD` when
+the repository has commits), then one commit per finished turn holds the workspace at the turn's
+end (`snapshot.states_at`), the prompt as its subject, and trailers naming the agent, the session,
+the turn and its time. Only git's plumbing, on a temporary index outside the repository
+(`GIT_INDEX_FILE`, `read-tree`, `hash-object -w`, `update-index`, `write-tree`, `commit-tree`,
+`update-ref`): the person's `HEAD`, index, work tree and other branches are never touched; the
+only things written into the repository are objects and BRANCH itself.
+
+Commits are made reproducibly (fixed identity, the turns' own times, no signature), so an export
+run again after the session went on makes the same commits for the same turns and the branch
+moves by a fast-forward. A turn still running is not exported yet (its end is not known). BRANCH
+is refused when it exists and was not written by this export for this session (its tip carries
+no `Rewind-Session` trailer naming it) unless forced, and when a work tree has it checked out.
+
+The first commit starts from the parent's tree: paths rewind-ls has no record of (files its
+ignore rules leave out, which git may still track) keep what the parent holds, so `git diff
+HEAD BRANCH` shows the session and not the ignore rules.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+from rewind_ls.core.errors import CorruptBlob, RewindError
+from rewind_ls.core.history.snapshot import Snapshot, end_seq, seen_paths, states_at
+from rewind_ls.core.model import FILE, Session, Turn, TurnState, Version
+from rewind_ls.core.store import Store
+
+AUTHOR_EMAIL = "rewind-ls@localhost"
+SUBJECT_CHARS = 72
+TRAILER_SESSION = "Rewind-Session"
+HASH_BATCH = 500  # contents written to temporary files, then to git, per pass
+
+
+class GitExported(NamedTuple):
+    branch: str
+    ref: str
+    tip: str
+    previous: str | None  # the branch's tip before, None when it was created
+    fast_forward: bool  # the old tip is an ancestor of the new one (or there was none)
+    commits: int  # commits on the branch for this session (start + turns)
+    turns: list[int]  # the turn numbers exported
+    running: list[int]  # turns not exported yet: still running
+    unwritable: list[str]  # files in some state whose content rewind-ls does not hold
+
+
+class _Git:
+    """git run in the workspace, with the temporary index for the commands that use one."""
+
+    def __init__(self, root: str, index: str) -> None:
+        self.root = root
+        self.env = {**os.environ, "GIT_INDEX_FILE": index}
+        for name in ("GIT_DIR", "GIT_WORK_TREE"):
+            self.env.pop(name, None)  # the workspace's own repository, whatever the caller's
+
+    def run(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        ok: tuple[int, ...] = (0,),
+        status: bool = False,
+    ) -> str:
+        """git's output; with `status`, its exit status instead (one of `ok`)."""
+        try:
+            proc = subprocess.run(
+                ["git", "-c", "commit.gpgSign=false", *args],
+                cwd=self.root,
+                env=self.env,
+                input=input,
+                capture_output=True,
+                timeout=600,
+            )
+        except FileNotFoundError:
+            raise RewindError("git: not found on PATH; export --git needs git") from None
+        if proc.returncode not in ok:
+            why = proc.stderr.decode("utf-8", "replace").strip() or f"exit {proc.returncode}"
+            raise RewindError(f"git {args[0]} in {self.root}: {why}")
+        if status:
+            return str(proc.returncode)
+        return proc.stdout.decode("utf-8", "surrogateescape")
+
+    def commit_or_none(self, rev: str) -> str | None:
+        out = self.run("rev-parse", "-q", "--verify", f"{rev}^{{commit}}", ok=(0, 1)).strip()
+        return out or None
+
+
+def export_git(store: Store, session: Session, branch: str, force: bool = False) -> GitExported:
+    """Write `session`'s turns as commits on `branch` of the workspace's repository."""
+    turns = list(store.turns(session.id))
+    turns.sort(key=lambda t: t.seq)
+    done = [t for t in turns if t.state != TurnState.OPEN]
+    running = [t.number for t in turns if t.state == TurnState.OPEN]
+    if not done:
+        what = "has no finished turn" if turns else "has no turns"
+        raise RewindError(f"session {session.id[:8]} {what}; nothing to export")
+    with tempfile.TemporaryDirectory(prefix="rewind-git-export-") as scratch:
+        git = _Git(store.root, os.path.join(scratch, "index"))
+        ref = _branch_ref(git, branch)
+        previous = git.commit_or_none(ref)
+        parent = _base_parent(git, ref, previous, session, force)
+        prefix = git.run("rev-parse", "--show-prefix").strip()
+        seqs = [done[0].seq] + [end_seq(store, t) for t in done]
+        snapshots = list(states_at(store, sorted(seqs)))
+        by_seq = {s.seq: s for s in snapshots}
+        states = [by_seq[s] for s in seqs]
+        blobs = _write_blobs(git, store, states, scratch)
+        if parent is not None:
+            git.run("read-tree", parent)  # into the temporary index only (no -u: no work tree)
+        tip = _commit_states(git, store, session, done, states, blobs, parent, prefix)
+        fast_forward = previous is None or previous == tip or _is_ancestor(git, previous, tip)
+        if previous != tip:
+            # Compare-and-swap: refused if the branch moved since it was read ("" = must not exist).
+            git.run("update-ref", "-m", "rewind-ls export --git", ref, tip, previous or "")
+    unwritable = sorted({p for s in states for p in s.unwritable})
+    return GitExported(
+        branch,
+        ref,
+        tip,
+        previous,
+        fast_forward,
+        len(done) + 1,
+        [t.number for t in done],
+        running,
+        unwritable,
+    )
+
+
+def _branch_ref(git: _Git, branch: str) -> str:
+    """refs/heads/BRANCH, after checking the name and that no work tree has it checked out."""
+    name = branch.removeprefix("refs/heads/")
+    out = git.run("check-ref-format", "--branch", name, ok=(0, 1, 128)).strip()
+    if not out or out != name:
+        raise RewindError(f"{branch}: not a valid branch name")
+    git.run("rev-parse", "--git-dir")  # a clear error outside a repository
+    ref = f"refs/heads/{name}"
+    for line in git.run("worktree", "list", "--porcelain").splitlines():
+        if line == f"branch {ref}":
+            raise RewindError(
+                f"{branch}: checked out in a work tree; export writes only a branch nobody has "
+                "checked out (HEAD and the work tree are never touched): name another branch"
+            )
+    return ref
+
+
+def _base_parent(
+    git: _Git, ref: str, previous: str | None, session: Session, force: bool
+) -> str | None:
+    """The first commit's parent: the one an earlier export of this session used (so a rerun
+    makes the same commits), else HEAD's commit (None in a repository without commits)."""
+    if previous is None:
+        return git.commit_or_none("HEAD")
+    chain = git.run(
+        "log",
+        "--first-parent",
+        "--format=%H%x1f%P%x1f%(trailers:key=" + TRAILER_SESSION + ",valueonly,separator=%x2c)",
+        previous,
+    )
+    parent: str | None = None
+    ours = 0
+    for line in chain.splitlines():
+        _commit, parents, sessions = [*line.split("\x1f"), "", ""][:3]
+        if sessions.strip() != session.id:
+            break
+        ours += 1
+        parent = parents.split()[0] if parents.split() else None
+    if ours == 0:
+        if not force:
+            raise RewindError(
+                f"{ref.removeprefix('refs/heads/')}: the branch exists and was not written by "
+                f"export --git of session {session.id[:8]}; name a new branch (or --force to "
+                "replace it; the old tip stays in the reflog)"
+            )
+        return git.commit_or_none("HEAD")
+    return parent
+
+
+def _write_blobs(
+    git: _Git, store: Store, states: Sequence[Snapshot], scratch: str
+) -> dict[str, str]:
+    """rewind-ls content hash -> git blob id, for every content of every state, written into the
+    repository's objects with `hash-object -w --no-filters` (the bytes as recorded: no
+    end-of-line or clean filter changes them)."""
+    wanted: dict[str, str] = {}  # content hash -> a path holding it (to name a damaged one)
+    for state in states:
+        for path, version in state.files.items():
+            if version.kind == FILE and version.hash is not None:
+                wanted.setdefault(version.hash, path)
+    hashes = list(wanted)
+    out: dict[str, str] = {}
+    folder = os.path.join(scratch, "blobs")
+    os.mkdir(folder, 0o700)
+    for start in range(0, len(hashes), HASH_BATCH):
+        part = hashes[start : start + HASH_BATCH]
+        names = []
+        for i, h in enumerate(part):
+            try:
+                data = store.get_blob(h)
+            except CorruptBlob as exc:
+                raise RewindError(f"{wanted[h]}: its recorded content is damaged: {exc}") from exc
+            name = os.path.join(folder, str(i))
+            with open(name, "wb") as f:
+                f.write(data)
+            names.append(name)
+        ids = git.run(
+            "hash-object", "-w", "--no-filters", "--stdin-paths", input="\n".join(names).encode()
+        ).split()
+        if len(ids) != len(part):
+            raise RewindError(f"git hash-object in {git.root}: {len(ids)} ids for {len(part)}")
+        out.update(zip(part, ids, strict=True))
+        for name in names:
+            os.unlink(name)
+    return out
+
+
+def _entry(version: Version, blobs: Mapping[str, str]) -> tuple[str, str] | None:
+    """(mode, blob id) of a file in git, None when its content is not kept."""
+    if version.kind != FILE or version.hash is None:
+        return None
+    mode = "100755" if (version.mode or 0) & 0o111 else "100644"
+    return mode, blobs[version.hash]
+
+
+def _commit_states(
+    git: _Git,
+    store: Store,
+    session: Session,
+    turns: Sequence[Turn],
+    states: Sequence[Snapshot],
+    blobs: Mapping[str, str],
+    parent: str | None,
+    prefix: str,
+) -> str:
+    """The start commit, then one per turn; returns the last."""
+    seen = seen_paths(store, states[0].seq)
+    # The start: every path rewind-ls has a record of takes its state (absent ones removed); the
+    # rest of the parent's tree stays as it is.
+    tracked = git.run("ls-files", "-z", "--full-name", "--", ":/").split("\0") if parent else []
+    records: list[str] = []
+    for full in tracked:
+        if full.startswith(prefix) and full[len(prefix) :] in seen:
+            rel = full[len(prefix) :]
+            if rel not in states[0].files:
+                records.append(f"0 {'0' * 40}\t{full}")
+    previous: Mapping[str, Version] = {}
+    commit = parent
+    agent = session.agent or "agent"
+    for i, state in enumerate(states):
+        for path, version in state.files.items():
+            entry = _entry(version, blobs)
+            old = previous.get(path)
+            if old is not None and old == version:
+                continue
+            if entry is None:
+                continue  # not kept: the parent's content (or nothing) stays, named in the output
+            records.append(f"{entry[0]} {entry[1]}\t{prefix}{path}")
+        for path in previous:
+            if path not in state.files:
+                records.append(f"0 {'0' * 40}\t{prefix}{path}")
+        if records:
+            git.run("update-index", "-z", "--index-info", input="\0".join(records).encode() + b"\0")
+        records = []
+        tree = git.run("write-tree").strip()
+        if i == 0:
+            first = turns[0]
+            message = (
+                f"Before session {session.id[:8]} ({agent})\n\n"
+                f"The workspace at the start of turn {first.number}, as rewind-ls recorded it.\n\n"
+                f"{TRAILER_SESSION}: {session.id}\nRewind-Agent: {agent}\n"
+                f"Rewind-Turn: start of {first.number}\n"
+            )
+            when = first.started_at
+            author_when = when
+        else:
+            turn = turns[i - 1]
+            message = _message(turn, session, agent)
+            author_when = turn.started_at
+            when = turn.ended_at or turn.started_at
+        commit = _commit_tree(git, tree, commit, message, agent, author_when, when)
+        previous = state.files
+    assert commit is not None
+    return commit
+
+
+def _message(turn: Turn, session: Session, agent: str) -> str:
+    prompt = turn.prompt.strip() or "(no prompt)"
+    first_line = prompt.splitlines()[0]
+    subject = first_line if len(first_line) <= SUBJECT_CHARS else first_line[:69] + "..."
+    body = "" if prompt == subject else f"{prompt}\n\n"
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(turn.started_at))
+    return (
+        f"{subject}\n\n{body}"
+        f"{TRAILER_SESSION}: {session.id}\nRewind-Agent: {agent}\n"
+        f"Rewind-Turn: {turn.number}\nRewind-Turn-Id: {turn.id}\nRewind-Time: {stamp}\n"
+    )
+
+
+def _commit_tree(
+    git: _Git,
+    tree: str,
+    parent: str | None,
+    message: str,
+    agent: str,
+    author_when: float,
+    when: float,
+) -> str:
+    env_before = git.env
+    git.env = {
+        **env_before,
+        "GIT_AUTHOR_NAME": agent,
+        "GIT_AUTHOR_EMAIL": AUTHOR_EMAIL,
+        "GIT_AUTHOR_DATE": f"@{int(author_when)} +0000",
+        "GIT_COMMITTER_NAME": "rewind-ls",
+        "GIT_COMMITTER_EMAIL": AUTHOR_EMAIL,
+        "GIT_COMMITTER_DATE": f"@{int(when)} +0000",
+    }
+    try:
+        args = ["commit-tree", tree] + (["-p", parent] if parent else [])
+        # The message on stdin, kept as it is (commit-tree does not strip comments or spaces).
+        return git.run(*args, input=message.encode("utf-8", "surrogateescape")).strip()
+    finally:
+        git.env = env_before
+
+
+def _is_ancestor(git: _Git, old: str, new: str) -> bool:
+    return git.run("merge-base", "--is-ancestor", old, new, ok=(0, 1), status=True) == "0"

@@ -348,6 +348,10 @@ def _methods(turn: str, uri: str) -> dict[str, tuple[dict[str, Any], dict[str, l
             {"turnId": turn, "uri": uri},
             {"turnId": [1, None], "uri": [2, None, []], "side": ["middle", 1]},
         ),
+        "rewind/listFolder": (
+            {"turnId": turn},
+            {"turnId": [1, None], "uri": [2, []], "side": ["middle", 1]},
+        ),
         "rewind/timeline": ({}, {"sessionId": [9, [], {}]}),
         "rewind/beginTurn": (
             {"sessionId": "lsp-agent"},

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from rewind_ls.protocol.contents import FileAtParams, FileAtResult, TimelineParams, TimelineResult
+from rewind_ls.protocol.contents import (
+    FileAtParams,
+    FileAtResult,
+    ListFolderParams,
+    ListFolderResult,
+    TimelineParams,
+    TimelineResult,
+)
 from rewind_ls.protocol.recording import (
     BeginTurnParams,
     DidChangeTurnsParams,
@@ -36,6 +43,7 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     "rewind/undo": (UndoParams, RestoreResult),
     "rewind/summarize": (SummarizeParams, SummarizeResult),
     "rewind/fileAt": (FileAtParams, FileAtResult),
+    "rewind/listFolder": (ListFolderParams, ListFolderResult),
     "rewind/timeline": (TimelineParams, TimelineResult),
     "rewind/beginTurn": (BeginTurnParams, TurnInfo),
     "rewind/recordEdit": (RecordEditParams, RecordEditResult),

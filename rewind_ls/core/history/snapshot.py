@@ -121,6 +121,19 @@ class Entry(NamedTuple):
     version: Version | None
 
 
+def sizes(store: Store, entries: Sequence[Entry]) -> list[int]:
+    """Each entry's length in bytes (0 for a folder): a change records no size, the content's
+    row does."""
+    hashes = [e.version.hash for e in entries if e.version is not None and e.version.hash]
+    known = store.blob_sizes(hashes)
+    return [
+        0
+        if e.version is None
+        else e.version.size or (known.get(e.version.hash, 0) if e.version.hash else 0)
+        for e in entries
+    ]
+
+
 def list_folder(snapshot: Snapshot, folder: str) -> list[Entry] | None:
     """The names directly inside `folder` ("" for the workspace root), folders first then files,
     each sorted; None when the snapshot holds no file under `folder`."""

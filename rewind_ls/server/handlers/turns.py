@@ -1,4 +1,5 @@
-"""Turns and the timeline: `rewind/listTurns`, `rewind/timeline`, `rewind/fileAt`, the recording
+"""Turns and the timeline: `rewind/listTurns`, `rewind/timeline`, `rewind/fileAt`,
+`rewind/listFolder`, the recording
 requests of an agent that lives in the editor (`rewind/beginTurn`, `rewind/recordEdit`,
 `rewind/endTurn`), and the `rewind.diff` command."""
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from rewind_ls.protocol.contents import FileAtParams, TimelineParams
+from rewind_ls.protocol.contents import FileAtParams, ListFolderParams, TimelineParams
 from rewind_ls.protocol.recording import BeginTurnParams, EndTurnParams, RecordEditParams
 from rewind_ls.protocol.turns import ListTurnsParams
 from rewind_ls.server.handlers.args import turn_arg
@@ -29,6 +30,11 @@ async def list_turns(ls: RewindServer, p: ListTurnsParams) -> Any:
 @request("rewind/fileAt")
 async def file_at(ls: RewindServer, p: FileAtParams) -> Any:
     return await ls.call(ls.svc().file_at, p.turn_id, p.uri, p.side)
+
+
+@request("rewind/listFolder")
+async def list_folder(ls: RewindServer, p: ListFolderParams) -> Any:
+    return await ls.call(ls.svc().list_folder, p.turn_id, p.uri, p.side)
 
 
 @request("rewind/timeline")

@@ -1,4 +1,5 @@
-"""Listing turns, the timeline document, a file's content at a turn, a turn's diff document."""
+"""Listing turns, the timeline document, a file's content at a turn, a folder at a turn, a turn's
+diff document."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from typing import Any, NamedTuple
 
 from rewind_ls.core.capture.baseline_spawn import progress
 from rewind_ls.core.capture.recorder import read_current
-from rewind_ls.core.errors import UnknownTurn
-from rewind_ls.core.fs.paths import real_root
+from rewind_ls.core.errors import BadPath, UnknownTurn
+from rewind_ls.core.fs.paths import from_uri, looks_like_uri, real_root
 from rewind_ls.core.history.diff import turn_diff
-from rewind_ls.core.history.timeline import TurnEntries, list_sessions, timeline_text
+from rewind_ls.core.history.snapshot import Snapshot, list_folder, sizes, state_of_turn
+from rewind_ls.core.history.timeline import TurnEntries, iso, list_sessions, timeline_text
+from rewind_ls.core.model import Turn
 from rewind_ls.core.store import ABSENT, FILE
 from rewind_ls.protocol.turns import listing_wire, turn_wire
 from rewind_ls.server.edits import decode_text
@@ -58,6 +61,9 @@ class TurnsWork(ServiceBase):
     # The last page: a narrower page asked while nothing was committed since (the status bar's
     # count right after the view's page) is cut from it instead of read again.
     _last_page: _Page | None = None
+    # The last snapshot browsed (turn id, side, the store's write mark): a client lists a turn's
+    # folders one by one, each from the same state.
+    _snapshot: tuple[tuple[str, str, tuple[int, int]], Snapshot] | None = None
 
     def list_turns(
         self,
@@ -131,6 +137,55 @@ class TurnsWork(ServiceBase):
             data = self.store.get_blob(version.hash)
         text = decode_text(data)
         return {"uri": uri, "exists": True, "text": text, "binary": text is None, "tooLarge": False}
+
+    def list_folder(self, turn_ref: str, uri: str | None, side: str) -> dict[str, Any]:
+        """`rewind/listFolder`: the names in one folder of the workspace at a turn's start (or end)."""
+        turn = self.turn(turn_ref)
+        folder = self._folder_of(uri)
+        entries = list_folder(self._snapshot_of(turn, side), folder)
+        if entries is None and folder:
+            raise BadPath(folder, f"no file under this folder at turn {turn.number}'s {side}")
+        entries = entries or []
+        lengths = sizes(self.store, entries)
+
+        def entry_uri(name: str) -> str:
+            return self.uri(f"{folder}/{name}" if folder else name)
+
+        return {
+            "uri": self.uri(folder) if folder else self.uri(""),
+            "turnId": turn.id,
+            "number": turn.number,
+            "side": side,
+            "startedAt": iso(turn.started_at),
+            "entries": [
+                {
+                    "name": e.name,
+                    "uri": entry_uri(e.name),
+                    "folder": e.folder,
+                    "size": size,
+                    "executable": e.version is not None and bool((e.version.mode or 0) & 0o111),
+                    "kept": e.version is None
+                    or (e.version.kind == FILE and e.version.hash is not None),
+                }
+                for e, size in zip(entries, lengths, strict=True)
+            ],
+        }
+
+    def _folder_of(self, uri: str | None) -> str:
+        if uri is None:
+            return ""
+        path = from_uri(uri) if looks_like_uri(uri) else uri
+        if real_root(path.rstrip("/") or "/") == real_root(self.root):
+            return ""
+        return self.rel_of(uri)
+
+    def _snapshot_of(self, turn: Turn, side: str) -> Snapshot:
+        key = (turn.id, side, self.store.write_mark())
+        if self._snapshot is not None and self._snapshot[0] == key:
+            return self._snapshot[1]
+        snapshot = state_of_turn(self.store, turn, after=side == "after")
+        self._snapshot = (key, snapshot)
+        return snapshot
 
     def diff_document(self, turn_ref: str, uri: str | None) -> tuple[str, str]:
         turn = self.turn(turn_ref)

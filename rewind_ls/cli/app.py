@@ -21,6 +21,7 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("log_cmd", ("log",)),
     ("blame_cmd", ("blame",)),
     ("export_cmd", ("export",)),
+    ("timeline_cmd", ("timeline",)),
     ("rewind_cmd", ("rewind", "revert", "undo")),
     ("summarize_cmd", ("summarize",)),
     ("gc_cmd", ("gc",)),

@@ -8,6 +8,7 @@ import { baselineMessage, currentTurnCount, errorText, statusText } from './form
 import { confirmLensRestore } from './lensConfirm';
 import { type RestoreOptions, type Scope, ServerCommands } from './protocol';
 import { RewindServer } from './server';
+import { TURN_SCHEME, TurnFileSystem, openTurnFolder } from './turnFileSystem';
 import { BASELINE_POLL_MS, type Node, TurnsView } from './view';
 
 const SCOPES: readonly string[] = ['code', 'conversation', 'both'];
@@ -170,6 +171,21 @@ export function activate(context: vscode.ExtensionContext): void {
           void vscode.window.showErrorMessage(`Rewind: ${errorText(e)}`);
         }
       },
+    ),
+    // Browse a turn read-only (issue #41): src/turnFileSystem.ts.
+    vscode.workspace.registerFileSystemProvider(TURN_SCHEME, new TurnFileSystem(server), { isCaseSensitive: true, isReadonly: true }),
+    vscode.commands.registerCommand(
+      'rewind.openTurnFolder',
+      guard(async () => {
+        const turn = await cmds.pickTurn('Open Workspace at Turn (read-only, as it was when the turn began)');
+        if (turn) await openTurnFolder(turn);
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'rewind.view.openTurnFolder',
+      onNode(async (n) => {
+        if (n.kind === 'turn') await openTurnFolder(n.turn);
+      }),
     ),
     // Review (issue #28): src/review.ts.
     vscode.commands.registerCommand('rewind.reviewTurn', guard(() => reviewTurn(server, cmds))),

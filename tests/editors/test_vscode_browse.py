@@ -1,0 +1,75 @@
+"""A turn as a read-only folder in a real VS Code (code-server in Chromium, the packaged extension):
+"Rewind: Open Workspace at Turn..." adds `rewind-turn://` beside the workspace; the Explorer lists
+the workspace as it was when turn 1 began (a folder deleted since included), a file opens with its
+content then, typing changes nothing, and the disk is untouched. (Go to File and Search do not
+reach it: VS Code searches other file systems only through a search provider, a proposed API.)"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+for p in (HERE, HERE.parent):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+from support.agent import FakeClaude  # noqa: E402
+from test_vscode_e2e import _obs, _run_vscode  # noqa: E402
+
+pytestmark = pytest.mark.editor
+
+ROW = ".explorer-folders-view .monaco-list-row"
+EDITOR = ".editor-group-container.active .editor-instance .view-lines"
+APP0 = "def app():\n    return 'v0'\n"
+
+
+def test_open_workspace_at_turn_in_vscode(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    home = tmp_path / "rewind-home"
+    ws.mkdir()
+    home.mkdir()
+    (ws / "src").mkdir()
+    (ws / "lib").mkdir()
+    (ws / "src" / "app.py").write_text(APP0)
+    (ws / "lib" / "helper_gone.py").write_text("GONE = True\n")
+    (ws / "top.txt").write_text("top\n")
+    agent = FakeClaude(ws, home)
+    agent.turn("edit app", {"src/app.py": "def app():\n    return 'v1'\n"})
+    agent.hook("UserPromptSubmit", prompt="drop lib")
+    agent.shell("rm -rf lib")
+    agent.hook("Stop", stop_hook_active=False)
+    disk = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+    steps = [
+        {"do": "open-workbench"},
+        {"do": "wait-status", "text": "2 turns"},
+        {"do": "command", "title": "Rewind: Open Workspace at Turn..."},
+        {"do": "pick", "row": "#1", "filter": "edit app"},
+        {"do": "wait-for", "selector": ROW, "text": "Turn #1 (start, read-only)"},
+        {"do": "click", "selector": ROW, "text": "Turn #1 (start, read-only)"},
+        {"do": "wait-for", "selector": ROW, "text": "lib"},
+        {"do": "observe-texts", "label": "explorer", "selector": ROW, "settleMs": 800},
+        {"do": "click", "selector": ROW, "text": "src", "nth": 1},
+        {"do": "wait-for", "selector": ROW, "text": "app.py"},
+        {"do": "click", "selector": ROW, "text": "app.py"},
+        {"do": "wait-for", "selector": ".tabs-container .tab", "text": "app.py"},
+        {"do": "sleep", "ms": 1000},
+        {"do": "observe-texts", "label": "content", "selector": EDITOR},
+        {"do": "screenshot", "name": "vscode-open-workspace-at-turn.png"},
+        # Typing in it changes nothing: the file system is read-only.
+        {"do": "click", "selector": EDITOR},
+        {"do": "type-text", "text": "zzz"},
+        {"do": "sleep", "ms": 500},
+        {"do": "observe-texts", "label": "after-typing", "selector": EDITOR},
+    ]
+    result = _run_vscode(tmp_path, ws, agent, steps)
+    explorer = _obs(result, "explorer")["texts"]
+    assert any("Turn #1 (start, read-only)" in t for t in explorer), explorer
+    assert "lib" in explorer and "top.txt" in explorer, explorer
+    content = " ".join(_obs(result, "content")["texts"])
+    assert "return 'v0'" in content.replace("\xa0", " "), content
+    typed = " ".join(_obs(result, "after-typing")["texts"])
+    assert "zzz" not in typed and "return 'v0'" in typed.replace("\xa0", " "), typed
+    assert {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()} == disk

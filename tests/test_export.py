@@ -275,3 +275,37 @@ def test_export_git_in_a_repository_without_commits(ws: Path, agent: FakeClaude,
     assert len(commits) == 2 and out["tip"] == commits[0]
     assert git(ws, "show", "agent:a.txt") == "b\n" and git(ws, "show", "agent~1:a.txt") == "a\n"
     assert subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=ws).returncode != 0
+
+
+def test_export_git_rerun_rebuilds_from_a_turn_whose_state_changed(
+    ws: Path, home: Path, agent: FakeClaude, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun keeps the commits whose turn and state (`Rewind-State`) are unchanged and rebuilds
+    from the first that differs: here a change of turn 1 recorded late (as an import of the
+    transcript can), so the branch is rewritten from turn 1 and says so."""
+    from rewind_ls.core.model import ABSENT_VERSION, FILE, Version
+    from rewind_ls.core.store import Store, digest
+
+    git(ws, "init", "-q", "-b", "main")
+    (ws / "a.txt").write_bytes(b"a\n")
+    agent.turn("one", {"a.txt": b"b\n"})
+    agent.turn("two", {"a.txt": b"c\n"})
+    first = cli.json("export", "--git", "agent")
+    start = git(ws, "rev-list", "--reverse", "agent").split()[0]
+    assert "Rewind-State: " in git(ws, "log", "-1", "--format=%B", "agent")
+    monkeypatch.setenv("REWIND_LS_HOME", str(home))
+    with Store.open(str(ws), create=False) as store:
+        turn1 = store.turns(agent.session_id)[0]
+        late = b"late\n"
+        store.put_blob(late)
+        store.record_before(turn1.id, "late.txt", ABSENT_VERSION, "tool")
+        version = Version(FILE, digest(late), 0o644, len(late))
+        store.record_after(turn1.id, "late.txt", version)
+        store.set_known("late.txt", version)  # what the recorder does with a change it records
+    said = cli("export", "--git", "agent").stdout
+    assert f"rewritten (the old tip {first['tip'][:10]} stays in `git reflog agent`)" in said
+    again = cli.json("export", "--git", "agent")  # and now up to date
+    assert again["previous"] == again["tip"] != first["tip"] and again["fastForward"]
+    commits = git(ws, "rev-list", "--reverse", "agent").split()
+    assert commits[0] == start  # the start commit kept: its state did not change
+    assert git(ws, "show", f"{commits[1]}:late.txt") == "late\n"

@@ -21,6 +21,7 @@ HEAD BRANCH` shows the session and not the ignore rules.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import tempfile
@@ -36,6 +37,8 @@ from rewind_ls.core.store import Store
 AUTHOR_EMAIL = "rewind-ls@localhost"
 SUBJECT_CHARS = 72
 TRAILER_SESSION = "Rewind-Session"
+TRAILER_TURN_ID = "Rewind-Turn-Id"
+TRAILER_STATE = "Rewind-State"
 HASH_BATCH = 500  # contents written to temporary files, then to git, per pass
 
 
@@ -104,16 +107,35 @@ def export_git(store: Store, session: Session, branch: str, force: bool = False)
         git = _Git(store.root, os.path.join(scratch, "index"))
         ref = _branch_ref(git, branch)
         previous = git.commit_or_none(ref)
-        parent = _base_parent(git, ref, previous, session, force)
+        chain = _our_chain(git, ref, previous, session, force)
+        parent = chain.parent
         prefix = git.run("rev-parse", "--show-prefix").strip()
         seqs = [done[0].seq] + [end_seq(store, t) for t in done]
-        snapshots = list(states_at(store, sorted(seqs)))
-        by_seq = {s.seq: s for s in snapshots}
+        by_seq = {s.seq: s for s in states_at(store, sorted(seqs))}
         states = [by_seq[s] for s in seqs]
-        blobs = _write_blobs(git, store, states, scratch)
-        if parent is not None:
-            git.run("read-tree", parent)  # into the temporary index only (no -u: no work tree)
-        tip = _commit_states(git, store, session, done, states, blobs, parent, prefix)
+        keys = [f"start:{done[0].id}"] + [t.id for t in done]
+        stamps = [state_stamp(s) for s in states]
+        # The commits an earlier run made for the same turns holding the same states are kept as
+        # they are: a rerun adds only what is new (and rebuilds from the first that differs).
+        kept = 0
+        for (key, stamp), old in zip(zip(keys, stamps, strict=True), chain.commits, strict=False):
+            if (old.key, old.stamp) != (key, stamp):
+                break
+            kept += 1
+        if kept:
+            base: str | None = chain.commits[kept - 1].commit
+        else:
+            base = parent
+        if kept < len(states):
+            blobs = _write_blobs(git, store, states, kept, scratch)
+            if base is not None:
+                git.run("read-tree", base)  # into the temporary index only (no -u: no work tree)
+            tip = _commit_states(
+                git, store, session, done, states, stamps, kept, blobs, base, prefix
+            )
+        else:
+            assert base is not None
+            tip = base
         fast_forward = previous is None or previous == tip or _is_ancestor(git, previous, tip)
         if previous != tip:
             # Compare-and-swap: refused if the branch moved since it was read ("" = must not exist).
@@ -149,61 +171,98 @@ def _branch_ref(git: _Git, branch: str) -> str:
     return ref
 
 
-def _base_parent(
-    git: _Git, ref: str, previous: str | None, session: Session, force: bool
-) -> str | None:
-    """The first commit's parent: the one an earlier export of this session used (so a rerun
-    makes the same commits), else HEAD's commit (None in a repository without commits)."""
+class _Commit(NamedTuple):
+    commit: str
+    key: str  # Rewind-Turn-Id: the turn's id, "start:<first turn's id>" for the first commit
+    stamp: str  # Rewind-State: `state_stamp` of the tree it holds
+
+
+class _Chain(NamedTuple):
+    parent: str | None  # the first commit's parent
+    commits: list[_Commit]  # this session's commits on the branch, oldest first
+
+
+def _our_chain(git: _Git, ref: str, previous: str | None, session: Session, force: bool) -> _Chain:
+    """The branch's commits an earlier export of this session made, and the parent of the first
+    (so a rerun makes the same commits); with no branch yet, HEAD's commit (None in a repository
+    without commits) and no commits."""
     if previous is None:
-        return git.commit_or_none("HEAD")
-    chain = git.run(
-        "log",
-        "--first-parent",
-        "--format=%H%x1f%P%x1f%(trailers:key=" + TRAILER_SESSION + ",valueonly,separator=%x2c)",
-        previous,
-    )
+        return _Chain(git.commit_or_none("HEAD"), [])
+    trailers = [
+        f"%(trailers:key={key},valueonly,separator=%x2c)"
+        for key in (TRAILER_SESSION, TRAILER_TURN_ID, TRAILER_STATE)
+    ]
+    fields = ["%H", "%P", *trailers]
+    chain = git.run("log", "--first-parent", "--format=" + "%x1f".join(fields), previous)
     parent: str | None = None
-    ours = 0
+    ours: list[_Commit] = []
     for line in chain.splitlines():
-        _commit, parents, sessions = [*line.split("\x1f"), "", ""][:3]
-        if sessions.strip() != session.id:
+        commit, parents, sid, key, stamp = [*line.split("\x1f"), "", "", "", ""][:5]
+        if sid.strip() != session.id:
             break
-        ours += 1
+        ours.append(_Commit(commit, key.strip(), stamp.strip()))
         parent = parents.split()[0] if parents.split() else None
-    if ours == 0:
+    if not ours:
         if not force:
             raise RewindError(
                 f"{ref.removeprefix('refs/heads/')}: the branch exists and was not written by "
                 f"export --git of session {session.id[:8]}; name a new branch (or --force to "
                 "replace it; the old tip stays in the reflog)"
             )
-        return git.commit_or_none("HEAD")
-    return parent
+        return _Chain(git.commit_or_none("HEAD"), [])
+    ours.reverse()
+    return _Chain(parent, ours)
+
+
+def state_stamp(state: Snapshot) -> str:
+    """A short digest of a state's files (path, content, executable bit): equal stamps, equal
+    trees, without reading any content."""
+    h = hashlib.sha256()
+    for path in sorted(state.files):
+        v = state.files[path]
+        h.update(f"{path}\0{v.kind}\0{v.hash}\0{(v.mode or 0) & 0o111:o}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def _changed(states: Sequence[Snapshot], i: int) -> dict[str, Version]:
+    """The files of state `i` that differ from state `i - 1` (all of them for the first)."""
+    if i == 0:
+        return dict(states[0].files)
+    old = states[i - 1].files
+    return {p: v for p, v in states[i].files.items() if old.get(p) != v}
 
 
 def _write_blobs(
-    git: _Git, store: Store, states: Sequence[Snapshot], scratch: str
+    git: _Git, store: Store, states: Sequence[Snapshot], start: int, scratch: str
 ) -> dict[str, str]:
-    """rewind-ls content hash -> git blob id, for every content of every state, written into the
-    repository's objects with `hash-object -w --no-filters` (the bytes as recorded: no
-    end-of-line or clean filter changes them)."""
+    """rewind-ls content hash -> git blob id, for the contents states `start` on bring in,
+    written into the repository's objects with `hash-object -w --no-filters` (the bytes as
+    recorded: no end-of-line or clean filter changes them)."""
     wanted: dict[str, str] = {}  # content hash -> a path holding it (to name a damaged one)
-    for state in states:
-        for path, version in state.files.items():
+    for i in range(start, len(states)):
+        for path, version in _changed(states, i).items():
             if version.kind == FILE and version.hash is not None:
                 wanted.setdefault(version.hash, path)
     hashes = list(wanted)
     out: dict[str, str] = {}
     folder = os.path.join(scratch, "blobs")
-    os.mkdir(folder, 0o700)
-    for start in range(0, len(hashes), HASH_BATCH):
-        part = hashes[start : start + HASH_BATCH]
+    os.makedirs(folder, 0o700, exist_ok=True)
+    for first in range(0, len(hashes), HASH_BATCH):
+        part = hashes[first : first + HASH_BATCH]
+        try:
+            contents = store.get_blobs(part)  # each pack decompressed once for the batch
+        except CorruptBlob:
+            contents = {}
         names = []
         for i, h in enumerate(part):
-            try:
-                data = store.get_blob(h)
-            except CorruptBlob as exc:
-                raise RewindError(f"{wanted[h]}: its recorded content is damaged: {exc}") from exc
+            data = contents.get(h)
+            if data is None:
+                try:
+                    data = store.get_blob(h)
+                except CorruptBlob as exc:
+                    raise RewindError(
+                        f"{wanted[h]}: its recorded content is damaged: {exc}"
+                    ) from exc
             name = os.path.join(folder, str(i))
             with open(name, "wb") as f:
                 f.write(data)
@@ -233,36 +292,35 @@ def _commit_states(
     session: Session,
     turns: Sequence[Turn],
     states: Sequence[Snapshot],
+    stamps: Sequence[str],
+    start: int,
     blobs: Mapping[str, str],
     parent: str | None,
     prefix: str,
 ) -> str:
-    """The start commit, then one per turn; returns the last."""
-    seen = seen_paths(store, states[0].seq)
-    # The start: every path rewind-ls has a record of takes its state (absent ones removed); the
-    # rest of the parent's tree stays as it is.
-    tracked = git.run("ls-files", "-z", "--full-name", "--", ":/").split("\0") if parent else []
+    """The commits of states `start` on (0: the start commit, then one per turn), the temporary
+    index holding `parent`'s tree; returns the last."""
     records: list[str] = []
-    for full in tracked:
-        if full.startswith(prefix) and full[len(prefix) :] in seen:
-            rel = full[len(prefix) :]
-            if rel not in states[0].files:
+    if start == 0 and parent is not None:
+        # The start: every path rewind-ls has a record of takes its state (absent ones removed);
+        # the rest of the parent's tree stays as it is.
+        seen = seen_paths(store, states[0].seq)
+        for full in git.run("ls-files", "-z", "--full-name", "--", ":/").split("\0"):
+            rel = full[len(prefix) :] if full.startswith(prefix) else None
+            if rel and rel in seen and rel not in states[0].files:
                 records.append(f"0 {'0' * 40}\t{full}")
-    previous: Mapping[str, Version] = {}
     commit = parent
     agent = session.agent or "agent"
-    for i, state in enumerate(states):
-        for path, version in state.files.items():
+    for i in range(start, len(states)):
+        state = states[i]
+        for path, version in _changed(states, i).items():
             entry = _entry(version, blobs)
-            old = previous.get(path)
-            if old is not None and old == version:
-                continue
-            if entry is None:
-                continue  # not kept: the parent's content (or nothing) stays, named in the output
-            records.append(f"{entry[0]} {entry[1]}\t{prefix}{path}")
-        for path in previous:
-            if path not in state.files:
-                records.append(f"0 {'0' * 40}\t{prefix}{path}")
+            if entry is not None:  # else not kept: the parent's content (or nothing) stays, named
+                records.append(f"{entry[0]} {entry[1]}\t{prefix}{path}")
+        if i > 0:
+            for path in states[i - 1].files:
+                if path not in state.files:
+                    records.append(f"0 {'0' * 40}\t{prefix}{path}")
         if records:
             git.run("update-index", "-z", "--index-info", input="\0".join(records).encode() + b"\0")
         records = []
@@ -274,30 +332,30 @@ def _commit_states(
                 f"The workspace at the start of turn {first.number}, as rewind-ls recorded it.\n\n"
                 f"{TRAILER_SESSION}: {session.id}\nRewind-Agent: {agent}\n"
                 f"Rewind-Turn: start of {first.number}\n"
+                f"{TRAILER_TURN_ID}: start:{first.id}\n{TRAILER_STATE}: {stamps[0]}\n"
             )
-            when = first.started_at
-            author_when = when
+            author_when = when = first.started_at
         else:
             turn = turns[i - 1]
-            message = _message(turn, session, agent)
+            message = _message(turn, session, agent, stamps[i])
             author_when = turn.started_at
             when = turn.ended_at or turn.started_at
         commit = _commit_tree(git, tree, commit, message, agent, author_when, when)
-        previous = state.files
     assert commit is not None
     return commit
 
 
-def _message(turn: Turn, session: Session, agent: str) -> str:
+def _message(turn: Turn, session: Session, agent: str, stamp: str) -> str:
     prompt = turn.prompt.strip() or "(no prompt)"
     first_line = prompt.splitlines()[0]
     subject = first_line if len(first_line) <= SUBJECT_CHARS else first_line[:69] + "..."
     body = "" if prompt == subject else f"{prompt}\n\n"
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(turn.started_at))
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(turn.started_at))
     return (
         f"{subject}\n\n{body}"
         f"{TRAILER_SESSION}: {session.id}\nRewind-Agent: {agent}\n"
-        f"Rewind-Turn: {turn.number}\nRewind-Turn-Id: {turn.id}\nRewind-Time: {stamp}\n"
+        f"Rewind-Turn: {turn.number}\n{TRAILER_TURN_ID}: {turn.id}\nRewind-Time: {when}\n"
+        f"{TRAILER_STATE}: {stamp}\n"
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +132,18 @@ async def test_listing_errors_name_the_folder(browser: Browser) -> None:
     with pytest.raises(JsonRpcException) as err:
         await browser.call("rewind/listFolder", {"turnId": "tnope"})
     assert err.value.code == -32001
+
+
+async def test_timeline_page_for_a_webview(browser: Browser) -> None:
+    await asyncio.get_running_loop().run_in_executor(
+        None, browser.agent.turn, "one", {"a.txt": b"a\n", "d/b.txt": b"b\n"}
+    )
+    page = await browser.call("rewind/timelinePage", {"nonce": "n0nce-for-test"})
+    assert (page["turns"], page["files"], page["changes"]) == (1, 2, 2)
+    assert page["sessionId"] == browser.agent.session_id
+    html = unescape(page["html"])  # the policy is an attribute: its quotes arrive escaped
+    assert "script-src 'nonce-n0nce-for-test'" in html and '<script nonce="n0nce-for-test">' in html
+    assert "const WEBVIEW = true;" in html and '"d/b.txt"' in html
+    with pytest.raises(JsonRpcException) as err:
+        await browser.call("rewind/timelinePage", {"nonce": "'; script-src *"})
+    assert err.value.code == -32602

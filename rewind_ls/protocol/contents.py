@@ -1,5 +1,6 @@
 """A file's content at a turn (`rewind/fileAt`), a folder of the workspace at a turn
-(`rewind/listFolder`, for browsing a turn read-only) and the timeline document (`rewind/timeline`)."""
+(`rewind/listFolder`, for browsing a turn read-only), the timeline document (`rewind/timeline`)
+and the timeline picture (`rewind/timelinePage`)."""
 
 from __future__ import annotations
 
@@ -74,3 +75,24 @@ class ListFolderResult(Result):
     side: Literal["before", "after"]
     started_at: str = Field(description="The turn's start (ISO 8601): the entries' time.")
     entries: list[FolderEntry] = Field(description="Folders first, then files, each by name.")
+
+
+class TimelinePageParams(Params):
+    session_id: str | None = Field(
+        default=None, description="The session pictured; null: the current agent session."
+    )
+    all: bool = Field(default=False, description="Every session's turns, not one session's.")
+    nonce: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9+/=_-]{8,128}$",
+        description="The webview's script nonce: the page's Content-Security-Policy allows only "
+        "the script carrying it (null: the page of `rewind-ls timeline --html`).",
+    )
+
+
+class TimelinePageResult(Result):
+    html: str = Field(description="One self-contained page (docs/see-the-past.md).")
+    session_id: str | None
+    turns: int
+    files: int
+    changes: int

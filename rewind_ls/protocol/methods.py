@@ -12,6 +12,8 @@ from rewind_ls.protocol.contents import (
     FileAtResult,
     ListFolderParams,
     ListFolderResult,
+    TimelinePageParams,
+    TimelinePageResult,
     TimelineParams,
     TimelineResult,
 )
@@ -45,6 +47,7 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     "rewind/fileAt": (FileAtParams, FileAtResult),
     "rewind/listFolder": (ListFolderParams, ListFolderResult),
     "rewind/timeline": (TimelineParams, TimelineResult),
+    "rewind/timelinePage": (TimelinePageParams, TimelinePageResult),
     "rewind/beginTurn": (BeginTurnParams, TurnInfo),
     "rewind/recordEdit": (RecordEditParams, RecordEditResult),
     "rewind/endTurn": (EndTurnParams, TurnInfo),

@@ -17,7 +17,8 @@ for p in (HERE, HERE.parent):
         sys.path.insert(0, str(p))
 
 from support.agent import FakeClaude  # noqa: E402
-from test_vscode_e2e import _obs, _run_vscode  # noqa: E402
+from test_vscode_e2e import _obs, _run_vscode, _settings  # noqa: E402
+from vscode_support import python_for_server  # noqa: E402
 
 pytestmark = pytest.mark.editor
 
@@ -73,3 +74,47 @@ def test_open_workspace_at_turn_in_vscode(tmp_path: Path) -> None:
     typed = " ".join(_obs(result, "after-typing")["texts"])
     assert "zzz" not in typed and "return 'v0'" in typed.replace("\xa0", " "), typed
     assert {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()} == disk
+
+
+def test_timeline_picture_webview_in_vscode(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    home = tmp_path / "rewind-home"
+    ws.mkdir()
+    home.mkdir()
+    (ws / "a.txt").write_text("a0\n")
+    agent = FakeClaude(ws, home)
+    agent.turn("first", {"a.txt": "a1\n", "docs/new.md": "# new\n"})
+    agent.hook("UserPromptSubmit", prompt="shell")
+    agent.shell("echo made > made.txt")
+    agent.hook("Stop", stop_hook_active=False)
+    steps = [
+        {"do": "open-workbench"},
+        {"do": "wait-status", "text": "2 turns"},
+        {"do": "command", "title": "Rewind: Show Timeline Picture"},
+        {"do": "observe-webview", "label": "cells", "selector": ".row .cell"},
+        {"do": "observe-webview", "label": "turns", "selector": ".turn"},
+        {"do": "screenshot", "name": "vscode-timeline-picture.png"},
+        # A click on turn 1's a.txt cell opens its diff, before <-> after the turn.
+        {"do": "click-webview", "selector": '.cell[data-path="a.txt"]'},
+        {"do": "wait-for", "selector": ".tabs-container .tab", "text": "a.txt (turn #1"},
+        {"do": "sleep", "ms": 1000},
+        {"do": "observe-diff", "label": "diff", "screenshot": "vscode-timeline-picture-diff.png"},
+    ]
+    # Side by side even in the half window beside the picture, so each side can be read.
+    settings = {
+        **_settings(agent, python_for_server()),
+        "diffEditor.useInlineViewWhenSpaceIsLimited": False,
+    }
+    result = _run_vscode(tmp_path, ws, agent, steps, settings=settings)
+    cells = {
+        (c["data"]["path"], c["data"]["turn"], c["data"]["who"], c["data"]["change"])
+        for c in _obs(result, "cells")["items"]
+    }
+    assert cells == {
+        ("a.txt", "1", "agent", "modified"),
+        ("docs/new.md", "1", "agent", "created"),
+        ("made.txt", "2", "shell", "created"),
+    }, cells
+    assert [t["text"] for t in _obs(result, "turns")["items"]] == ["1", "2"]
+    diff = _obs(result, "diff")
+    assert diff["original"].strip() == "a0" and diff["modified"].strip() == "a1", diff

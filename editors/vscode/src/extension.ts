@@ -8,6 +8,7 @@ import { baselineMessage, currentTurnCount, errorText, statusText } from './form
 import { confirmLensRestore } from './lensConfirm';
 import { type RestoreOptions, type Scope, ServerCommands } from './protocol';
 import { RewindServer } from './server';
+import { TimelinePanel } from './timelinePanel';
 import { TURN_SCHEME, TurnFileSystem, openTurnFolder } from './turnFileSystem';
 import { BASELINE_POLL_MS, type Node, TurnsView } from './view';
 
@@ -77,6 +78,7 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     };
 
+  const timeline = new TimelinePanel(server, cmds);
   const status = vscode.window.createStatusBarItem('rewind.turns', vscode.StatusBarAlignment.Left, 10);
   status.name = 'Rewind';
   status.command = 'rewind.rewindToTurn';
@@ -172,6 +174,9 @@ export function activate(context: vscode.ExtensionContext): void {
         }
       },
     ),
+    // The timeline picture (issue #41): src/timelinePanel.ts.
+    timeline,
+    vscode.commands.registerCommand('rewind.showTimelinePicture', guard(() => timeline.show())),
     // Browse a turn read-only (issue #41): src/turnFileSystem.ts.
     vscode.workspace.registerFileSystemProvider(TURN_SCHEME, new TurnFileSystem(server), { isCaseSensitive: true, isReadonly: true }),
     vscode.commands.registerCommand(

@@ -248,7 +248,7 @@ input[type=search] { width: 200px; }
       cell.style.left = "calc(var(--cw) * " + c[1] + ")";
       cell.dataset.who = data.who[c[2]]; cell.dataset.change = data.changes[c[3]];
       cell.dataset.column = c[1]; cell.dataset.turn = col(c[1]).number;
-      cell.dataset.turnId = col(c[1]).id;
+      cell.dataset.turnId = col(c[1]).id; cell.dataset.path = path;
       cell.title = path + "\\n" + turnLabel(col(c[1])) + ": " + data.changes[c[3]] + " by " +
         data.whoLabels[c[2]] + (c[4] & 1 ? "\\nshared with another session" : "") +
         (c[4] & 2 ? "\\nconflict: changed by someone else later" : "");
@@ -299,7 +299,7 @@ input[type=search] { width: 200px; }
     if (cell) {
       show(cell.title);
       if (vscode) vscode.postMessage({ type: "cell", turnId: cell.dataset.turnId,
-        path: cell.closest(".row").dataset.path });
+        path: cell.dataset.path });
     } else if (turn) {
       const i = Number(turn.dataset.column), c = col(i);
       const files = data.cells.filter((x) => x[1] === i)

@@ -10,7 +10,12 @@ from typing import Any
 
 from lsprotocol import types
 
-from rewind_ls.protocol.contents import FileAtParams, ListFolderParams, TimelineParams
+from rewind_ls.protocol.contents import (
+    FileAtParams,
+    ListFolderParams,
+    TimelinePageParams,
+    TimelineParams,
+)
 from rewind_ls.protocol.recording import BeginTurnParams, EndTurnParams, RecordEditParams
 from rewind_ls.protocol.turns import ListTurnsParams
 from rewind_ls.server.handlers.args import turn_arg
@@ -40,6 +45,11 @@ async def list_folder(ls: RewindServer, p: ListFolderParams) -> Any:
 @request("rewind/timeline")
 async def timeline(ls: RewindServer, p: TimelineParams) -> Any:
     return await ls.call(ls.svc().timeline, p.session_id, p.limit)
+
+
+@request("rewind/timelinePage")
+async def timeline_page(ls: RewindServer, p: TimelinePageParams) -> Any:
+    return await ls.call(ls.svc().timeline_page, p.session_id, p.all, p.nonce)
 
 
 @request("rewind/beginTurn")

@@ -10,10 +10,13 @@ from rewind_ls.core.capture.baseline_spawn import progress
 from rewind_ls.core.capture.recorder import read_current
 from rewind_ls.core.errors import BadPath, UnknownTurn
 from rewind_ls.core.fs.paths import from_uri, looks_like_uri, real_root
+from rewind_ls.core.history.activity import activity
+from rewind_ls.core.history.activity_page import render
 from rewind_ls.core.history.diff import turn_diff
 from rewind_ls.core.history.snapshot import Snapshot, list_folder, sizes, state_of_turn
 from rewind_ls.core.history.timeline import TurnEntries, iso, list_sessions, timeline_text
 from rewind_ls.core.model import Turn
+from rewind_ls.core.restore.plan import current_session
 from rewind_ls.core.store import ABSENT, FILE
 from rewind_ls.protocol.turns import listing_wire, turn_wire
 from rewind_ls.server.edits import decode_text
@@ -137,6 +140,28 @@ class TurnsWork(ServiceBase):
             data = self.store.get_blob(version.hash)
         text = decode_text(data)
         return {"uri": uri, "exists": True, "text": text, "binary": text is None, "tooLarge": False}
+
+    def timeline_page(
+        self, session_id: str | None, every_session: bool, nonce: str | None
+    ) -> dict[str, Any]:
+        """`rewind/timelinePage`: the picture of a session (who changed which file in which turn)
+        as one page, for a webview when `nonce` is given."""
+        if every_session:
+            session_id = None
+        else:
+            if session_id is not None and self.store.session(session_id) is None:
+                raise UnknownTurn(session_id, "no session with that id in this workspace")
+            session_id = session_id or current_session(self.store)
+            if session_id is None:
+                raise UnknownTurn("current", "no agent session has been recorded here yet")
+        grid = activity(self.store, session_id, every_session=every_session)
+        return {
+            "html": render(grid, webview=nonce is not None, nonce=nonce),
+            "sessionId": grid.session_id,
+            "turns": len(grid.columns),
+            "files": len(grid.paths),
+            "changes": len(grid.cells),
+        }
 
     def list_folder(self, turn_ref: str, uri: str | None, side: str) -> dict[str, Any]:
         """`rewind/listFolder`: the names in one folder of the workspace at a turn's start (or end)."""

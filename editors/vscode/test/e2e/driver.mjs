@@ -353,6 +353,21 @@ async function main() {
             extensionLog().split('\n').filter((l) => l.includes(step.text)).length >= (step.count ?? 1));
           break;
         }
+        case 'observe-webview': {
+          // Elements inside the active webview (two iframes deep): each one's text and data-* attributes, once
+          // `selector` shows (the timeline picture's cells).
+          const frame = page.frameLocator('iframe.webview.ready').first().frameLocator('#active-frame');
+          await frame.locator(step.selector).first().waitFor({ state: 'attached', timeout: TIMEOUT });
+          const items = await frame.locator(step.selector).evaluateAll((els) =>
+            els.map((e) => ({ text: e.textContent, data: { ...e.dataset }, classes: e.className })));
+          observations.push({ label: step.label, items });
+          break;
+        }
+        case 'click-webview': {
+          const frame = page.frameLocator('iframe.webview.ready').first().frameLocator('#active-frame');
+          await frame.locator(step.selector).nth(step.nth ?? 0).click();
+          break;
+        }
         default:
           throw new Error(`unknown step ${step.do}`);
       }

@@ -35,7 +35,9 @@ async function main() {
         title: document.title,
         summary: document.getElementById('summary').textContent,
         legend: [...document.querySelectorAll('#legend > span')].map((s) => s.textContent),
-        columns: [...document.querySelectorAll('.turn')].map((t) => ({ number: t.textContent, kind: t.className.replace('turn ', '') })),
+        columns: [...document.querySelectorAll('.turn')].map((t) => ({
+          number: t.textContent, kind: [...t.classList].find((c) => c !== 'turn' && c !== 'tenth'),
+        })),
         folders: [...document.querySelectorAll('.folder')].map((f) => f.dataset.folder),
         rows: document.querySelectorAll('.row').length,
         cells: cells.map((c) => ({

@@ -91,6 +91,8 @@ async def test_listing_and_content_at_each_turn(browser: Browser) -> None:
     (ws / "src" / "lib" / "util.py").write_bytes(b"def u(): pass\n")
     (ws / "src" / "app.py").write_bytes(b"app v0\n")
     (ws / "README").write_bytes(b"readme\r\n")
+    (ws / "CHANGES").write_bytes(b"")
+    (ws / "zz.txt").write_bytes(b"z")
     loop = asyncio.get_running_loop()
     start1 = files(ws)
     await loop.run_in_executor(
@@ -108,12 +110,22 @@ async def test_listing_and_content_at_each_turn(browser: Browser) -> None:
     top = await browser.call("rewind/listFolder", {"turnId": t1})
     assert [(e["name"], e["folder"]) for e in top["entries"]] == [
         ("src", True),
+        ("CHANGES", False),
         ("README", False),
+        ("zz.txt", False),
     ]
     assert top["number"] == 1 and top["side"] == "before" and top["startedAt"].endswith("Z")
     src = await browser.call("rewind/listFolder", {"turnId": t1, "uri": uri_of(ws / "src")})
     assert [e["name"] for e in src["entries"]] == ["lib", "app.py"]
     assert (ws / "README").exists() is False  # nothing browsed was written back
+    every = await browser.call("rewind/listFolder", {"turnId": t1, "recursive": True})
+    assert [e["name"] for e in every["entries"]] == sorted(start1)
+    assert not any(e["folder"] for e in every["entries"])
+    below = {"turnId": t1, "uri": uri_of(ws / "src"), "recursive": True}
+    assert [e["name"] for e in (await browser.call("rewind/listFolder", below))["entries"]] == [
+        "app.py",
+        "lib/util.py",
+    ]
 
 
 async def test_listing_errors_name_the_folder(browser: Browser) -> None:

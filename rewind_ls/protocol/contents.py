@@ -52,6 +52,11 @@ class ListFolderParams(Params):
     side: Literal["before", "after"] = Field(
         default="before", description="The workspace at the start of the turn, or at its end."
     )
+    recursive: bool = Field(
+        default=False,
+        description="Every file below the folder (each `name` its path from the folder), not "
+        "the names directly inside it.",
+    )
 
 
 class FolderEntry(Result):

@@ -1,8 +1,10 @@
 """A turn as a read-only folder in a real VS Code (code-server in Chromium, the packaged extension):
-"Rewind: Open Workspace at Turn..." adds `rewind-turn://` beside the workspace; the Explorer lists
-the workspace as it was when turn 1 began (a folder deleted since included), a file opens with its
-content then, typing changes nothing, and the disk is untouched. (Go to File and Search do not
-reach it: VS Code searches other file systems only through a search provider, a proposed API.)"""
+"Rewind: Open Workspace at Turn..." in a window of one folder shows the turn in the Turn Files view
+(`rewind-turn:` files): the workspace as it was when turn 1 began (a folder deleted since included), a
+file opens with its
+content then, typing changes nothing, "Rewind: Find File in Turn..." opens a file only the turn has,
+and the disk is untouched. (VS Code's own Go to File and Search do not reach it: they search other
+file systems only through search providers, a proposed API.)"""
 
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ from vscode_support import python_for_server  # noqa: E402
 
 pytestmark = pytest.mark.editor
 
-ROW = ".explorer-folders-view .monaco-list-row"
+# The Turn Files view's rows (a window of one folder shows the turn there).
+ROW = '.pane:has-text("Turn #1 Files (start, read-only)") .monaco-list-row'
 EDITOR = ".editor-group-container.active .editor-instance .view-lines"
 APP0 = "def app():\n    return 'v0'\n"
 
@@ -48,11 +51,9 @@ def test_open_workspace_at_turn_in_vscode(tmp_path: Path) -> None:
         {"do": "wait-status", "text": "2 turns"},
         {"do": "command", "title": "Rewind: Open Workspace at Turn..."},
         {"do": "pick", "row": "#1", "filter": "edit app"},
-        {"do": "wait-for", "selector": ROW, "text": "Turn #1 (start, read-only)"},
-        {"do": "click", "selector": ROW, "text": "Turn #1 (start, read-only)"},
         {"do": "wait-for", "selector": ROW, "text": "lib"},
         {"do": "observe-texts", "label": "explorer", "selector": ROW, "settleMs": 800},
-        {"do": "click", "selector": ROW, "text": "src", "nth": 1},
+        {"do": "click", "selector": ROW, "text": "src"},
         {"do": "wait-for", "selector": ROW, "text": "app.py"},
         {"do": "click", "selector": ROW, "text": "app.py"},
         {"do": "wait-for", "selector": ".tabs-container .tab", "text": "app.py"},
@@ -64,15 +65,23 @@ def test_open_workspace_at_turn_in_vscode(tmp_path: Path) -> None:
         {"do": "type-text", "text": "zzz"},
         {"do": "sleep", "ms": 500},
         {"do": "observe-texts", "label": "after-typing", "selector": EDITOR},
+        # Go to File for the turn: a file only the turn has (lib/ was deleted since).
+        {"do": "press", "key": "Escape"},
+        {"do": "command", "title": "Rewind: Find File in Turn..."},
+        {"do": "pick", "row": "helper_gone.py", "filter": "helper"},
+        {"do": "wait-for", "selector": ".tabs-container .tab", "text": "helper_gone.py"},
+        {"do": "sleep", "ms": 800},
+        {"do": "observe-texts", "label": "found", "selector": EDITOR},
     ]
     result = _run_vscode(tmp_path, ws, agent, steps)
     explorer = _obs(result, "explorer")["texts"]
-    assert any("Turn #1 (start, read-only)" in t for t in explorer), explorer
-    assert "lib" in explorer and "top.txt" in explorer, explorer
+    assert explorer == ["lib", "src", "top.txt"], explorer
     content = " ".join(_obs(result, "content")["texts"])
     assert "return 'v0'" in content.replace("\xa0", " "), content
     typed = " ".join(_obs(result, "after-typing")["texts"])
     assert "zzz" not in typed and "return 'v0'" in typed.replace("\xa0", " "), typed
+    found = " ".join(_obs(result, "found")["texts"]).replace("\xa0", " ")
+    assert "GONE = True" in found, found
     assert {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()} == disk
 
 

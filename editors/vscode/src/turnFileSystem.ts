@@ -122,11 +122,17 @@ export class TurnFileSystem implements vscode.FileSystemProvider {
   }
 }
 
-/** "Open Workspace at Turn...": adds the turn's folder to the window, after the workspace (the first folder stays,
- * so nothing restarts), and reveals it in the Explorer. */
-export async function openTurnFolder(turn: TurnInfo, side: Side = 'before'): Promise<void> {
+/** "Open Workspace at Turn...": in a window that is a multi-root workspace, the turn's folder is added after the
+ * others (the first folder stays, so the language server keeps its root) and the Explorer shows it. In a window of
+ * one folder, adding one would make VS Code reload the window into a workspace (which code-server reopened with no
+ * folder in about one run of three): `single` shows the turn in the Turn Files view instead. */
+export async function openTurnFolder(turn: TurnInfo, single: (turn: TurnInfo) => Promise<void>, side: Side = 'before'): Promise<void> {
   const uri = turnFolderUri(turn.id, side);
   const folders = vscode.workspace.workspaceFolders ?? [];
+  if (vscode.workspace.workspaceFile === undefined) {
+    await single(turn);
+    return;
+  }
   if (!folders.some((f) => f.uri.toString() === uri.toString())) {
     const name = `Turn #${turn.number} (${side === 'before' ? 'start' : 'end'}, read-only)`;
     if (!vscode.workspace.updateWorkspaceFolders(folders.length, 0, { uri, name })) {
@@ -134,4 +140,37 @@ export async function openTurnFolder(turn: TurnInfo, side: Side = 'before'): Pro
     }
   }
   await vscode.commands.executeCommand('workbench.view.explorer');
+}
+
+/** "Find File in Turn...": Go to File for turn folders (VS Code's own does not search other file systems). Every
+ * file of the turn folders open in the window and of the turn in the Turn Files view (`shown`), or of a turn picked
+ * when there is none, then the one picked opens. */
+export async function findFileInTurn(
+  server: RewindServer,
+  shown: TurnInfo | undefined,
+  pickTurn: () => Promise<TurnInfo | undefined>,
+): Promise<void> {
+  let folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === TURN_SCHEME).map((f) => ({ uri: f.uri, name: f.name }));
+  if (shown) folders.push({ uri: turnFolderUri(shown.id), name: `Turn #${shown.number}` });
+  if (folders.length === 0) {
+    const turn = await pickTurn();
+    if (!turn) return;
+    // The file opens read-only from the turn without adding its folder to the window.
+    folders = [{ uri: turnFolderUri(turn.id), name: `Turn #${turn.number}` }];
+  }
+  const items: (vscode.QuickPickItem & { uri: vscode.Uri })[] = [];
+  for (const folder of folders) {
+    const { turnId, side } = parseTurnUri(folder.uri);
+    const listing = await server.request<ListFolderResult>(Methods.listFolder, { turnId, side, recursive: true });
+    for (const e of listing.entries) {
+      const slash = e.name.lastIndexOf('/');
+      items.push({
+        label: e.name.slice(slash + 1),
+        description: `${slash < 0 ? '' : e.name.slice(0, slash)}  (${folder.name})`,
+        uri: folder.uri.with({ path: '/' + e.name }),
+      });
+    }
+  }
+  const picked = await vscode.window.showQuickPick(items, { title: 'Find File in Turn', matchOnDescription: true, placeHolder: 'File name' });
+  if (picked) await vscode.window.showTextDocument(picked.uri, { preview: true });
 }

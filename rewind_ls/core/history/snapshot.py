@@ -134,9 +134,10 @@ def sizes(store: Store, entries: Sequence[Entry]) -> list[int]:
     ]
 
 
-def list_folder(snapshot: Snapshot, folder: str) -> list[Entry] | None:
+def list_folder(snapshot: Snapshot, folder: str, recursive: bool = False) -> list[Entry] | None:
     """The names directly inside `folder` ("" for the workspace root), folders first then files,
-    each sorted; None when the snapshot holds no file under `folder`."""
+    each sorted by name; `recursive`: every file below it instead, by its path from `folder`.
+    None when the snapshot holds no file under `folder`."""
     prefix = f"{folder.strip('/')}/" if folder.strip("/") else ""
     folders: set[str] = set()
     files: list[Entry] = []
@@ -147,10 +148,11 @@ def list_folder(snapshot: Snapshot, folder: str) -> list[Entry] | None:
         found = True
         rest = path[len(prefix) :]
         head, sep, _ = rest.partition("/")
-        if sep:
+        if sep and not recursive:
             folders.add(head)
         else:
-            files.append(Entry(head, False, version))
+            files.append(Entry(rest, False, version))
     if not found:
         return None
+    files.sort(key=lambda e: e.name)
     return [Entry(name, True, None) for name in sorted(folders)] + files

@@ -39,7 +39,7 @@ async def file_at(ls: RewindServer, p: FileAtParams) -> Any:
 
 @request("rewind/listFolder")
 async def list_folder(ls: RewindServer, p: ListFolderParams) -> Any:
-    return await ls.call(ls.svc().list_folder, p.turn_id, p.uri, p.side)
+    return await ls.call(ls.svc().list_folder, p.turn_id, p.uri, p.side, p.recursive)
 
 
 @request("rewind/timeline")

@@ -163,11 +163,13 @@ class TurnsWork(ServiceBase):
             "changes": len(grid.cells),
         }
 
-    def list_folder(self, turn_ref: str, uri: str | None, side: str) -> dict[str, Any]:
+    def list_folder(
+        self, turn_ref: str, uri: str | None, side: str, recursive: bool = False
+    ) -> dict[str, Any]:
         """`rewind/listFolder`: the names in one folder of the workspace at a turn's start (or end)."""
         turn = self.turn(turn_ref)
         folder = self._folder_of(uri)
-        entries = list_folder(self._snapshot_of(turn, side), folder)
+        entries = list_folder(self._snapshot_of(turn, side), folder, recursive)
         if entries is None and folder:
             raise BadPath(folder, f"no file under this folder at turn {turn.number}'s {side}")
         entries = entries or []

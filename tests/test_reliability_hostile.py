@@ -350,7 +350,7 @@ def _methods(turn: str, uri: str) -> dict[str, tuple[dict[str, Any], dict[str, l
         ),
         "rewind/listFolder": (
             {"turnId": turn},
-            {"turnId": [1, None], "uri": [2, []], "side": ["middle", 1]},
+            {"turnId": [1, None], "uri": [2, []], "side": ["middle", 1], "recursive": ["all", []]},
         ),
         "rewind/timeline": ({}, {"sessionId": [9, [], {}]}),
         "rewind/timelinePage": (

@@ -250,6 +250,9 @@ def test_export_git_writes_the_session_as_commits_and_touches_nothing_else(
 def test_export_git_refuses_branches_it_did_not_write(
     ws: Path, agent: FakeClaude, cli: Cli
 ) -> None:
+    agent.turn("zero", {"z.txt": b"z\n"})
+    outside = cli("export", "--git", "agent", ok=False)
+    assert outside.returncode == 2 and "not in a git repository" in outside.stderr
     git(ws, "init", "-q", "-b", "main")
     (ws / "a.txt").write_bytes(b"a\n")
     git(ws, "add", ".")

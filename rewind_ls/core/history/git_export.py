@@ -161,7 +161,12 @@ def _branch_ref(git: _Git, branch: str) -> str:
     out = git.run("check-ref-format", "--branch", name, ok=(0, 1, 128)).strip()
     if not out or out != name:
         raise RewindError(f"{branch}: not a valid branch name")
-    git.run("rev-parse", "--git-dir")  # a clear error outside a repository
+    inside = git.run("rev-parse", "--is-inside-work-tree", ok=(0, 128)).strip()
+    if inside != "true":
+        raise RewindError(
+            f"{git.root}: not in a git repository; export --git writes the session as a branch of "
+            "the workspace's repository (`git init` one first, or use export TURN --to DIR)"
+        )
     ref = f"refs/heads/{name}"
     for line in git.run("worktree", "list", "--porcelain").splitlines():
         if line == f"branch {ref}":

@@ -127,3 +127,37 @@ def test_timeline_picture_webview_in_vscode(tmp_path: Path) -> None:
     assert [t["text"] for t in _obs(result, "turns")["items"]] == ["1", "2"]
     diff = _obs(result, "diff")
     assert diff["original"].strip() == "a0" and diff["modified"].strip() == "a1", diff
+
+
+def test_open_workspace_at_turn_in_a_multi_root_workspace(tmp_path: Path) -> None:
+    """In a window that is already a workspace, the turn is added to the Explorer as a folder (no
+    reload), after the workspace's own folder."""
+    ws = tmp_path / "ws"
+    home = tmp_path / "rewind-home"
+    ws.mkdir()
+    home.mkdir()
+    (ws / "old").mkdir()
+    (ws / "old" / "gone.txt").write_text("gone\n")
+    (ws / "keep.txt").write_text("k0\n")
+    agent = FakeClaude(ws, home)
+    agent.turn("drop old", {"old/gone.txt": None, "keep.txt": "k1\n"})
+    workspace_file = tmp_path / "project.code-workspace"
+    workspace_file.write_text('{"folders": [{"path": "ws"}]}')
+    explorer = ".explorer-folders-view .monaco-list-row"
+    steps = [
+        {"do": "open-workbench", "workspaceFile": str(workspace_file)},
+        {"do": "wait-status", "text": "1 turn"},
+        {"do": "command", "title": "Rewind: Open Workspace at Turn..."},
+        {"do": "pick", "row": "#1", "filter": "drop old"},
+        {"do": "wait-for", "selector": explorer, "text": "Turn #1 (start, read-only)"},
+        # The workspace's folder collapsed, the turn's expanded: its rows follow its name.
+        {"do": "click", "selector": explorer, "text": "ws"},
+        {"do": "sleep", "ms": 800},
+        {"do": "observe-texts", "label": "explorer", "selector": explorer, "settleMs": 800},
+        {"do": "screenshot", "name": "vscode-turn-folder-multi-root.png"},
+    ]
+    result = _run_vscode(tmp_path, ws, agent, steps)
+    rows = [t.strip() for t in _obs(result, "explorer")["texts"]]
+    turn = rows.index("Turn #1 (start, read-only)")
+    assert rows[0].lower() == "ws" and turn > 0, rows
+    assert rows[turn + 1 :][:2] == ["old", "keep.txt"], rows

@@ -164,7 +164,9 @@ async function main() {
       log('step', JSON.stringify(step));
       switch (step.do) {
         case 'open-workbench': {
-          await page.goto(`${config.url}/?folder=${encodeURIComponent(config.workspace)}`);
+          // `workspaceFile`: a multi-root workspace (a .code-workspace file) instead of the folder.
+          const what = step.workspaceFile ? `workspace=${encodeURIComponent(step.workspaceFile)}` : `folder=${encodeURIComponent(config.workspace)}`;
+          await page.goto(`${config.url}/?${what}`);
           await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60000 });
           break;
         }

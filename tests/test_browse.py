@@ -101,6 +101,8 @@ async def test_listing_and_content_at_each_turn(browser: Browser) -> None:
     start2 = files(ws)
     await loop.run_in_executor(None, two, browser.agent)
     now = files(ws)
+    # An edit no scan saw yet: the past is what was recorded, never the disk now.
+    (ws / "CHANGES").write_bytes(b"unrecorded edit\n")
     listing = await browser.call("rewind/listTurns", {"sessionId": browser.agent.session_id})
     t1, t2 = (t["id"] for t in listing["sessions"][0]["turns"])
     assert await browser.walk(t1) == start1

@@ -15,7 +15,7 @@ from rewind_ls.core.history.activity_page import render
 from rewind_ls.core.history.diff import turn_diff
 from rewind_ls.core.history.snapshot import Snapshot, list_folder, sizes, state_of_turn
 from rewind_ls.core.history.timeline import TurnEntries, iso, list_sessions, timeline_text
-from rewind_ls.core.model import Turn
+from rewind_ls.core.model import ABSENT_VERSION, Turn
 from rewind_ls.core.restore.plan import current_session
 from rewind_ls.core.store import ABSENT, FILE
 from rewind_ls.protocol.turns import listing_wire, turn_wire
@@ -122,13 +122,14 @@ class TurnsWork(ServiceBase):
         rel = self.rel_of(uri)
         change = self.store.change(turn_id, rel)
         if change is None:
-            # Not changed in this turn: its content at the turn's start is what the next change saw.
-            history = [h for h in self.store.path_history(rel) if h.seq > turn.seq]
-            if not history:
+            # Not changed in this turn: what the workspace held then (start or end: the snapshot a
+            # browsed folder is listed from, so a listing and its files agree); a path rewind-ls
+            # has no record of at all (ignored, say) is read from the disk as it is now.
+            data = None
+            if self.store.known(rel) is None and not self.store.path_history(rel):
                 version, data, _ = read_current(self.root, rel)
             else:
-                version = history[0].before
-                data = None
+                version = self._snapshot_of(turn, side).files.get(rel, ABSENT_VERSION)
         else:
             version = change.before if side == "before" or change.after is None else change.after
             data = None

@@ -108,6 +108,10 @@ def test_timeline_picture_webview_in_vscode(tmp_path: Path) -> None:
         {"do": "wait-for", "selector": ".tabs-container .tab", "text": "a.txt (turn #1"},
         {"do": "sleep", "ms": 1000},
         {"do": "observe-diff", "label": "diff", "screenshot": "vscode-timeline-picture-diff.png"},
+        # A click on turn 1's number: what to do with it; "What this turn changed" opens its files.
+        {"do": "click-webview", "selector": ".turn"},
+        {"do": "pick", "row": "What this turn changed", "filter": "changed"},
+        {"do": "wait-for", "selector": ".tabs-container .tab", "text": "Turn #1"},
     ]
     # Side by side even in the half window beside the picture, so each side can be read.
     settings = {

@@ -79,8 +79,8 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     };
 
-  const timeline = new TimelinePanel(server, cmds);
   const turnTree = new TurnTree(server);
+  const timeline = new TimelinePanel(server, cmds, (turn) => openTurnFolder(turn, (t) => turnTree.show(t)));
   const status = vscode.window.createStatusBarItem('rewind.turns', vscode.StatusBarAlignment.Left, 10);
   status.name = 'Rewind';
   status.command = 'rewind.rewindToTurn';

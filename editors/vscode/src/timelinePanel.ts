@@ -1,7 +1,8 @@
 // "Rewind: Show Timeline Picture": the session as a picture in a webview (turns left to right, files top to bottom,
 // each change coloured by who made it), the same page `rewind-ls timeline --html` writes, made by the server
 // (rewind/timelinePage) with this webview's script nonce. A click on a cell opens that file's diff in that turn
-// (before <-> after it); a click on a turn's number shows what the turn changed. Refreshed when turns are recorded.
+// (before <-> after it); a click on a turn's number offers what to do with the turn (what it changed, open the
+// workspace at it, rewind, revert). Refreshed when turns are recorded.
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Commands } from './commands';
@@ -24,6 +25,7 @@ export class TimelinePanel implements vscode.Disposable {
   constructor(
     private readonly server: RewindServer,
     private readonly cmds: Commands,
+    private readonly openAtTurn: (turn: TurnInfo) => Promise<void>,
   ) {
     this.subs.push(server.onDidChangeTurns(() => void this.refresh()));
   }
@@ -65,7 +67,7 @@ export class TimelinePanel implements vscode.Disposable {
       const turn = await this.turn(m.turnId);
       if (!turn) return;
       if (m.type === 'turn') {
-        await showTurnChanges(this.cmds, turn);
+        await this.turnActions(turn);
         return;
       }
       const file = turn.files.find((f) => f.path === m.path);
@@ -79,6 +81,19 @@ export class TimelinePanel implements vscode.Disposable {
     } catch (e) {
       void vscode.window.showErrorMessage(`Rewind: ${errorText(e)}`);
     }
+  }
+
+  /** A turn's number clicked: what to do with the turn. */
+  private async turnActions(turn: TurnInfo): Promise<void> {
+    const actions: (vscode.QuickPickItem & { run: () => Promise<void> })[] = [
+      { label: 'What this turn changed', run: () => showTurnChanges(this.cmds, turn) },
+      { label: 'Open Workspace at this turn (read-only)', run: () => this.openAtTurn(turn) },
+      { label: 'Rewind to before this turn...', run: () => this.cmds.rewindToTurn(turn.id) },
+      { label: 'Revert this turn', run: () => this.cmds.revertTurn(turn.id) },
+    ];
+    const prompt = turn.prompt.replace(/\s+/g, ' ').slice(0, 80);
+    const picked = await vscode.window.showQuickPick(actions, { title: `Turn #${turn.number}: ${prompt}` });
+    if (picked) await picked.run();
   }
 
   dispose(): void {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -312,3 +313,27 @@ def test_export_git_rerun_rebuilds_from_a_turn_whose_state_changed(
     commits = git(ws, "rev-list", "--reverse", "agent").split()
     assert commits[0] == start  # the start commit kept: its state did not change
     assert git(ws, "show", f"{commits[1]}:late.txt") == "late\n"
+
+
+def test_export_without_turn_on_a_terminal_asks_with_the_picker(
+    ws: Path, home: Path, agent: FakeClaude, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`rewind-ls export --to DIR` with no TURN on a terminal opens the picker as rewind/diff do
+    (the picker itself is tested on a real terminal in test_cli_terminal; here: it is reached)."""
+    from rewind_ls.cli import picker
+    from rewind_ls.core.store import Store
+
+    agent.turn("one", {"a.txt": b"a\n"})
+    monkeypatch.setenv("REWIND_LS_HOME", str(home))
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    asked: list[str] = []
+
+    def pick(store: Store, actions: bool, title: str, offer: Callable[..., bool]) -> None:
+        asked.append(title)
+        return None  # the person pressed Escape
+
+    monkeypatch.setattr(picker, "pick", pick)
+    with Store.open(str(ws), create=False) as store, pytest.raises(picker.Cancelled):
+        picker.ask_turn(store, "export")
+    assert asked == ["export: pick a turn"]

@@ -337,3 +337,25 @@ def test_export_without_turn_on_a_terminal_asks_with_the_picker(
     with Store.open(str(ws), create=False) as store, pytest.raises(picker.Cancelled):
         picker.ask_turn(store, "export")
     assert asked == ["export: pick a turn"]
+
+
+def test_a_file_over_the_size_cap_is_named_never_silently_left_out(
+    ws: Path, tmp_path: Path, agent: FakeClaude, cli: Cli
+) -> None:
+    """A file rewind-ls knew by its size only (over REWIND_LS_MAX_FILE_BYTES) has no content to
+    write: export --to and --git name it, and write everything else."""
+    for env in (agent.env, cli.env):
+        env["REWIND_LS_MAX_FILE_BYTES"] = "1000"
+    (ws / "big.bin").write_bytes(b"x" * 5000)
+    (ws / "small.txt").write_bytes(b"s\n")
+    agent.turn("one", {"small.txt": b"t\n"})
+    out = cli.json("export", "1", "--to", str(tmp_path / "out"))
+    assert out["unwritable"] == ["big.bin"]
+    assert tree(tmp_path / "out") == {"small.txt": (b"s\n", 0o644)}
+    said = cli("export", "1", "--to", str(tmp_path / "again")).stdout
+    assert "not written (1): rewind-ls does not hold their content (size cap)" in said
+    assert "  big.bin" in said
+    git(ws, "init", "-q", "-b", "main")
+    branch = cli.json("export", "--git", "agent")
+    assert branch["unwritable"] == ["big.bin"]
+    assert git(ws, "ls-tree", "-r", "--name-only", "agent").split() == ["small.txt"]

@@ -856,6 +856,19 @@ def _installed_console_script(tmp: str, notes: list[str]) -> str | None:
     return os.path.join(venv, "bin", "rewind-ls")
 
 
+def bench_export_rows(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[Row]:
+    """Issue #41: export --to against git worktree add, export --git of a session
+    (bench/export_bench.py)."""
+    from bench.export_bench import bench_export
+
+    try:
+        found = bench_export(tmp, sizes.files < 1000, runs, BASE_ENV, notes)
+    except Exception as exc:
+        notes.append(f"export figures failed: {exc}")
+        return [Row("export", None, None, "s", note="n/a (failed, see notes)")]
+    return [Row(name, ours, base, unit, target) for name, ours, base, unit, target in found]
+
+
 def bench_review_rows(tmp: str, sizes: Sizes, runs: int, notes: list[str]) -> list[Row]:
     """Issue #28: code actions + hover on a long file with a long history (bench/review_bench.py)."""
     from bench.review_bench import bench_review
@@ -888,14 +901,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument(
         "--only",
-        choices=["hook", "tree", "storage", "server", "review", "mcp"],
+        choices=["hook", "tree", "storage", "server", "review", "mcp", "export"],
         action="append",
         help="run only these workloads (repeatable)",
     )
     args = parser.parse_args(argv)
     runs = args.runs or (1 if args.smoke else 5)
     sizes = Sizes(args.smoke)
-    only = set(args.only or ["hook", "tree", "storage", "server", "review", "mcp"])
+    only = set(args.only or ["hook", "tree", "storage", "server", "review", "mcp", "export"])
     tmp = tempfile.mkdtemp(prefix="rewind-ls-bench-")
     notes: list[str] = []
     rows: list[Row] = []
@@ -923,6 +936,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.extend(bench_review_rows(tmp, sizes, runs, notes))
         if "mcp" in only:
             rows.extend(bench_mcp_rows(tmp, sizes, runs, notes))
+        if "export" in only:
+            rows.extend(bench_export_rows(tmp, sizes, runs, notes))
     finally:
         for home in HOMES:
             stop_hook_server(home)

@@ -50,6 +50,9 @@ def test_bench_smoke_prints_the_table(tmp_path: Path) -> None:
         "MCP list_turns",
         "MCP preview",
         "[loaded]",
+        "export --to of",
+        "export --git of a",
+        "export --git rerun",
     ):
         assert name in figures, f"{name!r} missing from the table:\n{proc.stdout}"
     # Every ratio row that has both sides measured prints a ratio and a verdict.

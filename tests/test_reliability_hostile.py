@@ -348,7 +348,15 @@ def _methods(turn: str, uri: str) -> dict[str, tuple[dict[str, Any], dict[str, l
             {"turnId": turn, "uri": uri},
             {"turnId": [1, None], "uri": [2, None, []], "side": ["middle", 1]},
         ),
+        "rewind/listFolder": (
+            {"turnId": turn},
+            {"turnId": [1, None], "uri": [2, []], "side": ["middle", 1], "recursive": ["all", []]},
+        ),
         "rewind/timeline": ({}, {"sessionId": [9, [], {}]}),
+        "rewind/timelinePage": (
+            {},
+            {"sessionId": [9, []], "all": ["maybe", []], "nonce": ["<script>", 5, "short"]},
+        ),
         "rewind/beginTurn": (
             {"sessionId": "lsp-agent"},
             {"sessionId": [1, None, []], "prompt": [1, []], "agent": [[], 5]},

@@ -16,6 +16,7 @@
 ;;   M-x rewind-ls-undo       undo the last rewind, revert or undo
 ;;   M-x rewind-ls-diff       what a turn changed, in a diff-mode buffer
 ;;   M-x rewind-ls-timeline   every turn of every session (RET on a turn: rewind, revert, diff)
+;;   M-x rewind-ls-browse     the workspace as it was at a turn, read-only (rewind-ls-browse.el)
 ;;
 ;; Every restore is previewed first in `*rewind-preview*' (diff-mode: the files, each one's action
 ;; and +/- lines, conflicts with their reason, and the turn's diff) and asked with
@@ -538,6 +539,10 @@ Each turn's line ends with its id in brackets."
   "Pick a turn of the agent's current session, then rewind, revert or diff it (or undo)."
   (interactive)
   (rewind-ls--act-on (rewind-ls--read-turn "Turn: ")))
+
+;;;###autoload
+(autoload 'rewind-ls-browse "rewind-ls-browse"
+  "Browse the workspace as it was at the start of a turn (prefix argument: its end)." t)
 
 (provide 'rewind-ls)
 ;;; rewind-ls.el ends here

@@ -27,6 +27,8 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("diff_cmd", ("diff",)),
     ("log_cmd", ("log", "show")),
     ("blame_cmd", ("blame",)),
+    ("export_cmd", ("export",)),
+    ("timeline_cmd", ("timeline",)),
     ("rewind_cmd", ("rewind", "revert", "undo", "restore")),
     ("summarize_cmd", ("summarize",)),
     ("gc_cmd", ("gc",)),

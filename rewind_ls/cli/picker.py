@@ -149,6 +149,7 @@ _OFFER: dict[str, Callable[[Entry], bool]] = {
     "revert": lambda e: bool(e.files) and not e.is_restore,
     "diff": lambda e: bool(e.files),
     "summarize": lambda e: e.can_fork,
+    "export": lambda e: True,  # any checkpoint can be written out
 }
 
 

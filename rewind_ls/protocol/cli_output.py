@@ -200,6 +200,35 @@ class ImportOutput(Output):
     skipped: list[str]
 
 
+class ExportOutput(Output):
+    """`rewind-ls export TURN --to DIR --json`."""
+
+    turn_id: str
+    number: int
+    side: Literal["start", "end"] = Field(description="The turn's start, or its end (--after).")
+    folder: str
+    files: int
+    bytes: int
+    unwritable: list[str] = Field(
+        description="Files in that state whose content rewind-ls does not hold (over the size "
+        "cap, never seen): not written."
+    )
+
+
+class GitExportOutput(Output):
+    """`rewind-ls export --git BRANCH --json`."""
+
+    branch: str
+    ref: str
+    tip: str
+    previous: str | None = Field(description="The branch's tip before; null: it was created.")
+    fast_forward: bool
+    commits: int = Field(description="Commits of this session on the branch (start + turns).")
+    turns: list[int]
+    running: list[int] = Field(description="Turns still running: not exported yet.")
+    unwritable: list[str]
+
+
 _M = TypeVar("_M", bound=BaseModel)
 
 

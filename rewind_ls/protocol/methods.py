@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from rewind_ls.protocol.contents import FileAtParams, FileAtResult, TimelineParams, TimelineResult
+from rewind_ls.protocol.contents import (
+    FileAtParams,
+    FileAtResult,
+    ListFolderParams,
+    ListFolderResult,
+    TimelinePageParams,
+    TimelinePageResult,
+    TimelineParams,
+    TimelineResult,
+)
 from rewind_ls.protocol.history import FileVersionsParams, FileVersionsResult
 from rewind_ls.protocol.recording import (
     BeginTurnParams,
@@ -37,7 +46,9 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     "rewind/undo": (UndoParams, RestoreResult),
     "rewind/summarize": (SummarizeParams, SummarizeResult),
     "rewind/fileAt": (FileAtParams, FileAtResult),
+    "rewind/listFolder": (ListFolderParams, ListFolderResult),
     "rewind/timeline": (TimelineParams, TimelineResult),
+    "rewind/timelinePage": (TimelinePageParams, TimelinePageResult),
     "rewind/beginTurn": (BeginTurnParams, TurnInfo),
     "rewind/recordEdit": (RecordEditParams, RecordEditResult),
     "rewind/endTurn": (EndTurnParams, TurnInfo),

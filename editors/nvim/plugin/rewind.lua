@@ -19,6 +19,15 @@ end, {
   end,
 })
 
+-- A turn browsed read-only (:Rewind browse): each rewind-turn:// buffer is filled from the server.
+vim.api.nvim_create_autocmd('BufReadCmd', {
+  group = vim.api.nvim_create_augroup('rewind.browse', { clear = true }),
+  pattern = 'rewind-turn://*',
+  callback = function(ev)
+    require('rewind.browse').load(ev.buf)
+  end,
+})
+
 -- Highlight groups (linked to standard ones, again after a colorscheme change) and <Plug> mappings; no
 -- keys of our own unless setup({ mappings = true }).
 require('rewind.ui').define_highlights()

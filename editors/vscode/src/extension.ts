@@ -9,6 +9,9 @@ import { baselineMessage, currentTurnCount, errorText, statusText } from './form
 import { confirmLensRestore } from './lensConfirm';
 import { type RestoreOptions, type Scope, ServerCommands } from './protocol';
 import { RewindServer } from './server';
+import { TimelinePanel } from './timelinePanel';
+import { TURN_SCHEME, TurnFileSystem, findFileInTurn, openTurnFolder } from './turnFileSystem';
+import { TurnTree } from './turnTree';
 import { BASELINE_POLL_MS, type Node, TurnsView } from './view';
 
 const SCOPES: readonly string[] = ['code', 'conversation', 'both'];
@@ -77,6 +80,8 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     };
 
+  const turnTree = new TurnTree(server);
+  const timeline = new TimelinePanel(server, cmds, (turn) => openTurnFolder(turn, (t) => turnTree.show(t)));
   const status = vscode.window.createStatusBarItem('rewind.turns', vscode.StatusBarAlignment.Left, 10);
   status.name = 'Rewind';
   status.command = 'rewind.rewindToTurn';
@@ -172,6 +177,29 @@ export function activate(context: vscode.ExtensionContext): void {
           void vscode.window.showErrorMessage(`Rewind: ${errorText(e)}`);
         }
       },
+    ),
+    // The timeline picture (issue #41): src/timelinePanel.ts.
+    timeline,
+    vscode.commands.registerCommand('rewind.showTimelinePicture', guard(() => timeline.show())),
+    // Browse a turn read-only (issue #41): src/turnFileSystem.ts, src/turnTree.ts.
+    turnTree,
+    vscode.workspace.registerFileSystemProvider(TURN_SCHEME, new TurnFileSystem(server), { isCaseSensitive: true, isReadonly: true }),
+    vscode.commands.registerCommand(
+      'rewind.openTurnFolder',
+      guard(async () => {
+        const turn = await cmds.pickTurn('Open Workspace at Turn (read-only, as it was when the turn began)');
+        if (turn) await openTurnFolder(turn, (t) => turnTree.show(t));
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'rewind.findFileInTurn',
+      guard(() => findFileInTurn(server, turnTree.turn, () => cmds.pickTurn('Find a File in the Workspace at Turn'))),
+    ),
+    vscode.commands.registerCommand(
+      'rewind.view.openTurnFolder',
+      onNode(async (n) => {
+        if (n.kind === 'turn') await openTurnFolder(n.turn, (t) => turnTree.show(t));
+      }),
     ),
     // Review (issue #28): src/review.ts.
     vscode.commands.registerCommand('rewind.reviewTurn', guard(() => reviewTurn(server, cmds))),

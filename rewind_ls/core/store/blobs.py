@@ -279,6 +279,18 @@ class Blobs:
         ).fetchone()
         return int(row[0])
 
+    def sizes(self, hashes: list[str]) -> dict[str, int]:
+        """hash -> the content's length in bytes, for those of `hashes` stored (a listing of a
+        folder at a turn shows them; a change's version records no size)."""
+        out: dict[str, int] = {}
+        for i in range(0, len(hashes), 500):
+            part = hashes[i : i + 500]
+            rows = self.conn.execute(
+                f"SELECT hash, size FROM blobs WHERE hash IN ({', '.join('?' * len(part))})", part
+            )
+            out.update((r[0], int(r[1])) for r in rows)
+        return out
+
     def stored_bytes(self) -> int:
         """The size of every blob as stored (compressed, delta or in a pack)."""
         row = self.conn.execute(

@@ -384,6 +384,9 @@ class Store:
     def missing_file_contents(self) -> int:
         return self._blobs.missing_file_contents()
 
+    def blob_sizes(self, hashes: list[str]) -> dict[str, int]:
+        return self._blobs.sizes(hashes)
+
     def stored_bytes(self) -> int:
         return self._blobs.stored_bytes()
 

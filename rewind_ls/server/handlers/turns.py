@@ -1,4 +1,5 @@
-"""Turns and the timeline: `rewind/listTurns`, `rewind/timeline`, `rewind/fileAt`, the recording
+"""Turns and the timeline: `rewind/listTurns`, `rewind/timeline`, `rewind/fileAt`,
+`rewind/listFolder`, the recording
 requests of an agent that lives in the editor (`rewind/beginTurn`, `rewind/recordEdit`,
 `rewind/endTurn`), and the `rewind.diff` command."""
 
@@ -9,7 +10,12 @@ from typing import Any
 
 from lsprotocol import types
 
-from rewind_ls.protocol.contents import FileAtParams, TimelineParams
+from rewind_ls.protocol.contents import (
+    FileAtParams,
+    ListFolderParams,
+    TimelinePageParams,
+    TimelineParams,
+)
 from rewind_ls.protocol.history import FileVersionsParams
 from rewind_ls.protocol.recording import BeginTurnParams, EndTurnParams, RecordEditParams
 from rewind_ls.protocol.turns import ListTurnsParams
@@ -37,9 +43,19 @@ async def file_versions(ls: RewindServer, p: FileVersionsParams) -> Any:
     return await ls.call(ls.svc().file_versions, p.uri)
 
 
+@request("rewind/listFolder")
+async def list_folder(ls: RewindServer, p: ListFolderParams) -> Any:
+    return await ls.call(ls.svc().list_folder, p.turn_id, p.uri, p.side, p.recursive)
+
+
 @request("rewind/timeline")
 async def timeline(ls: RewindServer, p: TimelineParams) -> Any:
     return await ls.call(ls.svc().timeline, p.session_id, p.limit)
+
+
+@request("rewind/timelinePage")
+async def timeline_page(ls: RewindServer, p: TimelinePageParams) -> Any:
+    return await ls.call(ls.svc().timeline_page, p.session_id, p.all, p.nonce)
 
 
 @request("rewind/beginTurn")

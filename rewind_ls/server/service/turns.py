@@ -1,4 +1,5 @@
-"""Listing turns, the timeline document, a file's content at a turn, a turn's diff document."""
+"""Listing turns, the timeline document, a file's content at a turn, a folder at a turn, a turn's
+diff document."""
 
 from __future__ import annotations
 
@@ -7,10 +8,15 @@ from typing import Any, NamedTuple
 
 from rewind_ls.core.capture.baseline_spawn import progress
 from rewind_ls.core.capture.recorder import read_current
-from rewind_ls.core.errors import UnknownTurn
-from rewind_ls.core.fs.paths import real_root
+from rewind_ls.core.errors import BadPath, UnknownTurn
+from rewind_ls.core.fs.paths import from_uri, looks_like_uri, real_root
+from rewind_ls.core.history.activity import activity
+from rewind_ls.core.history.activity_page import render
 from rewind_ls.core.history.diff import turn_diff
-from rewind_ls.core.history.timeline import TurnEntries, list_sessions, timeline_text
+from rewind_ls.core.history.snapshot import Snapshot, list_folder, sizes, state_of_turn
+from rewind_ls.core.history.timeline import TurnEntries, iso, list_sessions, timeline_text
+from rewind_ls.core.model import ABSENT_VERSION, Turn
+from rewind_ls.core.restore.plan import current_session
 from rewind_ls.core.store import ABSENT, FILE
 from rewind_ls.protocol.turns import listing_wire, turn_wire
 from rewind_ls.server.edits import decode_text
@@ -58,6 +64,9 @@ class TurnsWork(ServiceBase):
     # The last page: a narrower page asked while nothing was committed since (the status bar's
     # count right after the view's page) is cut from it instead of read again.
     _last_page: _Page | None = None
+    # The last snapshot browsed (turn id, side, the store's write mark): a client lists a turn's
+    # folders one by one, each from the same state.
+    _snapshot: tuple[tuple[str, str, tuple[int, int]], Snapshot] | None = None
 
     def list_turns(
         self,
@@ -113,13 +122,14 @@ class TurnsWork(ServiceBase):
         rel = self.rel_of(uri)
         change = self.store.change(turn_id, rel)
         if change is None:
-            # Not changed in this turn: its content at the turn's start is what the next change saw.
-            history = [h for h in self.store.path_history(rel) if h.seq > turn.seq]
-            if not history:
+            # Not changed in this turn: what the workspace held then (start or end: the snapshot a
+            # browsed folder is listed from, so a listing and its files agree); a path rewind-ls
+            # has no record of at all (ignored, say) is read from the disk as it is now.
+            data = None
+            if self.store.known(rel) is None and not self.store.path_history(rel):
                 version, data, _ = read_current(self.root, rel)
             else:
-                version = history[0].before
-                data = None
+                version = self._snapshot_of(turn, side).files.get(rel, ABSENT_VERSION)
         else:
             version = change.before if side == "before" or change.after is None else change.after
             data = None
@@ -167,6 +177,79 @@ class TurnsWork(ServiceBase):
 
         found = find_version(self.store, self.rel_of(uri), spec)
         return found.turn.id, found.version.hash
+
+    def timeline_page(
+        self, session_id: str | None, every_session: bool, nonce: str | None
+    ) -> dict[str, Any]:
+        """`rewind/timelinePage`: the picture of a session (who changed which file in which turn)
+        as one page, for a webview when `nonce` is given."""
+        if every_session:
+            session_id = None
+        else:
+            if session_id is not None and self.store.session(session_id) is None:
+                raise UnknownTurn(session_id, "no session with that id in this workspace")
+            session_id = session_id or current_session(self.store)
+            if session_id is None:
+                raise UnknownTurn("current", "no agent session has been recorded here yet")
+        grid = activity(self.store, session_id, every_session=every_session)
+        return {
+            "html": render(grid, webview=nonce is not None, nonce=nonce),
+            "sessionId": grid.session_id,
+            "turns": len(grid.columns),
+            "files": len(grid.paths),
+            "changes": len(grid.cells),
+        }
+
+    def list_folder(
+        self, turn_ref: str, uri: str | None, side: str, recursive: bool = False
+    ) -> dict[str, Any]:
+        """`rewind/listFolder`: the names in one folder of the workspace at a turn's start (or end)."""
+        turn = self.turn(turn_ref)
+        folder = self._folder_of(uri)
+        entries = list_folder(self._snapshot_of(turn, side), folder, recursive)
+        if entries is None and folder:
+            raise BadPath(folder, f"no file under this folder at turn {turn.number}'s {side}")
+        entries = entries or []
+        lengths = sizes(self.store, entries)
+
+        def entry_uri(name: str) -> str:
+            return self.uri(f"{folder}/{name}" if folder else name)
+
+        return {
+            "uri": self.uri(folder) if folder else self.uri(""),
+            "turnId": turn.id,
+            "number": turn.number,
+            "side": side,
+            "startedAt": iso(turn.started_at),
+            "entries": [
+                {
+                    "name": e.name,
+                    "uri": entry_uri(e.name),
+                    "folder": e.folder,
+                    "size": size,
+                    "executable": e.version is not None and bool((e.version.mode or 0) & 0o111),
+                    "kept": e.version is None
+                    or (e.version.kind == FILE and e.version.hash is not None),
+                }
+                for e, size in zip(entries, lengths, strict=True)
+            ],
+        }
+
+    def _folder_of(self, uri: str | None) -> str:
+        if uri is None:
+            return ""
+        path = from_uri(uri) if looks_like_uri(uri) else uri
+        if real_root(path.rstrip("/") or "/") == real_root(self.root):
+            return ""
+        return self.rel_of(uri)
+
+    def _snapshot_of(self, turn: Turn, side: str) -> Snapshot:
+        key = (turn.id, side, self.store.write_mark())
+        if self._snapshot is not None and self._snapshot[0] == key:
+            return self._snapshot[1]
+        snapshot = state_of_turn(self.store, turn, after=side == "after")
+        self._snapshot = (key, snapshot)
+        return snapshot
 
     def diff_document(self, turn_ref: str, uri: str | None) -> tuple[str, str]:
         turn = self.turn(turn_ref)

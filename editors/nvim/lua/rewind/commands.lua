@@ -1,10 +1,10 @@
 --- `:Rewind` argument parsing and completion.
 local M = {}
 
-M.subcommands = { 'revert', 'undo', 'diff', 'changes', 'log', 'history', 'quickfix', 'last', 'review' }
+M.subcommands = { 'revert', 'undo', 'diff', 'changes', 'browse', 'log', 'history', 'quickfix', 'last', 'review' }
 M.scopes = { 'code', 'conversation', 'both' }
 
-local usage = 'usage: :Rewind [{n} [code|conversation|both] | revert {n} | undo | diff {n} [path] | changes [n] | log | history [path] | quickfix [n] | review [n] | last]'
+local usage = 'usage: :Rewind [{n} [code|conversation|both] | revert {n} | undo | diff {n} [path] | changes [n] | browse {n} [after] | log | history [path] | quickfix [n] | review [n] | last]'
 
 local function is_turn(s)
   return s ~= nil and (s:match('^%d+$') ~= nil or #s > 8)
@@ -30,6 +30,8 @@ function M.run(opts)
     return require('rewind.review').review(args[2])
   elseif sub == 'revert' and #args <= 2 then
     return rewind.revert(args[2])
+  elseif sub == 'browse' and #args <= 3 and (args[3] == nil or args[3] == 'after') then
+    return rewind.browse(args[2], args[3])
   elseif sub == 'changes' and #args <= 2 then
     return rewind.changes(args[2])
   elseif sub == 'diff' and #args <= 3 then
@@ -98,13 +100,15 @@ function M.complete(arglead, cmdline, cursorpos)
   if pos == 1 then
     candidates = vim.list_extend(vim.deepcopy(M.subcommands), numbers())
   elseif pos == 2 then
-    if words[1] == 'revert' or words[1] == 'diff' or words[1] == 'changes' or words[1] == 'quickfix' or words[1] == 'review' then
+    if words[1] == 'revert' or words[1] == 'diff' or words[1] == 'changes' or words[1] == 'browse' or words[1] == 'quickfix' or words[1] == 'review' then
       candidates = numbers()
     elseif is_turn(words[1]) then
       candidates = M.scopes
     end
   elseif pos == 3 and words[1] == 'diff' then
     candidates = paths_of(words[2])
+  elseif pos == 3 and words[1] == 'browse' then
+    candidates = { 'after' }
   end
   return vim.tbl_filter(function(c)
     return vim.startswith(c, arglead)

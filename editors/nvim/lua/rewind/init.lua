@@ -248,6 +248,19 @@ function M.diff(ref, path)
   end)
 end
 
+--- `:Rewind browse {n} [after]`: the workspace at the start (or end) of turn n, read-only; no n: pick a turn.
+function M.browse(ref, side)
+  operation('browse', function(client)
+    local turn, outcome = turn_from(client, ref, 'Browse the workspace at the start of which turn?')
+    if not turn then
+      return outcome
+    end
+    local res = require('rewind.browse').open(client, turn, side == 'after' and 'after' or 'before')
+    message.notify(res.message, levels.INFO)
+    return res
+  end)
+end
+
 --- `:Rewind changes [n]`: what turn n changed (before | after it), a diff tab per file; no n: pick a turn.
 function M.changes(ref)
   operation('changes', function(client)

@@ -164,7 +164,9 @@ async function main() {
       log('step', JSON.stringify(step));
       switch (step.do) {
         case 'open-workbench': {
-          await page.goto(`${config.url}/?folder=${encodeURIComponent(config.workspace)}`);
+          // `workspaceFile`: a multi-root workspace (a .code-workspace file) instead of the folder.
+          const what = step.workspaceFile ? `workspace=${encodeURIComponent(step.workspaceFile)}` : `folder=${encodeURIComponent(config.workspace)}`;
+          await page.goto(`${config.url}/?${what}`);
           await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60000 });
           break;
         }
@@ -351,6 +353,21 @@ async function main() {
           // (default 1) containing `text`.
           await until(`Output › Rewind to show ${JSON.stringify(step.text)} ${step.count ?? 1} time(s)`, async () =>
             extensionLog().split('\n').filter((l) => l.includes(step.text)).length >= (step.count ?? 1));
+          break;
+        }
+        case 'observe-webview': {
+          // Elements inside the active webview (two iframes deep): each one's text and data-* attributes, once
+          // `selector` shows (the timeline picture's cells).
+          const frame = page.frameLocator('iframe.webview.ready').first().frameLocator('#active-frame');
+          await frame.locator(step.selector).first().waitFor({ state: 'attached', timeout: TIMEOUT });
+          const items = await frame.locator(step.selector).evaluateAll((els) =>
+            els.map((e) => ({ text: e.textContent, data: { ...e.dataset }, classes: e.className })));
+          observations.push({ label: step.label, items });
+          break;
+        }
+        case 'click-webview': {
+          const frame = page.frameLocator('iframe.webview.ready').first().frameLocator('#active-frame');
+          await frame.locator(step.selector).nth(step.nth ?? 0).click();
           break;
         }
         default:

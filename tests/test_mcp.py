@@ -139,7 +139,9 @@ def test_revert_keeps_the_persons_later_edit_and_is_labelled_and_undoable(
         assert "by claude-code via MCP" in cli("turns", "--all").stdout
         undone = mcp.call("undo")
         assert not undone.get("isError"), undone
-        assert "undo of: revert turn 2 (by claude-code via MCP)" in text_of(undone)
+        assert "undo by claude-code via MCP of: revert turn 2 (by claude-code via MCP)" in text_of(
+            undone
+        )
     assert (ws / "app.py").read_text() == "a = 100\nb = 2\nc = 3\nd = 4\ne = 50\n"
     assert snapshot()["notes.txt"] == before["notes.txt"]
 
@@ -287,7 +289,7 @@ def test_a_call_during_a_restore_in_progress_waits_for_it(
         undone = mcp.call("undo")
         assert person.wait(timeout=60) == 0
     assert not undone.get("isError"), undone
-    assert "undo of: rewind to turn 1 (code)" in text_of(undone)
+    assert "undo by claude-code via MCP of: rewind to turn 1 (code)" in text_of(undone)
     assert (ws / "app.py").read_text().endswith("e = 50\n")
 
 

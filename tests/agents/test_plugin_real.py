@@ -87,7 +87,7 @@ def test_claude_plugin_dir_records_turns_and_serves_the_tools(
         assert sent(api, 'preview tool with mode \\"undo\\"')
         assert json.loads(claude_result(api, undo)["content"])["label"] == (
             # The undo is the agent's too, of the agent's revert.
-            "undo of: revert turn 1 (by claude-code via MCP) (by claude-code via MCP)"
+            "undo by claude-code via MCP of: revert turn 1 (by claude-code via MCP)"
         )
         assert (project / "a.txt").read_text() == "agent\n"
 

@@ -17,7 +17,8 @@ The conversation layer sits above this one: the caller hands the flow its forker
 
 Labels (one vocabulary for the CLI and the editor, shown in listings as the restore point's name):
 "rewind to turn N (SCOPE)", "revert turn N", "undo of: <the label undone>" (also for a rewind or revert
-given a restore point: its number is not a turn's).
+given a restore point: its number is not a turn's); asked by someone else (`RestoreRequest.by`):
+"<label> (by WHO)", and "undo by WHO of: <the label undone>".
 
 Nothing here knows of LSP or argparse.
 """
@@ -128,8 +129,14 @@ class RestoreFlow:
         # conflict (the server does the same, skipping the files its own client has open).
         mark_unsaved_elsewhere(plan, self.store.root, store_dir=self.store.path)
         if r.by:
-            # The restore point's name, shown in `turns` and the editors: who made it.
-            plan.label = f"{plan.label} (by {r.by})"
+            # The restore point's name, shown in `turns` and the editors: who made it. An undo's
+            # label already ends with the undone restore's own "(by ...)": say who undid it first.
+            undone = plan.label.removeprefix("undo of: ")
+            plan.label = (
+                f"undo by {r.by} of: {undone}"
+                if undone != plan.label
+                else f"{plan.label} (by {r.by})"
+            )
         if plan.mode == UNDO:
             _note_unsaved_buffers(self.store, plan)
         return plan

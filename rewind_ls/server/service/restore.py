@@ -17,6 +17,7 @@ from rewind_ls.core.conversation.fork import (
     fork_turn,
 )
 from rewind_ls.core.errors import RewindError
+from rewind_ls.core.history.versions import last_on_disk
 from rewind_ls.core.model import Action, ConflictKind, RestoreStatus, Scope, Turn
 from rewind_ls.core.restore.editor_traces import mark_unsaved_elsewhere
 from rewind_ls.core.restore.flow import EditorPart, RestoreFlow, finish_editor_restore
@@ -184,7 +185,7 @@ class RestoreWork(ServiceBase):
         buffer's unsaved text back after saving (an undo then brings back the disk's last saved
         bytes under it, `_attach_saved`)."""
         by_path = open_docs_by_path(self.root, docs)
-        reader = buffer_reader(self.root, by_path)
+        reader = buffer_reader(self.root, by_path, lambda rel: last_on_disk(self.store, rel))
         r = request
         turn = self.turn(r.turn_id) if r.turn_id is not None and r.mode != UNDO else None
         rels = [self.rel_of(p) for p in r.paths] if r.paths else None

@@ -2,7 +2,6 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import {
-  conflictPrompt,
   errorText,
   pathsToSave,
   pickerEntries,
@@ -207,7 +206,8 @@ export class Commands {
 
   async undoLastRewind(options: RestoreOptions = {}): Promise<void> {
     let what = 'Undo of the last rewind';
-    if (!options.force && !options.skipConflicts && previewEnabled()) {
+    if (!options.force && !options.skipConflicts) {
+      // The preview is asked for even when previews are off: a conflict is a question, never a dead end.
       let preview: PreviewResult;
       try {
         preview = await this.server.request<PreviewResult>(Methods.preview, { mode: 'undo' });
@@ -216,9 +216,11 @@ export class Commands {
         return;
       }
       what = `Undo of ${preview.turn.prompt}`;
-      if (preview.conflicts === 0) {
+      if (preview.conflicts > 0 || previewEnabled()) {
         const title = `Undo: ${preview.turn.prompt}`;
-        if (!(await confirmRestore(title, 'Undo', preview.files, rewindDiff(preview.turn.id)))) return;
+        const choice = await confirmRestore(title, 'Undo', preview.files, rewindDiff(preview.turn.id), 'Undoing the last rewind');
+        if (!choice) return;
+        options = { ...options, ...choice };
       }
     }
     const done = await this.withSaving(
@@ -326,18 +328,17 @@ export class Commands {
         if (choice === merge.rewind) return this.restore(turn, 'code', 'rewind', {}, merge.paths);
         if (choice !== merge.markers) return;
         options = { merge: true };
-      } else if (preview.conflicts > 0) {
-        const what = mode === 'revert' ? `Reverting turn #${turn.number}` : `Rewinding to turn #${turn.number}`;
-        const choice = await this.askConflicts(preview.files, what);
-        if (!choice) return;
-        options = choice;
-      } else if (scope !== 'conversation' && previewEnabled()) {
+      } else if (preview.conflicts > 0 || (scope !== 'conversation' && previewEnabled())) {
+        // With conflicts the question is inside the preview (every file listed, the conflicts marked).
         const one = paths?.length === 1 ? ` (${preview.files[0]?.path ?? 'one file'})` : '';
         const title =
           mode === 'revert' ? `Revert turn #${turn.number}${one}` : `Rewind to before turn #${turn.number}${one}`;
         const verb = mode === 'revert' ? 'Revert' : 'Rewind';
         const diff = mode === 'revert' ? revertDiff(turn.id, turn.number) : rewindDiff(turn.id);
-        if (!(await confirmRestore(title, verb, preview.files, diff))) return;
+        const what = mode === 'revert' ? `Reverting turn #${turn.number}` : `Rewinding to turn #${turn.number}`;
+        const choice = await confirmRestore(title, verb, preview.files, diff, what);
+        if (!choice) return;
+        options = choice;
       }
     }
     const title = mode === 'revert' ? `Reverting turn #${turn.number}…` : `Rewinding to turn #${turn.number}…`;
@@ -372,13 +373,9 @@ export class Commands {
     }
   }
 
-  /** Modal: skip the conflicting files, overwrite them, or cancel (undefined). */
+  /** A conflict the server met after the preview (something changed meanwhile): the same question, in the list. */
   private async askConflicts(files: PreviewResult['files'], what: string): Promise<RestoreOptions | undefined> {
-    const { message, detail } = conflictPrompt(files, what);
-    const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, 'Skip Conflicts', 'Overwrite');
-    if (choice === 'Skip Conflicts') return { skipConflicts: true };
-    if (choice === 'Overwrite') return { force: true };
-    return undefined;
+    return confirmRestore(what, 'Restore', files, () => undefined, what);
   }
 
   /**

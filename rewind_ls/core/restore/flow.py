@@ -80,7 +80,7 @@ def _note_unsaved_buffers(store: Store, plan: Plan) -> None:
 def _with_note(exc: RewindError, note: str) -> RewindError:
     """`exc` (a RewindError or ConflictError) again, with `note` appended to its message."""
     if isinstance(exc, ConflictError):
-        return ConflictError(f"{exc}{note}", exc.paths)
+        return ConflictError(f"{exc}{note}", exc.paths, exc.cli_hint)
     try:
         return type(exc)(f"{exc}{note}")
     except TypeError:  # a kind whose constructor takes other arguments (BadPath, UnknownTurn)

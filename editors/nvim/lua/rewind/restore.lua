@@ -160,26 +160,16 @@ function M.list_markers(result)
   })
 end
 
---- Shows the conflicts and asks what to do. Returns the options to send, or nil (cancelled).
-local function ask_conflicts(title, files, count)
+--- Shows the conflicts and asks what to do, inside the preview (every file listed, the conflicts
+--- marked; `turn_id`: where a file's diff comes from). Returns the options to send, or nil (cancelled).
+local function ask_conflicts(client, title, verb, files, count, turn_id)
   notify(
     string.format('%s: %d conflict%s: %s', title, count, count == 1 and '' or 's', table.concat(paths_with_conflicts(files), ', ')),
     levels.WARN,
     conflict_lines(files)
   )
-  local choices = {
-    { label = 'Skip conflicting files (restore the others)', opts = { skipConflicts = true } },
-    { label = 'Overwrite conflicting files (:Rewind undo brings them back)', opts = { force = true } },
-    { label = 'Cancel', opts = nil },
-  }
-  local choice = async.select(choices, {
-    prompt = conflict_headline(title, files, count),
-    kind = 'rewind.conflicts',
-    format_item = function(c)
-      return c.label
-    end,
-  })
-  return choice and choice.opts or nil
+  local question = conflict_headline(title, files, count)
+  return require('rewind.preview').confirm(client, title, verb, files, turn_id, 'before', question)
 end
 
 local function set_register(reg, value)
@@ -368,7 +358,7 @@ local function send(client, method, params, title, scope)
     end
     if result.status == 'conflict' and not params.force and not params.skipConflicts then
       local n = #conflict_lines(result.files)
-      local opts = ask_conflicts(title, result.files, n > 0 and n or 1)
+      local opts = ask_conflicts(client, title, 'Restore', result.files, n > 0 and n or 1, params.turnId)
       if not opts then
         notify(title .. ': cancelled, nothing was changed.')
         return { status = 'cancelled', message = 'cancelled', result = result }
@@ -427,7 +417,7 @@ function M.run(client, turn, scope, mode, confirm)
     M.list_markers(outcome.result)
     return outcome
   elseif (preview.conflicts or 0) > 0 then
-    opts = ask_conflicts(title, preview.files, preview.conflicts)
+    opts = ask_conflicts(client, title, mode == 'revert' and 'Revert' or 'Rewind', preview.files, preview.conflicts, turn.id)
     if not opts then
       notify(title .. ': cancelled, nothing was changed.')
       return { status = 'cancelled', message = 'cancelled', preview = preview }
@@ -436,7 +426,7 @@ function M.run(client, turn, scope, mode, confirm)
     local verb = mode == 'revert' and 'Revert' or 'Rewind'
     -- A revert's diff is the turn's own change (what it takes out); a rewind's, the content it writes.
     local yes = require('rewind.preview').confirm(client, title, verb, preview.files, turn.id, 'before')
-    if not yes then
+    if yes == nil then
       notify(title .. ': cancelled, nothing was changed.')
       return { status = 'cancelled', message = 'cancelled', preview = preview }
     end
@@ -471,23 +461,29 @@ function M.summarize(client, turn, direction, instructions)
   return { status = result.status, message = result.message, result = result }
 end
 
---- Undo the latest rewind (in a coroutine).
+--- Undo the latest rewind (in a coroutine). The preview is asked for even when `confirm` is off: an
+--- undo that meets a conflict asks Skip / Overwrite / Cancel like a rewind, never ends in an error.
 function M.undo(client)
-  if config.options.confirm then
-    local err, preview = rpc.request(client, 'rewind/preview', { mode = 'undo' })
-    if err then
-      notify('Undo rewind: ' .. err_message(err), levels.ERROR)
-      return { status = 'error', message = err_message(err), error = err }
-    end
-    if (preview.conflicts or 0) == 0 then
-      local title = 'Undo: ' .. (preview.turn.prompt or 'the last restore')
-      if not require('rewind.preview').confirm(client, title, 'Undo', preview.files, preview.turn.id, 'before') then
-        notify('Undo rewind: cancelled, nothing was changed.')
-        return { status = 'cancelled', message = 'cancelled', preview = preview }
-      end
-    end
+  local title = 'Undo rewind'
+  local err, preview = rpc.request(client, 'rewind/preview', { mode = 'undo' })
+  if err then
+    notify(title .. ': ' .. err_message(err), levels.ERROR)
+    return { status = 'error', message = err_message(err), error = err }
   end
-  return send(client, 'rewind/undo', vim.empty_dict(), 'Undo rewind', 'code')
+  local opts = nil
+  if (preview.conflicts or 0) > 0 then
+    opts = ask_conflicts(client, title, 'Undo', preview.files, preview.conflicts, preview.turn.id)
+  elseif config.options.confirm then
+    local what = 'Undo: ' .. (preview.turn.prompt or 'the last restore')
+    opts = require('rewind.preview').confirm(client, what, 'Undo', preview.files, preview.turn.id, 'before')
+  else
+    opts = {}
+  end
+  if opts == nil then
+    notify(title .. ': cancelled, nothing was changed.')
+    return { status = 'cancelled', message = 'cancelled', preview = preview }
+  end
+  return send(client, 'rewind/undo', next(opts) and opts or vim.empty_dict(), title, 'code')
 end
 
 return M

@@ -298,8 +298,9 @@ export class Commands {
     mode: Mode,
     options: RestoreOptions = {},
     paths?: string[],
+    hunks?: number[],
   ): Promise<void> {
-    const base = { turnId: turn.id, scope, mode, ...(paths ? { paths } : {}) };
+    const base = { turnId: turn.id, scope, mode, ...(paths ? { paths } : {}), ...(hunks ? { hunks } : {}) };
     if (!options.force && !options.skipConflicts) {
       const preview = await this.server.request<PreviewResult>(Methods.preview, base);
       if (scope !== 'code' && preview.conversation && !preview.conversation.available) {
@@ -331,8 +332,11 @@ export class Commands {
       } else if (preview.conflicts > 0 || (scope !== 'conversation' && previewEnabled())) {
         // With conflicts the question is inside the preview (every file listed, the conflicts marked).
         const one = paths?.length === 1 ? ` (${preview.files[0]?.path ?? 'one file'})` : '';
-        const title =
-          mode === 'revert' ? `Revert turn #${turn.number}${one}` : `Rewind to before turn #${turn.number}${one}`;
+        const title = hunks
+          ? `Revert this change of turn #${turn.number}${one}`
+          : mode === 'revert'
+            ? `Revert turn #${turn.number}${one}`
+            : `Rewind to before turn #${turn.number}${one}`;
         const verb = mode === 'revert' ? 'Revert' : 'Rewind';
         const diff = mode === 'revert' ? revertDiff(turn.id, turn.number) : rewindDiff(turn.id);
         const what = mode === 'revert' ? `Reverting turn #${turn.number}` : `Rewinding to turn #${turn.number}`;
@@ -350,10 +354,14 @@ export class Commands {
     if (!done) return;
     if (done.result.status === 'conflict' && !options.force && !options.skipConflicts) {
       const choice = await this.askConflicts(done.result.files, 'The restore');
-      if (choice) return this.restore(turn, scope, mode, choice, paths);
+      if (choice) return this.restore(turn, scope, mode, choice, paths, hunks);
       return;
     }
-    const what = mode === 'revert' ? `Revert of turn #${turn.number}` : `Rewind to turn #${turn.number}`;
+    const what = hunks
+      ? `Revert of a change of turn #${turn.number}`
+      : mode === 'revert'
+        ? `Revert of turn #${turn.number}`
+        : `Rewind to turn #${turn.number}`;
     this.report(done, what, options);
     if (options.merge) await this.openMarked(done.result);
   }
@@ -492,6 +500,18 @@ export class Commands {
     } else if (choice === 'Open in Terminal') {
       await openResumeTerminal(fork.resumeCommand);
     }
+  }
+
+  /**
+   * The code actions "Revert this change" (`hunk`: one hunk of the turn's change to `uri`) and "Revert turn N in
+   * this file" (no hunk): the same flow as every restore (the preview quick pick, the conflict question in it,
+   * the changed documents saved, the report).
+   */
+  async revertChange(turnId: string | undefined, uri: string | undefined, hunk?: number): Promise<void> {
+    if (!turnId || !uri) return;
+    const turn = await this.findTurn(turnId);
+    if (!turn) return;
+    await this.restore(turn, 'code', 'revert', {}, [uri], hunk === undefined ? undefined : [hunk]);
   }
 
   /** Rewinds one file of a turn to its content before the turn (the Rewind view's per-file action). */

@@ -37,6 +37,13 @@ export function activate(context: vscode.ExtensionContext): void {
           return commands.undoLastRewind((args[0] as RestoreOptions | undefined) ?? {});
         case ServerCommands.diff:
           return commands.compareTurn(turnId, typeof args[1] === 'string' ? args[1] : undefined);
+        // The code actions: through the extension's flow too, so the reverted document is saved like after
+        // every other restore, and the preview is the same quick pick.
+        case ServerCommands.revertHunk:
+          if (typeof args[2] !== 'number') return next(command, args) as unknown; // the server says what is wrong
+          return commands.revertChange(turnId, typeof args[1] === 'string' ? args[1] : undefined, args[2]);
+        case ServerCommands.revertInFile:
+          return commands.revertChange(turnId, typeof args[1] === 'string' ? args[1] : undefined);
         default:
           return next(command, args) as unknown;
       }

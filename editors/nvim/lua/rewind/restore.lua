@@ -382,18 +382,28 @@ local function send(client, method, params, title, scope)
 end
 
 --- Rewind (mode "rewind") or revert (mode "revert") `turn` in a coroutine. Returns the outcome table.
---- `confirm`: ask even when `config.options.confirm` is off (a code lens click).
-function M.run(client, turn, scope, mode, confirm)
+--- `confirm`: ask even when `config.options.confirm` is off (a code lens click). `only`: { paths, hunks }
+--- restricts the restore (a code action: one file, or one hunk of it).
+function M.run(client, turn, scope, mode, confirm, only)
   scope = scope or config.options.default_scope
   mode = mode or 'rewind'
   local title = mode == 'revert' and string.format('Revert #%d', turn.number)
     or string.format('Rewind to #%d (%s)', turn.number, scope)
+  if only and only.paths then
+    local name = vim.fn.fnamemodify(vim.uri_to_fname(only.paths[1]), ':.')
+    title = only.hunks and string.format('Revert hunk %d of #%d in %s', only.hunks[1] + 1, turn.number, name)
+      or string.format('Revert #%d in %s', turn.number, name)
+  end
   if mode == 'revert' and #(turn.files or {}) == 0 then
     local msg = string.format('%s: turn #%d changed no file, nothing to revert', title, turn.number)
     notify(msg)
     return { status = 'nothing-to-do', message = msg }
   end
   local params = { turnId = turn.id, scope = scope, mode = mode }
+  if only then
+    params.paths = only.paths
+    params.hunks = only.hunks
+  end
   local err, preview = rpc.request(client, 'rewind/preview', params)
   if err then
     notify(title .. ': ' .. err_message(err), levels.ERROR)

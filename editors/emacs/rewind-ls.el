@@ -81,14 +81,24 @@ The server sends no notification when it ends, so the mode line asks again until
        (lsp-register-client
         (make-lsp-client
          :new-connection (lsp-stdio-connection (lambda () rewind-ls-server-command))
+         :initialization-options #'rewind-ls--init-options
          :activation-fn (lambda (_file _mode) t)
          :add-on? t
          :server-id 'rewind-ls)))
       ('eglot
        (require 'eglot)
        (add-to-list 'eglot-server-programs
-                    (cons rewind-ls-eglot-modes rewind-ls-server-command))))
+                    (cons rewind-ls-eglot-modes
+                          (append rewind-ls-server-command
+                                  '(:initializationOptions (:restoreUnsaved t)))))))
     (setq rewind-ls--registered t)))
+
+(defun rewind-ls--init-options ()
+  "What the client tells the server at start: it puts an undo's unsaved texts back itself
+(`rewind-ls--put-back-unsaved'), so an undo returns unsaved text unsaved and the disk as it was."
+  (let ((options (make-hash-table :test 'equal)))
+    (puthash "restoreUnsaved" t options)
+    options))
 
 (defun rewind-ls--wait (what pred seconds)
   (let ((deadline (+ (float-time) seconds)))
@@ -390,6 +400,25 @@ as it is now (its buffer, else the disk) against its content then (`rewind/fileA
                  (not (equal (rewind-ls--get f :action) "delete")))
         (with-current-buffer buffer (save-buffer))))))
 
+(defun rewind-ls--put-back-unsaved (result)
+  "After the save: put the unsaved texts RESULT brings back (an undo's `unsaved') in their
+buffers, unsaved, over the saved content the disk holds again.  The paths put back."
+  (let (back)
+    (dolist (u (rewind-ls--list result :unsaved))
+      (let* ((file (url-unhex-string (string-remove-prefix "file://" (rewind-ls--get u :uri))))
+             (buffer (get-file-buffer file))
+             (edit (rewind-ls--get u :edit)))
+        (when (and buffer (not (memq edit '(nil :null))))
+          (with-current-buffer buffer
+            (dolist (change (rewind-ls--list edit :documentChanges))
+              (let ((edits (rewind-ls--get change :edits)))
+                ;; The client's own edit code: positions in the encoding it agreed with the server.
+                (pcase (rewind-ls--backend)
+                  ('lsp (lsp--apply-text-edits edits))
+                  ('eglot (eglot--apply-text-edits edits))))))
+          (push (rewind-ls--get u :path) back))))
+    (nreverse back)))
+
 (defun rewind-ls--restore (mode turn &optional paths)
   "Preview, ask, restore (MODE rewind or revert of TURN, or undo when TURN is nil), report."
   (let* ((number (and turn (rewind-ls--get turn :number)))
@@ -428,19 +457,24 @@ as it is now (its buffer, else the disk) against its content then (`rewind/fileA
                                   (and paths (list :paths (vconcat paths)))
                                   options)))))
           (rewind-ls--save-restored result)
-          (rewind-ls--report title result)))))))
+          (rewind-ls--report title result (rewind-ls--put-back-unsaved result))))))))
 
-(defun rewind-ls--report (title result)
+(defun rewind-ls--report (title result &optional unsaved)
+  "Say what RESULT restored; UNSAVED: the paths whose unsaved text came back, not saved."
   (let* ((changed (cl-remove-if (lambda (f) (equal (rewind-ls--get f :action) "unchanged"))
                                 (rewind-ls--list result :files)))
          (names (mapconcat (lambda (f) (rewind-ls--get f :path)) changed ", "))
          (marked (cl-remove-if-not (lambda (f) (> (or (rewind-ls--get f :markers) 0) 0)) changed)))
-    (message "rewind-ls: %s: %s%s; M-x rewind-ls-undo brings back what was there"
+    (message "rewind-ls: %s: %s%s%s; M-x rewind-ls-undo brings back what was there"
              title
              (if changed (concat "restored " names) (rewind-ls--get result :message))
              (if marked
                  (format " (conflict markers in %s: resolve them, then save)"
                          (mapconcat (lambda (f) (rewind-ls--get f :path)) marked ", "))
+               "")
+             (if unsaved
+                 (format "; your unsaved edits in %s are back, not saved (the disk holds what was saved before)"
+                         (string-join unsaved ", "))
                ""))))
 
 ;;;###autoload

@@ -255,3 +255,31 @@ def test_emacs_in_a_terminal_shows_the_first_checkpoint_on_screen(tmp_path: Path
         worker.kill()
         worker.wait()
         screen.close()
+
+
+@pytest.mark.parametrize("client", ["lsp", "eglot"])
+def test_emacs_undo_over_an_unsaved_buffer_returns_it_unsaved(client: str, tmp_path: Path) -> None:
+    """Issue 36 item 4: a rewind forced over an unsaved buffer, then M-x rewind-ls-undo: the buffer
+    holds the unsaved text again, still unsaved, and the disk its last saved bytes (as in VS Code
+    and Neovim); the unsaved text was never written to disk."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text("a0\n")
+    agent = FakeClaude(ws, home)
+    agent.turn("first: edit a", {"a.txt": "a1\n"})
+    agent.turn("second: a and a new b", {"a.txt": "a2\n", "b.txt": "b2\n"})
+
+    result = _run(client, ws, home, tmp_path / "result.json", "unsaved-driver.el")
+    steps = {s["step"]: s for s in result["steps"]}
+    typed = steps["typed"]
+    assert typed["buffer_a"] == "mine\na2\n" and typed["modified_a"], typed
+    rewound = steps["rewound"]
+    assert rewound["disk_a"] == "a0\n" and rewound["buffer_a"] == "a0\n", rewound
+    undone = steps["undone"]
+    assert undone["disk_a"] == "a2\n", undone  # the last saved bytes, not the unsaved text
+    assert undone["buffer_a"] == "mine\na2\n" and undone["modified_a"], undone
+    assert undone["disk_b"] == "b2\n", undone
+    assert any("unsaved edits in a.txt are back, not saved" in m for m in result["messages"]), (
+        result["messages"]
+    )

@@ -82,6 +82,13 @@ The server sends no notification when it ends, so the mode line asks again until
         (make-lsp-client
          :new-connection (lsp-stdio-connection (lambda () rewind-ls-server-command))
          :initialization-options #'rewind-ls--init-options
+         :action-handlers (let ((handlers (make-hash-table :test 'equal)))
+                            (dolist (name '("rewind.revertHunk" "rewind.revertInFile"))
+                              (puthash name (lambda (command)
+                                              (rewind-ls--revert-action
+                                               (rewind-ls--get command :arguments)))
+                                       handlers))
+                            handlers)
          :activation-fn (lambda (_file _mode) t)
          :add-on? t
          :server-id 'rewind-ls)))
@@ -419,18 +426,41 @@ buffers, unsaved, over the saved content the disk holds again.  The paths put ba
           (push (rewind-ls--get u :path) back))))
     (nreverse back)))
 
-(defun rewind-ls--restore (mode turn &optional paths)
-  "Preview, ask, restore (MODE rewind or revert of TURN, or undo when TURN is nil), report."
+(defun rewind-ls--revert-action (arguments)
+  "The code actions \"Revert this change\" and \"Revert turn N in this file\" (their
+command's ARGUMENTS: turn id, file URI, and the hunk for the first) through the package's own
+restore flow: previewed and asked, the buffer saved after, like every restore."
+  (let* ((args (append arguments nil))
+         (hunk (nth 2 args)))
+    (rewind-ls--restore 'revert (rewind-ls--turn-by-id (nth 0 args)) (list (nth 1 args))
+                        (and (integerp hunk) (list hunk)))))
+
+(with-eval-after-load 'eglot
+  ;; eglot runs a code action's command through this generic function (lsp-mode: the client's
+  ;; :action-handlers above).
+  (cl-defmethod eglot-execute-command (_server (_command (eql rewind.revertHunk)) arguments)
+    (rewind-ls--revert-action arguments))
+  (cl-defmethod eglot-execute-command (_server (_command (eql rewind.revertInFile)) arguments)
+    (rewind-ls--revert-action arguments)))
+
+(defun rewind-ls--restore (mode turn &optional paths hunks)
+  "Preview, ask, restore (MODE rewind or revert of TURN, or undo when TURN is nil), report.
+PATHS (URIs) and HUNKS (0-based, of the one path) restrict a revert."
   (let* ((number (and turn (rewind-ls--get turn :number)))
+         (file (and paths (file-name-nondirectory
+                           (url-unhex-string (string-remove-prefix "file://" (car paths))))))
          (title (pcase mode
-                  ('revert (format "Revert turn #%s" number))
+                  ((guard hunks) (format "Revert hunk %d of turn #%s in %s" (1+ (car hunks)) number file))
+                  ('revert (if paths (format "Revert turn #%s in %s" number file)
+                             (format "Revert turn #%s" number)))
                   ('undo "Undo the last restore")
                   (_ (format "Rewind to before turn #%s" number))))
          (preview (rewind-ls--request
                    "rewind/preview"
                    (append (list :mode (symbol-name mode))
                            (and turn (list :turnId (rewind-ls--get turn :id)))
-                           (and paths (list :paths (vconcat paths))))))
+                           (and paths (list :paths (vconcat paths)))
+                           (and hunks (list :hunks (vconcat hunks))))))
          (files (rewind-ls--list preview :files))
          (point-turn (rewind-ls--get preview :turn)))
     (when (null (cl-remove-if (lambda (f) (equal (rewind-ls--get f :action) "unchanged")) files))
@@ -455,6 +485,7 @@ buffers, unsaved, over the saved content the disk holds again.  The paths put ba
                           "rewind/restore"
                           (append (list :turnId (rewind-ls--get turn :id) :mode (symbol-name mode))
                                   (and paths (list :paths (vconcat paths)))
+                                  (and hunks (list :hunks (vconcat hunks)))
                                   options)))))
           (rewind-ls--save-restored result)
           (rewind-ls--report title result (rewind-ls--put-back-unsaved result))))))))

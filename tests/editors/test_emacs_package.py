@@ -283,3 +283,36 @@ def test_emacs_undo_over_an_unsaved_buffer_returns_it_unsaved(client: str, tmp_p
     assert any("unsaved edits in a.txt are back, not saved" in m for m in result["messages"]), (
         result["messages"]
     )
+
+
+BASE = "".join(f"line {i}\n" for i in range(1, 31))
+TURN1 = BASE.replace("line 2\n", "TWO\n").replace("line 15\n", "FIFTEEN\n")
+TURN1 = TURN1.replace("line 28\n", "X28\n")
+TURN2 = TURN1.replace("line 8\n", "EIGHT\n")
+
+
+@pytest.mark.parametrize("client", ["lsp", "eglot"])
+def test_emacs_code_action_is_previewed_and_saved(client: str, tmp_path: Path) -> None:
+    """Issue 36 item 3: "Revert this change" run from the client's own code-action command goes
+    through the package's flow: the preview (the file, the turn's diff) asked first, the hunk
+    reverted, the buffer saved like after every other restore; the undo brings it back."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text(BASE)
+    agent = FakeClaude(ws, home)
+    agent.turn("make the numbers words", {"a.txt": TURN1})
+    agent.turn("and eight", {"a.txt": TURN2})
+
+    result = _run(client, ws, home, tmp_path / "result.json", "action-driver.el")
+    steps = {s["step"]: s for s in result["steps"]}
+    want = TURN2.replace("FIFTEEN\n", "line 15\n")
+    asked = [q for q in result["questions"] if q["choices"] == ["yes", "cancel"]]
+    assert asked and "Revert hunk 2 of turn #1 in a.txt" in asked[0]["prompt"], result["questions"]
+    assert "modify" in asked[0]["preview"] and "a.txt" in asked[0]["preview"], asked[0]
+    reverted = steps["reverted"]
+    assert reverted["buffer_a"] == want and reverted["disk_a"] == want, reverted
+    assert not reverted["modified_a"], reverted  # saved, like every restore
+    undone = steps["undone"]
+    assert undone["disk_a"] == TURN2 and undone["buffer_a"] == TURN2, undone
+    assert not undone["modified_a"], undone

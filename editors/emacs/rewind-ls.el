@@ -28,8 +28,10 @@
 ;; `*rewind-timeline*', from the first rewind-ls command on (a command is what connects); it is
 ;; asked again every `rewind-ls-baseline-poll' seconds until done.
 ;;
-;; Install: (use-package rewind-ls :load-path "/path/to/rewind-ls/editors/emacs") (what
-;; tests/editors/test_emacs_package.py does: the folder on the load path, then `require').
+;; Install (Emacs 28 and later; editors/emacs/README.md has the other ways):
+;;   (add-to-list 'load-path "/path/to/rewind-ls/editors/emacs")
+;;   (require 'rewind-ls)
+;; tests/editors/test_emacs_package.py runs those two lines as the README writes them.
 
 ;;; Code:
 

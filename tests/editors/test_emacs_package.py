@@ -316,3 +316,51 @@ def test_emacs_code_action_is_previewed_and_saved(client: str, tmp_path: Path) -
     undone = steps["undone"]
     assert undone["disk_a"] == TURN2 and undone["buffer_a"] == TURN2, undone
     assert not undone["modified_a"], undone
+
+
+@pytest.mark.parametrize("client", ["lsp", "eglot"])
+def test_emacs_readme_install_lines_work_on_emacs_28_as_written(
+    client: str, tmp_path: Path
+) -> None:
+    """Issue 36 item 10: the first elisp block of editors/emacs/README.md, as written (the clone's
+    path put in for /path/to/rewind-ls), in Emacs 28 with no init file: the package loads and its
+    first command connects and lists the turns."""
+    readme = (REPO / "editors" / "emacs" / "README.md").read_text()
+    block = readme.split("```elisp\n", 1)[1].split("```", 1)[0]
+    assert "/path/to/rewind-ls" in block and "use-package" not in block, block
+    init = tmp_path / "init.el"
+    init.write_text(block.replace("/path/to/rewind-ls", str(REPO)))
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text("a0\n")
+    FakeClaude(ws, home).turn("first: edit a", {"a.txt": "a1\n"})
+    (home / "emacs-home").mkdir(parents=True, exist_ok=True)
+    setup = "(setq rewind-ls-client '%s)" % ("lsp-mode" if client == "lsp" else "eglot")
+    if client == "lsp":
+        setup += f" (setq lsp-auto-guess-root t lsp-session-file {json.dumps(str(home / 'ls'))})"
+    probe = (
+        f"(progn {setup} (find-file {json.dumps(str(ws / 'a.txt'))})"
+        ' (princ (format "turns=%s\\n" (length (rewind-ls--turns)))))'
+    )
+    emacs = shutil.which("emacs")
+    assert emacs, "emacs is not installed: run scripts/install-emacs-env.sh"
+    proc = subprocess.run(
+        [emacs, "--batch", "-l", str(init), "--eval", probe],
+        cwd=ws,
+        env={
+            **os.environ,
+            "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+            "PYTHONPATH": str(REPO),
+            "REWIND_LS_HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(home / "claude"),
+            "HOME": str(home / "emacs-home"),
+        },
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert "turns=1" in proc.stdout, f"{proc.returncode}\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    version = subprocess.run([emacs, "--version"], capture_output=True, text=True).stdout
+    assert version.startswith("GNU Emacs 28"), version  # the oldest Emacs the package supports

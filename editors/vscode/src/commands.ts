@@ -220,7 +220,7 @@ export class Commands {
         const title = `Undo: ${preview.turn.prompt}`;
         const choice = await confirmRestore(title, 'Undo', preview.files, rewindDiff(preview.turn.id), 'Undoing the last rewind');
         if (!choice) return;
-        options = { ...options, ...choice };
+        options = { ...options, ...choice.options };
       }
     }
     const done = await this.withSaving(
@@ -319,17 +319,7 @@ export class Commands {
         base.scope = scope;
       }
       const merge = mode === 'revert' ? mergePrompt(preview.files, turn.number) : undefined;
-      if (merge) {
-        const choice = await vscode.window.showWarningMessage(
-          merge.message,
-          { modal: true, detail: merge.detail },
-          merge.markers,
-          merge.rewind,
-        );
-        if (choice === merge.rewind) return this.restore(turn, 'code', 'rewind', {}, merge.paths);
-        if (choice !== merge.markers) return;
-        options = { merge: true };
-      } else if (preview.conflicts > 0 || (scope !== 'conversation' && previewEnabled())) {
+      if (merge || preview.conflicts > 0 || (scope !== 'conversation' && previewEnabled())) {
         // With conflicts the question is inside the preview (every file listed, the conflicts marked).
         const one = paths?.length === 1 ? ` (${preview.files[0]?.path ?? 'one file'})` : '';
         const title = hunks
@@ -340,9 +330,11 @@ export class Commands {
         const verb = mode === 'revert' ? 'Revert' : 'Rewind';
         const diff = mode === 'revert' ? revertDiff(turn.id, turn.number) : rewindDiff(turn.id);
         const what = mode === 'revert' ? `Reverting turn #${turn.number}` : `Rewinding to turn #${turn.number}`;
-        const choice = await confirmRestore(title, verb, preview.files, diff, what);
+        const choice = await confirmRestore(title, verb, preview.files, diff, what, merge?.choices, merge?.question);
         if (!choice) return;
-        options = choice;
+        // "Rewind those files instead": decided here, with what it drops said; no second question.
+        if (choice.rewindPaths) return this.restore(turn, 'code', 'rewind', choice.options, choice.rewindPaths);
+        options = choice.options;
       }
     }
     const title = mode === 'revert' ? `Reverting turn #${turn.number}…` : `Rewinding to turn #${turn.number}…`;
@@ -383,7 +375,7 @@ export class Commands {
 
   /** A conflict the server met after the preview (something changed meanwhile): the same question, in the list. */
   private async askConflicts(files: PreviewResult['files'], what: string): Promise<RestoreOptions | undefined> {
-    return confirmRestore(what, 'Restore', files, () => undefined, what);
+    return (await confirmRestore(what, 'Restore', files, () => undefined, what))?.options;
   }
 
   /**

@@ -15,10 +15,19 @@ const ACTION_ICON: Record<string, string> = {
   unchanged: '$(circle-outline)',
 };
 
+/** A row of the preview that answers it: what it says, and what the restore then sends. */
+export interface PreviewChoice {
+  label: string;
+  description: string;
+  /** The restore's options: {} (no conflict), skipConflicts, force, merge. */
+  options: RestoreOptions;
+  /** Rewind only these files (URIs) instead, to before the turn. */
+  rewindPaths?: string[];
+}
+
 interface FileItem extends vscode.QuickPickItem {
   file?: FilePreview;
-  /** What picking the row sends with the restore: {} (no conflict), skipConflicts or force. */
-  go?: RestoreOptions;
+  go?: PreviewChoice;
 }
 
 /** Whether restores are previewed first (the setting; default on). */
@@ -38,34 +47,15 @@ const files_ = (n: number): string => `${n} ${n === 1 ? 'file' : 'files'}`;
  * The rows of the preview: "Restore" first (with conflicts: "Skip Conflicts" and "Overwrite"), then one row
  * per file, every file of the restore, the conflicting ones marked with their reason.
  */
-export function previewItems(files: FilePreview[], verb: string): FileItem[] {
+export function previewItems(files: FilePreview[], verb: string, given?: PreviewChoice[]): FileItem[] {
   const shown = files.filter((f) => f.action !== 'unchanged' || f.conflict);
-  const conflicts = shown.filter((f) => f.conflict).length;
-  const writing = shown.length - conflicts;
-  const choices: FileItem[] = [];
-  if (conflicts === 0) {
-    choices.push({
-      label: `$(check) ${verb}`,
-      description: `${files_(writing)}; nothing is written before this`,
-      go: {},
-      alwaysShow: true,
-    });
-  } else {
-    if (writing > 0) {
-      choices.push({
-        label: '$(check) Skip Conflicts',
-        description: `${verb} the other ${files_(writing)}, leave the ${files_(conflicts)} marked $(warning) as they are`,
-        go: { skipConflicts: true },
-        alwaysShow: true,
-      });
-    }
-    choices.push({
-      label: '$(warning) Overwrite',
-      description: `${verb} all ${files_(shown.length)}, over the ${conflicts === 1 ? 'conflict' : 'conflicts'} too (Undo Last Rewind brings ${conflicts === 1 ? 'it' : 'them'} back)`,
-      go: { force: true },
-      alwaysShow: true,
-    });
-  }
+  const choices = given ?? defaultChoices(files, verb);
+  const rows0: FileItem[] = choices.map((c, i) => ({
+    label: `${i === 0 ? '$(check)' : '$(warning)'} ${c.label}`,
+    description: c.description,
+    go: c,
+    alwaysShow: true,
+  }));
   const rows: FileItem[] = shown.map((f) => ({
     label: `${f.conflict ? '$(warning)' : (ACTION_ICON[f.action] ?? '')} ${f.path}`,
     description: `${f.conflict ? 'conflict: ' : ''}${f.action} ${fileStat(f)}`,
@@ -73,7 +63,32 @@ export function previewItems(files: FilePreview[], verb: string): FileItem[] {
     file: f,
     buttons: [{ iconPath: new vscode.ThemeIcon('diff'), tooltip: 'Show the change' }],
   }));
-  return [...choices, ...rows];
+  return [...rows0, ...rows];
+}
+
+/** The answers of a preview: the restore itself, or with conflicts Skip Conflicts (when other files are left) and Overwrite. */
+function defaultChoices(files: FilePreview[], verb: string): PreviewChoice[] {
+  const shown = files.filter((f) => f.action !== 'unchanged' || f.conflict);
+  const conflicts = shown.filter((f) => f.conflict).length;
+  const writing = shown.length - conflicts;
+  if (conflicts === 0) {
+    return [{ label: verb, description: `${files_(writing)}; nothing is written before this`, options: {} }];
+  }
+  const choices: PreviewChoice[] = [];
+  if (writing > 0) {
+    choices.push({
+      label: 'Skip Conflicts',
+      description: `${verb} the other ${files_(writing)}, leave the ${files_(conflicts)} marked $(warning) as they are`,
+      options: { skipConflicts: true },
+    });
+  }
+  const them = conflicts === 1 ? 'it' : 'them';
+  choices.push({
+    label: 'Overwrite',
+    description: `${verb} all ${files_(shown.length)}, over the ${conflicts === 1 ? 'conflict' : 'conflicts'} too (Undo Last Rewind brings ${them} back)`,
+    options: { force: true },
+  });
+  return choices;
 }
 
 export type DiffOf = (f: FilePreview) => [vscode.Uri, vscode.Uri, string] | undefined;
@@ -90,19 +105,21 @@ export function confirmRestore(
   files: FilePreview[],
   diffOf: DiffOf,
   what = title,
-): Promise<RestoreOptions | undefined> {
+  choices?: PreviewChoice[],
+  question?: string,
+): Promise<PreviewChoice | undefined> {
   return new Promise((resolve) => {
     const pick = vscode.window.createQuickPick<FileItem>();
     const conflicts = files.some((f) => f.conflict);
-    pick.title = conflicts ? conflictPrompt(files, what).message : title;
+    pick.title = question ?? (conflicts ? conflictPrompt(files, what).message : title);
     pick.placeholder = conflicts
-      ? 'Enter on a file shows its change; Skip Conflicts or Overwrite restores. Esc: nothing is written.'
+      ? 'Enter on a file shows its change; the first rows answer. Esc: nothing is written.'
       : `Enter on a file shows its change; "${verb}" restores. Esc: nothing is written.`;
-    pick.items = previewItems(files, verb);
+    pick.items = previewItems(files, verb, choices);
     pick.matchOnDescription = true;
     pick.ignoreFocusOut = true;
     let done = false;
-    const finish = (go: RestoreOptions | undefined): void => {
+    const finish = (go: PreviewChoice | undefined): void => {
       if (done) return;
       done = true;
       pick.hide();

@@ -51,8 +51,10 @@ end
 --- say where the diff's right side comes from. With conflicts the question is asked here, in the same
 --- list (whatever `confirm` says): every file, the conflicting ones marked, and "Skip conflicting files" /
 --- "Overwrite conflicting files" in place of the one restore entry; `question` is then the prompt (what
---- the conflicts are). Returns the options to send ({} without conflicts; skipConflicts or force), or nil.
-function M.confirm(client, title, verb, files, turn_id, side, question)
+--- the conflicts are). `choices` ({ label, go } entries) replace those first entries (a revert whose changes
+--- overlap later edits). Returns the `go` of the entry picked ({} without conflicts; skipConflicts or
+--- force), or nil.
+function M.confirm(client, title, verb, files, turn_id, side, question, choices)
   local shown = {}
   local conflicts = 0
   for _, f in ipairs(files or {}) do
@@ -68,7 +70,9 @@ function M.confirm(client, title, verb, files, turn_id, side, question)
   end
   while true do
     local items = {}
-    if conflicts == 0 then
+    if choices then
+      vim.list_extend(items, choices)
+    elseif conflicts == 0 then
       items[1] = { go = {}, label = string.format('%s %s (nothing is written before this)', verb, n_files(#shown)) }
     else
       if #shown > conflicts then

@@ -90,10 +90,17 @@ local function conflict_headline(title, files, count)
 end
 
 --- A revert whose changes overlap later edits: conflict markers, or rewind those files; never an
---- overwrite (the server refuses it). Returns { merge = true }, { rewind_paths = {...} } or nil.
-local function ask_merge(title, files, number)
+--- overwrite (the server refuses it). Asked inside the revert's preview: every file of the turn listed,
+--- the overlapping ones marked, each answer saying what it does to the others. Returns
+--- { opts = { merge = true } }, { rewind = {...uris}, opts = { force = true } } or nil; and whether
+--- there were overlaps.
+local function ask_merge(client, title, files, number, turn_id)
   local uris, names = {}, {}
+  local all = 0
   for _, f in ipairs(files or {}) do
+    if f.action ~= 'unchanged' or type(f.conflict) == 'table' then
+      all = all + 1
+    end
     if type(f.conflict) == 'table' and f.conflict.kind == 'merge' then
       uris[#uris + 1] = f.uri
       names[#names + 1] = f.path
@@ -103,26 +110,35 @@ local function ask_merge(title, files, number)
     return nil, false
   end
   local which = #names == 1 and names[1] or 'those files'
+  local others = all - #names
   local choices = {
     {
-      label = string.format('Write the revert with conflict markers (<<<<<<< now / >>>>>>> before turn #%d), resolve, :w', number),
-      opts = { merge = true },
+      label = string.format(
+        'Write the revert of all %d file%s with conflict markers in %s (<<<<<<< now / >>>>>>> before turn #%d), resolve, :w',
+        all,
+        all == 1 and '' or 's',
+        table.concat(names, ', '),
+        number
+      ),
+      go = { opts = { merge = true } },
     },
-    { label = string.format('Rewind %s to before turn #%d instead (drops the later edits in it)', which, number), rewind = uris },
-    { label = 'Cancel' },
+    {
+      label = string.format(
+        'Rewind %s to before turn #%d instead (drops the later edits in it)%s',
+        which,
+        number,
+        others > 0 and string.format("; the turn's other %d file%s stay as they are", others, others == 1 and '' or 's') or ''
+      ),
+      go = { rewind = uris, opts = { force = true } },
+    },
   }
-  local choice = async.select(choices, {
-    prompt = string.format(
-      "%s: later edits overlap turn #%d's changes:\n  %s\n",
-      title,
-      number,
-      table.concat(conflict_lines(files), '\n  ')
-    ),
-    kind = 'rewind.conflicts',
-    format_item = function(c)
-      return c.label
-    end,
-  })
+  local question = string.format(
+    "%s: later edits overlap turn #%d's changes:\n  %s\n",
+    title,
+    number,
+    table.concat(conflict_lines(files), '\n  ')
+  )
+  local choice = require('rewind.preview').confirm(client, title, 'Revert', files, turn_id, 'before', question, choices)
   return choice, true
 end
 M.ask_merge = ask_merge
@@ -412,15 +428,16 @@ function M.run(client, turn, scope, mode, confirm, only)
   local opts = {}
   local merge_choice, has_merge = nil, false
   if mode == 'revert' then
-    merge_choice, has_merge = ask_merge(title, preview.files, turn.number)
+    merge_choice, has_merge = ask_merge(client, title, preview.files, turn.number, turn.id)
   end
   if has_merge then
-    if not merge_choice or (not merge_choice.opts and not merge_choice.rewind) then
+    if not merge_choice then
       notify(title .. ': cancelled, nothing was changed.')
       return { status = 'cancelled', message = 'cancelled', preview = preview }
     end
     if merge_choice.rewind then
-      local rewind_params = { turnId = turn.id, scope = 'code', mode = 'rewind', paths = merge_choice.rewind }
+      -- Decided in the preview, with what it drops said: no second question.
+      local rewind_params = { turnId = turn.id, scope = 'code', mode = 'rewind', paths = merge_choice.rewind, force = true }
       return send(client, 'rewind/restore', rewind_params, string.format('Rewind to #%d (code)', turn.number), 'code')
     end
     local outcome = send(client, 'rewind/restore', vim.tbl_extend('force', params, merge_choice.opts), title, scope)

@@ -301,6 +301,7 @@ export class Commands {
     hunks?: number[],
   ): Promise<void> {
     const base = { turnId: turn.id, scope, mode, ...(paths ? { paths } : {}), ...(hunks ? { hunks } : {}) };
+    const point = turn.sessionKind === 'rewind' && mode === 'rewind';
     if (!options.force && !options.skipConflicts) {
       const preview = await this.server.request<PreviewResult>(Methods.preview, base);
       if (scope !== 'code' && preview.conversation && !preview.conversation.available) {
@@ -322,14 +323,21 @@ export class Commands {
       if (merge || preview.conflicts > 0 || (scope !== 'conversation' && previewEnabled())) {
         // With conflicts the question is inside the preview (every file listed, the conflicts marked).
         const one = paths?.length === 1 ? ` (${preview.files[0]?.path ?? 'one file'})` : '';
-        const title = hunks
-          ? `Revert this change of turn #${turn.number}${one}`
-          : mode === 'revert'
-            ? `Revert turn #${turn.number}${one}`
-            : `Rewind to before turn #${turn.number}${one}`;
-        const verb = mode === 'revert' ? 'Revert' : 'Rewind';
+        // A restore point is no turn: its rewind undoes that restore, and is called so.
+        const title = point
+          ? `Undo: ${turn.prompt}`
+          : hunks
+            ? `Revert this change of turn #${turn.number}${one}`
+            : mode === 'revert'
+              ? `Revert turn #${turn.number}${one}`
+              : `Rewind to before turn #${turn.number}${one}`;
+        const verb = point ? 'Undo' : mode === 'revert' ? 'Revert' : 'Rewind';
         const diff = mode === 'revert' ? revertDiff(turn.id, turn.number) : rewindDiff(turn.id);
-        const what = mode === 'revert' ? `Reverting turn #${turn.number}` : `Rewinding to turn #${turn.number}`;
+        const what = point
+          ? `Undoing ${turn.prompt}`
+          : mode === 'revert'
+            ? `Reverting turn #${turn.number}`
+            : `Rewinding to turn #${turn.number}`;
         const choice = await confirmRestore(title, verb, preview.files, diff, what, merge?.choices, merge?.question);
         if (!choice) return;
         // "Rewind those files instead": decided here, with what it drops said; no second question.
@@ -337,7 +345,11 @@ export class Commands {
         options = choice.options;
       }
     }
-    const title = mode === 'revert' ? `Reverting turn #${turn.number}…` : `Rewinding to turn #${turn.number}…`;
+    const title = point
+      ? `Undoing ${turn.prompt}…`
+      : mode === 'revert'
+        ? `Reverting turn #${turn.number}…`
+        : `Rewinding to turn #${turn.number}…`;
     const done = await this.withSaving(
       title,
       () => this.server.request<RestoreResult>(Methods.restore, { ...base, ...options }),
@@ -349,11 +361,13 @@ export class Commands {
       if (choice) return this.restore(turn, scope, mode, choice, paths, hunks);
       return;
     }
-    const what = hunks
-      ? `Revert of a change of turn #${turn.number}`
-      : mode === 'revert'
-        ? `Revert of turn #${turn.number}`
-        : `Rewind to turn #${turn.number}`;
+    const what = point
+      ? `Undo of ${turn.prompt}`
+      : hunks
+        ? `Revert of a change of turn #${turn.number}`
+        : mode === 'revert'
+          ? `Revert of turn #${turn.number}`
+          : `Rewind to turn #${turn.number}`;
     this.report(done, what, options);
     if (options.merge) await this.openMarked(done.result);
   }

@@ -113,6 +113,14 @@ export function turnLabel(turn: TurnInfo, now?: Date): string {
 export const YOU_ARE_HERE = 'you are here';
 
 /**
+ * The mark itself: a restore point's row is the state *before* its restore (picking it undoes the restore), so
+ * when the current state is what the last restore wrote, its row says that the files are after it.
+ */
+export function hereMark(turn: Pick<TurnInfo, 'sessionKind'>): string {
+  return turn.sessionKind === 'rewind' ? `${YOU_ARE_HERE}: after this restore` : YOU_ARE_HERE;
+}
+
+/**
  * The row that holds the current state: the newest restore point when a restore came after the current session's
  * newest turn (the files are what that restore wrote; undoing it goes back), else the current session's newest turn.
  */
@@ -129,7 +137,7 @@ export function hereTurnId(list: ListTurnsResult): string | undefined {
 }
 
 export function turnItem(turn: TurnInfo, now?: Date, here?: string): TurnItem {
-  const label = turnLabel(turn, now) + (turn.id === here ? `  ← ${YOU_ARE_HERE}` : '');
+  const label = turnLabel(turn, now) + (turn.id === here ? `  ← ${hereMark(turn)}` : '');
   const detail = turn.sessionKind === 'rewind' ? `Undo this restore: ${filesSummary(turn.files)}` : filesSummary(turn.files);
   return { kind: 'turn', label, detail, turn };
 }

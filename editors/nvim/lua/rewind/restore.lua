@@ -405,6 +405,11 @@ function M.run(client, turn, scope, mode, confirm, only)
   mode = mode or 'rewind'
   local title = mode == 'revert' and string.format('Revert #%d', turn.number)
     or string.format('Rewind to #%d (%s)', turn.number, scope)
+  local point = turn.sessionKind == 'rewind' and mode == 'rewind'
+  if point then
+    -- A restore point is no turn: rewinding to it undoes that restore, and is called so.
+    title = 'Undo: ' .. (turn.prompt or 'a restore')
+  end
   if only and only.paths then
     local name = vim.fn.fnamemodify(vim.uri_to_fname(only.paths[1]), ':.')
     title = only.hunks and string.format('Revert hunk %d of #%d in %s', only.hunks[1] + 1, turn.number, name)
@@ -444,13 +449,14 @@ function M.run(client, turn, scope, mode, confirm, only)
     M.list_markers(outcome.result)
     return outcome
   elseif (preview.conflicts or 0) > 0 then
-    opts = ask_conflicts(client, title, mode == 'revert' and 'Revert' or 'Rewind', preview.files, preview.conflicts, turn.id)
+    local verb = point and 'Undo' or (mode == 'revert' and 'Revert' or 'Rewind')
+    opts = ask_conflicts(client, title, verb, preview.files, preview.conflicts, turn.id)
     if not opts then
       notify(title .. ': cancelled, nothing was changed.')
       return { status = 'cancelled', message = 'cancelled', preview = preview }
     end
   elseif confirm or config.options.confirm then
-    local verb = mode == 'revert' and 'Revert' or 'Rewind'
+    local verb = point and 'Undo' or (mode == 'revert' and 'Revert' or 'Rewind')
     -- A revert's diff is the turn's own change (what it takes out); a rewind's, the content it writes.
     local yes = require('rewind.preview').confirm(client, title, verb, preview.files, turn.id, 'before')
     if yes == nil then

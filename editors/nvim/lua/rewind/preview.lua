@@ -65,6 +65,19 @@ function M.confirm(client, title, verb, files, turn_id, side, question, choices)
       end
     end
   end
+  -- The diff tabs this preview opened: closed when the question is answered, back to where it started.
+  local start_tab = vim.api.nvim_get_current_tabpage()
+  local opened = {}
+  local function close_diffs()
+    for _, tab in ipairs(opened) do
+      if vim.api.nvim_tabpage_is_valid(tab) and #vim.api.nvim_list_tabpages() > 1 then
+        pcall(vim.cmd, 'tabclose ' .. vim.api.nvim_tabpage_get_number(tab))
+      end
+    end
+    if vim.api.nvim_tabpage_is_valid(start_tab) then
+      vim.api.nvim_set_current_tabpage(start_tab)
+    end
+  end
   local function n_files(n)
     return string.format('%d file%s', n, n == 1 and '' or 's')
   end
@@ -98,13 +111,18 @@ function M.confirm(client, title, verb, files, turn_id, side, question, choices)
       end,
     })
     if not choice or (not choice.go and not choice.file) then
+      close_diffs()
       return nil
     end
     if choice.go then
+      close_diffs()
       return choice.go
     end
     if turn_id then
       M.show_diff(client, turn_id, choice.file, side, side == 'after' and 'the turn' or 'after the restore')
+      opened[#opened + 1] = vim.api.nvim_get_current_tabpage()
+      -- Drawn now, before the question comes back (the default select blocks the screen until answered).
+      vim.cmd('redraw')
     end
   end
 end

@@ -399,9 +399,10 @@ as it is now (its buffer, else the disk) against its content then (`rewind/fileA
 
 ;;; Restores
 
-(defun rewind-ls--save-restored (result)
-  "Save the buffers RESULT restored, so buffer and disk agree (the restore is on disk too)."
-  (dolist (f (rewind-ls--list result :files))
+(defun rewind-ls--save-restored (result &optional skipped)
+  "Save the buffers RESULT restored, so buffer and disk agree (the restore is on disk too).
+A conflicting file the person chose to leave alone (SKIPPED) keeps its unsaved text unsaved."
+  (dolist (f (rewind-ls--restored result skipped))
     (let* ((file (ignore-errors (url-unhex-string
                                  (string-remove-prefix "file://" (rewind-ls--get f :uri)))))
            (buffer (and file (get-file-buffer file))))
@@ -489,18 +490,33 @@ PATHS (URIs) and HUNKS (0-based, of the one path) restrict a revert."
                                   (and paths (list :paths (vconcat paths)))
                                   (and hunks (list :hunks (vconcat hunks)))
                                   options)))))
-          (rewind-ls--save-restored result)
-          (rewind-ls--report title result (rewind-ls--put-back-unsaved result))))))))
+          (rewind-ls--save-restored result (plist-get options :skipConflicts))
+          (rewind-ls--report title result (rewind-ls--put-back-unsaved result)
+                             (plist-get options :skipConflicts))))))))
 
-(defun rewind-ls--report (title result &optional unsaved)
-  "Say what RESULT restored; UNSAVED: the paths whose unsaved text came back, not saved."
-  (let* ((changed (cl-remove-if (lambda (f) (equal (rewind-ls--get f :action) "unchanged"))
-                                (rewind-ls--list result :files)))
+(defun rewind-ls--restored (result skipped)
+  "The files RESULT restored: not unchanged, not failed, not a conflict left alone (SKIPPED)."
+  (let ((failed (rewind-ls--list result :failed)))
+    (cl-remove-if (lambda (f)
+                    (or (equal (rewind-ls--get f :action) "unchanged")
+                        (member (rewind-ls--get f :path) failed)
+                        (and skipped (not (memq (rewind-ls--get f :conflict) '(nil :null))))))
+                  (rewind-ls--list result :files))))
+
+(defun rewind-ls--report (title result &optional unsaved skipped)
+  "Say what RESULT restored; UNSAVED: the paths whose unsaved text came back, not saved;
+SKIPPED: the conflicting files were left alone (not restored, so not named as such)."
+  (let* ((changed (rewind-ls--restored result skipped))
+         (left (and skipped (rewind-ls--conflicts (rewind-ls--list result :files))))
          (names (mapconcat (lambda (f) (rewind-ls--get f :path)) changed ", "))
          (marked (cl-remove-if-not (lambda (f) (> (or (rewind-ls--get f :markers) 0) 0)) changed)))
-    (message "rewind-ls: %s: %s%s%s; M-x rewind-ls-undo brings back what was there"
+    (message "rewind-ls: %s: %s%s%s%s; M-x rewind-ls-undo brings back what was there"
              title
              (if changed (concat "restored " names) (rewind-ls--get result :message))
+             (if left
+                 (format "; left as they are: %s"
+                         (mapconcat (lambda (f) (rewind-ls--get f :path)) left ", "))
+               "")
              (if marked
                  (format " (conflict markers in %s: resolve them, then save)"
                          (mapconcat (lambda (f) (rewind-ls--get f :path)) marked ", "))

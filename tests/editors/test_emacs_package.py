@@ -316,6 +316,10 @@ def test_emacs_code_action_is_previewed_and_saved(client: str, tmp_path: Path) -
     undone = steps["undone"]
     assert undone["disk_a"] == TURN2 and undone["buffer_a"] == TURN2, undone
     assert not undone["modified_a"], undone
+    # Issue 36 item 9: no false "partial restore" (eglot's late didChange is sent while the
+    # package waits), and no second question from the client ("Server wants to edit").
+    messages = result["messages"]
+    assert not any("partial" in m or "y-or-n-p" in m for m in messages), messages
 
 
 @pytest.mark.parametrize("client", ["lsp", "eglot"])
@@ -364,3 +368,28 @@ def test_emacs_readme_install_lines_work_on_emacs_28_as_written(
     assert "turns=1" in proc.stdout, f"{proc.returncode}\n{proc.stdout}\n{proc.stderr[-3000:]}"
     version = subprocess.run([emacs, "--version"], capture_output=True, text=True).stdout
     assert version.startswith("GNU Emacs 28"), version  # the oldest Emacs the package supports
+
+
+@pytest.mark.parametrize("client", ["lsp", "eglot"])
+def test_emacs_skipped_conflict_is_left_unsaved_and_not_called_restored(
+    client: str, tmp_path: Path
+) -> None:
+    """Issue 36 item 9: a rewind over an unsaved buffer, the conflict skipped: the buffer keeps its
+    unsaved text, unsaved (it was saved to disk before), the disk keeps its bytes, and the message
+    names it as left alone, not as restored."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text("a0\n")
+    agent = FakeClaude(ws, home)
+    agent.turn("first: edit a", {"a.txt": "a1\n"})
+    agent.turn("second: a and a new b", {"a.txt": "a2\n", "b.txt": "b2\n"})
+
+    result = _run(client, ws, home, tmp_path / "result.json", "skip-driver.el")
+    skipped = {s["step"]: s for s in result["steps"]}["skipped"]
+    assert skipped["disk_b"] is None, skipped  # restored: b.txt did not exist before turn 1
+    assert skipped["disk_a"] == "a2\n", skipped  # left alone...
+    assert skipped["buffer_a"] == "mine\na2\n" and skipped["modified_a"], skipped  # ...unsaved
+    said = [m for m in result["messages"] if "Rewind to before turn #1:" in m]
+    assert said and "restored b.txt" in said[-1] and "restored a.txt" not in said[-1], said
+    assert "left as they are: a.txt" in said[-1], said

@@ -64,6 +64,13 @@
                                (cons 'messages (vconcat (reverse pd-messages)))))))
   (kill-emacs 0))
 
+(defvar ad-confirms nil "Questions asked with `y-or-n-p' (eglot's \"Server wants to edit\").")
+(advice-add 'y-or-n-p :around
+            (lambda (orig prompt &rest args)
+              (push prompt ad-confirms)
+              (push (format "y-or-n-p: %s" prompt) pd-messages)
+              (apply orig prompt args)))
+
 (defun ad-snapshot (name)
   (let ((b (get-file-buffer (expand-file-name "a.txt" pd-root))))
     (push (list (cons 'step name)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -393,3 +394,42 @@ def test_emacs_skipped_conflict_is_left_unsaved_and_not_called_restored(
     said = [m for m in result["messages"] if "Rewind to before turn #1:" in m]
     assert said and "restored b.txt" in said[-1] and "restored a.txt" not in said[-1], said
     assert "left as they are: a.txt" in said[-1], said
+
+
+@pytest.mark.parametrize("client", ["lsp", "eglot"])
+def test_emacs_newcomer_path(client: str, tmp_path: Path) -> None:
+    """Issue 36, done-when: the whole path a newcomer takes with the package: review a turn,
+    rewind, undo, revert one change (the code action), undo, a conflict on undo answered in the
+    editor (overwrite), then the undo of that undo and its undo: every file byte-exact as before,
+    the buffer as before and saved; no message naming a flag or a protocol id."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text(BASE)
+    agent = FakeClaude(ws, home)
+    agent.turn("make the numbers words", {"a.txt": TURN1, "notes.txt": "notes 1\n"})
+    agent.turn("and eight", {"a.txt": TURN2})
+    before = {p.name: p.read_bytes() for p in ws.iterdir() if p.is_file()}
+
+    result = _run(client, ws, home, tmp_path / "result.json", "newcomer-driver.el")
+    steps = {s["step"]: s for s in result["steps"]}
+    reverted = TURN2.replace("FIFTEEN\n", "line 15\n")
+    want = {
+        "rewound": BASE,
+        "undone": TURN2,
+        "reverted": reverted,
+        "revert-undone": TURN2,
+        "saved-mine": "mine\n" + BASE,
+        "overwritten": TURN2,
+        "mine-back": "mine\n" + BASE,
+        "end": TURN2,
+    }
+    for name, text in want.items():
+        step = steps[name]
+        assert step["disk_a"] == text and step["buffer_a"] == text, (name, step)
+        assert not step["modified_a"], (name, step)
+    conflict = [q for q in result["questions"] if "overwrite" in q["choices"]]
+    assert conflict and "conflict" in conflict[0]["preview"], result["questions"]
+    assert {p.name: p.read_bytes() for p in ws.iterdir() if p.is_file()} == before
+    flag = re.compile(r"--(force|skip-conflicts|merge|scope|path|yes)\b|rewind\.undo")
+    assert not [m for m in result["messages"] if flag.search(m)], result["messages"]

@@ -96,3 +96,17 @@ async def test_text_typed_into_a_deleted_files_document_is_not_overwritten(lsp: 
     preview = await lsp.call("rewind/preview", {"turnId": None, "mode": "undo"})
     conflicts = {f["path"]: f["conflict"] for f in preview["files"] if f.get("conflict")}
     assert "config.toml" in conflicts, preview
+
+
+async def test_a_conflict_on_an_unsaved_buffer_says_so(lsp: Session) -> None:
+    """Issue 36 item 12: the client's buffer differs from the disk, so the server knows it is
+    unsaved: the conflict says that, not "an unsaved buffer, or an edit it did not record"."""
+    ws = lsp.ws
+    t1, _ = await _two_turns(lsp)
+    lsp.editor.open(ws / "app.py")
+    lsp.editor.type(ws / "app.py", "print('mine')\n")
+    preview = await lsp.call("rewind/preview", {"turnId": t1})
+    (conflict,) = [f["conflict"] for f in preview["files"] if f["path"] == "app.py"]
+    assert conflict["message"] == (
+        "app.py: unsaved changes in the editor, which the restore would replace"
+    ), conflict

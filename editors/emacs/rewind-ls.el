@@ -518,7 +518,7 @@ SKIPPED: the conflicting files were left alone (not restored, so not named as su
                          (mapconcat (lambda (f) (rewind-ls--get f :path)) left ", "))
                "")
              (if marked
-                 (format " (conflict markers in %s: resolve them, then save)"
+                 (format " (saved with conflict markers in %s: keep one side of each block, then save again)"
                          (mapconcat (lambda (f) (rewind-ls--get f :path)) marked ", "))
                "")
              (if unsaved

@@ -55,6 +55,7 @@ def test_revert_with_overlaps_writes_markers_in_vscode(tmp_path: Path) -> None:
         {"do": "wait-disk", "file": "m.txt", "content": MARKED},
         {"do": "wait-disk", "file": "o.txt", "content": "o0\n"},
         {"do": "wait-for", "selector": MESSAGE, "text": "conflict markers in m.txt"},
+        {"do": "observe-texts", "label": "markers-note", "selector": MESSAGE, "settleMs": 300},
         {"do": "wait-for", "selector": ".codelens-decoration a", "text": "Accept Current Change"},
         {"do": "screenshot", "name": "vscode-revert-markers.png"},
         {"do": "observe", "label": "marked", "files": ["m.txt"]},
@@ -74,6 +75,9 @@ def test_revert_with_overlaps_writes_markers_in_vscode(tmp_path: Path) -> None:
     )
     assert any("o.txt" in r and "modify" in r and "conflict" not in r for r in rows), rows
     assert not any("last saw" in r for r in rows), rows
+    # The file is already saved with the markers: the note says so (issue 36 item 12).
+    note = " ".join(_obs(result, "markers-note")["texts"])
+    assert "saved with them" in note and "then save again" in note, note
     marked = _obs(result, "marked")["files"]["m.txt"]
     assert marked["disk"] == MARKED and marked["editor"].strip() == MARKED.strip(), marked
 

@@ -381,8 +381,9 @@ export class Commands {
     if (marked.length > 0) {
       void this.say(
         'info',
-        `Rewind: conflict markers in ${marked.map((f) => f.path).join(', ')}: choose Accept Current (now) or ` +
-          `Accept Incoming (before the turn) on each block, then save. Rewind: Undo Last Rewind takes the revert back.`,
+        `Rewind: conflict markers in ${marked.map((f) => f.path).join(', ')} (saved with them): choose Accept Current ` +
+          `(now) or Accept Incoming (before the turn) on each block, then save again. Rewind: Undo Last Rewind takes ` +
+          `the revert back.`,
       );
     }
   }

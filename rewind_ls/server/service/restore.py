@@ -192,9 +192,28 @@ class RestoreWork(ServiceBase):
         plan = plan_restore(self.store, r.mode, turn, reader, rels, r.scope, r.hunks, merge=r.merge)
         # Buffers this client has open are read above; another editor's unsaved ones by its traces.
         mark_unsaved_elsewhere(plan, self.root, by_path.keys())
+        self._name_unsaved(plan, by_path)
         if unsaved and plan.mode == UNDO:
             self._attach_saved(plan)
         return plan
+
+    def _name_unsaved(self, plan: Plan, by_path: dict[str, OpenDoc]) -> None:
+        """A conflict on a file whose open buffer differs from its disk: the client knows the buffer
+        is unsaved, so the conflict says that instead of guessing ("an unsaved buffer, or an edit it
+        did not record")."""
+        for pp in plan.paths:
+            conflict = pp.conflict
+            doc = by_path.get(pp.path)
+            if conflict is None or doc is None or conflict.kind != ConflictKind.MODIFIED_OUTSIDE:
+                continue
+            _, data, _ = read_current(self.root, pp.path)
+            if data is not None and decode_text(data) == doc.text:
+                continue  # the buffer is saved: the change is on disk, unrecorded
+            pp.conflict = Conflict(
+                conflict.kind,
+                f"{pp.path}: unsaved changes in the editor, which the restore would replace",
+                conflict.hunks,
+            )
 
     def _attach_saved(self, plan: Plan) -> None:
         """An undo of a restore that ran over unsaved buffers: each such path gets the disk content

@@ -12,10 +12,21 @@ def cmd_install(args: argparse.Namespace) -> int:
     from rewind_ls.core.agents.registry import agent
     from rewind_ls.core.agents.settings import default_command, install
 
+    from rewind_ls.core.errors import BadInput
+
     who = agent(args.agent)
     # --user needs no workspace (it may be run from anywhere, `/` included).
     root = "" if args.user else workspace(args)
-    path = who.settings_path(root, args.user)
+    if args.local:
+        if who.local_settings_path is None or args.user:
+            raise BadInput(
+                f"--local: {who.title} has no per-person project settings file"
+                if not args.user
+                else "--local and --user name two different files: give one"
+            )
+        path = who.local_settings_path(root)
+    else:
+        path = who.settings_path(root, args.user)
     command = args.command or default_command(who.name)
     changed = install(path, command, args.uninstall, who.name, who.events)
     if not changed:
@@ -35,6 +46,12 @@ def register(add: Add) -> None:
         action="store_true",
         help="the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, "
         "~/.gemini/settings.json) instead of the project's",
+    )
+    p.add_argument(
+        "--local",
+        action="store_true",
+        help="the project's per-person settings, not committed (.claude/settings.local.json): "
+        "the hook command names this machine's paths",
     )
     p.add_argument("--uninstall", action="store_true", help="remove only rewind-ls' hooks")
     p.add_argument("--command", help="hook command (default: this rewind-ls by absolute path)")

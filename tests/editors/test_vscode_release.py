@@ -137,6 +137,8 @@ def test_released_vsix_alone_runs_server_sets_up_hooks_and_rewinds(
             "selector": ".getting-started-step.expanded .button-container a, .getting-started-step.expanded a.button-link, .getting-started-step.expanded .monaco-button",
             "text": "Set Up Claude Code Hooks",
         },
+        # Which file (issue 36 item 11): the per-person one, not the one the team commits.
+        {"do": "pick", "row": "Just for me", "filter": ""},
         {"do": "wait-log", "text": "setting up the hooks"},
         {
             "do": "wait-for",
@@ -215,10 +217,17 @@ def test_released_vsix_alone_runs_server_sets_up_hooks_and_rewinds(
     # The hooks run the same rewind-ls as the editor (the bundled venv's), by absolute path.
     hook_cmd = next(o for o in result["observations"] if o.get("label") == "turn1")["stdout"]
     assert hook_cmd.strip().startswith(str(venvs[0])), (hook_cmd, context)
-    settings = json.loads((ws / ".claude" / "settings.json").read_text())
+    # The hook command names this machine's venv: it went to the per-person file, not the one the
+    # team commits.
+    settings = json.loads((ws / ".claude" / "settings.local.json").read_text())
     assert str(venvs[0]) in json.dumps(settings)
+    assert not (ws / ".claude" / "settings.json").exists()
+    picked = next(o for o in result["observations"] if o.get("label") == "picker:Just for me")
+    assert any("For everyone on the project" in r for r in picked["rows"]), picked
     message = next(o for o in result["observations"] if o.get("label") == "hooks-message")["texts"]
-    assert any("claude-code hooks set up in .claude/settings.json" in m for m in message), message
+    assert any("claude-code hooks set up in .claude/settings.local.json" in m for m in message), (
+        message
+    )
     rows = next(o for o in result["observations"] if o.get("label") == "view")["texts"]
     assert any("first prompt" in r for r in rows) and any("second prompt" in r for r in rows), rows
     assert (ws / "a.txt").read_text() == A2

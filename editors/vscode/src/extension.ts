@@ -172,7 +172,30 @@ export function activate(context: vscode.ExtensionContext): void {
             typeof agent === 'string' && agents.includes(agent)
               ? agent
               : await vscode.window.showQuickPick(agents, { placeHolder: 'The agent whose hooks to set up in this project' });
-          if (chosen) await server.installHooks(chosen);
+          if (!chosen) return;
+          // The hook command names this machine's rewind-ls by its path: a file the team commits is the
+          // wrong home for it unless everyone's path is the same. Claude Code has a per-person file.
+          let local = false;
+          if (chosen === 'claude-code') {
+            const where = await vscode.window.showQuickPick(
+              [
+                {
+                  label: 'Just for me',
+                  description: '.claude/settings.local.json (not committed; it names this machine\'s rewind-ls)',
+                  local: true,
+                },
+                {
+                  label: 'For everyone on the project',
+                  description: '.claude/settings.json (committed with the project)',
+                  local: false,
+                },
+              ],
+              { title: 'Set up the Claude Code hooks', placeHolder: 'Which settings file the hooks go into' },
+            );
+            if (!where) return;
+            local = where.local;
+          }
+          await server.installHooks(chosen, local);
         } catch (e) {
           void vscode.window.showErrorMessage(`Rewind: ${errorText(e)}`);
         }

@@ -171,12 +171,13 @@ export class RewindServer implements vscode.Disposable {
   }
 
   /** Runs `rewind-ls install AGENT` in the workspace with the server's own rewind-ls: hooks and editor share it. */
-  async installHooks(agent: string): Promise<void> {
+  async installHooks(agent: string, local = false): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     if (!folder) throw new Error('open a folder first: the hooks go into its agent settings');
     if (!(await this.start()) || !this.current) throw new Error('the rewind-ls language server is not running (see Output › Rewind)');
     const cmd = this.current;
-    const args = cmd.args[cmd.args.length - 1] === 'serve' ? [...cmd.args.slice(0, -1), 'install', agent, '-C', folder] : undefined;
+    const install = ['install', agent, ...(local ? ['--local'] : []), '-C', folder];
+    const args = cmd.args[cmd.args.length - 1] === 'serve' ? [...cmd.args.slice(0, -1), ...install] : undefined;
     if (!args) throw new Error(`cannot tell how to run "install" with \`${displayCommand(cmd)}\`: run rewind-ls install ${agent} in a terminal`);
     const exe = findOnPath(cmd.command, process.env.PATH) ?? cmd.command;
     this.output.appendLine(`setting up the hooks: ${displayCommand({ command: exe, args })}`);

@@ -27,6 +27,9 @@ class Agent(NamedTuple):
     events: dict[str, str | None]
     settings_path: Callable[[str, bool], str]  # (workspace, user) -> the hooks file
     after_install: str  # what the person must still do for the hooks to run ("" nothing)
+    # The project's per-person hooks file, not committed (Claude Code's .claude/settings.local.json);
+    # None when the agent has none.
+    local_settings_path: Callable[[str], str] | None = None
 
     def handler(self) -> Callable[[dict[str, Any]], Any]:
         handle: Callable[[dict[str, Any]], Any] = importlib.import_module(
@@ -47,6 +50,10 @@ def _claude_settings(workspace: str, user: bool) -> str:
     return os.path.join(
         claude_dir() if user else os.path.join(workspace, ".claude"), "settings.json"
     )
+
+
+def _claude_local_settings(workspace: str) -> str:
+    return os.path.join(workspace, ".claude", "settings.local.json")
 
 
 def codex_home() -> str:
@@ -86,6 +93,7 @@ AGENTS: dict[str, Agent] = {
                 "SessionEnd": None,
             },
             settings_path=_claude_settings,
+            local_settings_path=_claude_local_settings,
             after_install="",
         ),
         Agent(

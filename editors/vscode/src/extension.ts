@@ -190,7 +190,8 @@ export function activate(context: vscode.ExtensionContext): void {
                   local: false,
                 },
               ],
-              { title: 'Set up the Claude Code hooks', placeHolder: 'Which settings file the hooks go into' },
+              // Kept open when the focus moves (a walkthrough's button leaves it on the walkthrough's page).
+              { title: 'Set up the Claude Code hooks', placeHolder: 'Which settings file the hooks go into', ignoreFocusOut: true },
             );
             if (!where) return;
             local = where.local;

@@ -13,7 +13,7 @@ import {
   type ServerOptions,
   State,
 } from 'vscode-languageclient/node';
-import { ensureInstalled, findBundle, pickPython, run } from './bundledServer';
+import { ensureInstalled, findBundle, pickPython, run, stableHookCommand } from './bundledServer';
 import { TIMELINE_SELECTOR } from './contentProvider';
 import { errorText } from './format';
 import { type DidChangeTurnsParams, Methods } from './protocol';
@@ -176,7 +176,9 @@ export class RewindServer implements vscode.Disposable {
     if (!folder) throw new Error('open a folder first: the hooks go into its agent settings');
     if (!(await this.start()) || !this.current) throw new Error('the rewind-ls language server is not running (see Output › Rewind)');
     const cmd = this.current;
-    const install = ['install', agent, ...(local ? ['--local'] : []), '-C', folder];
+    // The bundled server's venv is versioned: the hooks run it through a link that follows extension updates.
+    const stable = cmd.origin === 'bundled' ? stableHookCommand(cmd.command, agent) : undefined;
+    const install = ['install', agent, ...(local ? ['--local'] : []), ...(stable ? ['--command', stable] : []), '-C', folder];
     const args = cmd.args[cmd.args.length - 1] === 'serve' ? [...cmd.args.slice(0, -1), ...install] : undefined;
     if (!args) throw new Error(`cannot tell how to run "install" with \`${displayCommand(cmd)}\`: run rewind-ls install ${agent} in a terminal`);
     const exe = findOnPath(cmd.command, process.env.PATH) ?? cmd.command;

@@ -11,7 +11,6 @@ from rewind_ls.core.agents.registry import AGENTS
 def cmd_install(args: argparse.Namespace) -> int:
     from rewind_ls.core.agents.registry import agent
     from rewind_ls.core.agents.settings import default_command, install
-
     from rewind_ls.core.errors import BadInput
 
     who = agent(args.agent)

@@ -139,7 +139,9 @@ class RestoreFlow:
         except RewindError as exc:
             if not self.code:
                 raise
-            raise RewindError(f"{exc}; code not restored either (code and conversation go together)") from exc
+            raise RewindError(
+                f"{exc}; code not restored either (code and conversation go together)"
+            ) from exc
         return items
 
     def code_failed(self, exc: BaseException) -> BaseException:
@@ -149,7 +151,9 @@ class RestoreFlow:
             return exc
         self.drop_fork()
         if isinstance(exc, RewindError):
-            return _with_note(exc, "; the conversation fork was removed (code and conversation go together)")
+            return _with_note(
+                exc, "; the conversation fork was removed (code and conversation go together)"
+            )
         return exc
 
     def code_refused(self) -> bool:

@@ -436,7 +436,9 @@ class RestoreWork(ServiceBase):
                 and job.flow is not None
                 and job.flow.code_refused()
             ):
-                job.messages.append("conversation not forked either (code and conversation go together)")
+                job.messages.append(
+                    "conversation not forked either (code and conversation go together)"
+                )
         fork = job.flow.fork if job.flow is not None else None
         if fork is not None and job.flow is not None and job.flow.turn is not None:
             result["conversation"] = fork_fields(fork)

@@ -369,3 +369,20 @@ def test_every_hook_delivered_twice_records_each_event_once(
     ]
     cli("rewind", "2", "--session", agent.session_id, "--yes")
     assert sorted(p.name for p in ws.iterdir()) == ["edit1.txt", "seed.txt", "shell1.txt"]
+
+
+def test_install_local_writes_the_per_person_settings_file(ws: Path, cli: Cli) -> None:
+    """Issue 36 item 11: `install claude-code --local` writes `.claude/settings.local.json` (not
+    committed: the hook command names this machine's paths), leaves `settings.json` alone, and
+    doctor finds the hooks there."""
+    out = cli("install", "claude-code", "--local").stdout
+    local = ws / ".claude" / "settings.local.json"
+    assert out.startswith(f"{local}: "), out
+    assert not (ws / ".claude" / "settings.json").exists()
+    command = json.loads(local.read_text())["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert command.endswith("hook claude-code")
+    report = cli.json("doctor")
+    hooks = [c for c in report["checks"] if c["name"] == "claude code hooks"]
+    assert hooks and all(c["ok"] for c in hooks), hooks
+    refused = cli("install", "codex", "--local", ok=False)
+    assert refused.returncode != 0 and "per-person" in refused.stderr, refused.stderr

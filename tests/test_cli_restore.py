@@ -105,6 +105,8 @@ def test_compare_and_swap_conflict_force_and_skip(ws: Path, agent: FakeClaude, c
     proc = cli("rewind", "1", "--yes", ok=False)
     assert proc.returncode == 3
     assert "a.txt" in proc.stderr
+    # The terminal says how to go on (an editor's message never names flags: it asks).
+    assert "--force to overwrite, --skip-conflicts to restore the rest" in proc.stderr
     assert (ws / "a.txt").read_text() == "a1 plus my own work\n"
     assert (ws / "b.txt").read_text() == "b1\n"  # all or nothing: b.txt untouched too
     cli("rewind", "1", "--yes", "--skip-conflicts")

@@ -171,3 +171,14 @@ async def test_the_cli_undo_names_the_file_it_cannot_keep_unsaved(lsp: Session) 
     assert "a.txt: held unsaved text in the editor when the restore ran" in proc.stdout, (
         proc.stdout + proc.stderr
     )
+
+
+async def test_a_conflict_message_names_no_command_line_flag(lsp: Session) -> None:
+    """Editors ask Skip / Overwrite / Cancel; the server's words never send the person to flags
+    no editor has (issue 36, item 2)."""
+    ws = await _rewound(lsp)
+    lsp.editor.type(ws / "a.txt", TYPED)
+    (ws / "a.txt").write_text("saved by another tool\n")
+    with pytest.raises(JsonRpcServerError) as info:
+        await lsp.call("rewind/undo", {})
+    assert "a.txt" in str(info.value) and "--" not in str(info.value), info.value

@@ -49,7 +49,9 @@ def test_scope_both_fork_failure_restores_no_code(ws: Path, agent: FakeClaude, c
     agent.transcript.unlink()  # the conversation cannot be forked
     proc = cli("rewind", "2", "--scope", "both", "--yes", ok=False)
     assert proc.returncode == 2
-    assert "code not restored either (--scope both)" in proc.stderr, proc.stderr
+    assert "code not restored either (code and conversation go together)" in proc.stderr, (
+        proc.stderr
+    )
     assert (ws / "a.txt").read_text() == "2\n"
     assert "nothing to undo" in cli("undo", "--yes", ok=False).stderr
 

@@ -75,7 +75,9 @@ def test_both_a_fork_that_fails_writes_no_code(store: Store) -> None:
     flow = RestoreFlow(
         store, RestoreRequest(RestoreMode.REWIND, scope=Scope.BOTH), _turn(store), fork_turn
     )
-    with pytest.raises(RewindError, match=r"code not restored either \(--scope both\)"):
+    with pytest.raises(
+        RewindError, match=r"code not restored either \(code and conversation go together\)"
+    ):
         flow.apply_to_disk(flow.plan(disk_reader(store.root)))
     assert Path(store.root, "a.txt").read_bytes() == b"two\n"
     assert store.latest_applied_turn("rewind") is None
@@ -93,7 +95,10 @@ def test_code_that_fails_drops_the_fork(store: Store, tmp_path: Path) -> None:
     flow.fork = Fork()
     error = flow.code_failed(ConflictError("a.txt: changed", ["a.txt"]))
     assert isinstance(error, ConflictError) and error.paths == ["a.txt"] and error.exit_code == 3
-    assert str(error) == "a.txt: changed; the conversation fork was removed (--scope both)"
+    assert (
+        str(error)
+        == "a.txt: changed; the conversation fork was removed (code and conversation go together)"
+    )
     assert not Path(Fork.path).exists() and flow.fork is None
     other = KeyboardInterrupt()
     assert flow.code_failed(other) is other  # nothing left to drop; not a RewindError: as is

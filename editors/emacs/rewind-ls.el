@@ -29,8 +29,10 @@
 ;; `*rewind-timeline*', from the first rewind-ls command on (a command is what connects); it is
 ;; asked again every `rewind-ls-baseline-poll' seconds until done.
 ;;
-;; Install: (use-package rewind-ls :load-path "/path/to/rewind-ls/editors/emacs") (what
-;; tests/editors/test_emacs_package.py does: the folder on the load path, then `require').
+;; Install (Emacs 28 and later; editors/emacs/README.md has the other ways):
+;;   (add-to-list 'load-path "/path/to/rewind-ls/editors/emacs")
+;;   (require 'rewind-ls)
+;; tests/editors/test_emacs_package.py runs those two lines as the README writes them.
 
 ;;; Code:
 
@@ -82,14 +84,31 @@ The server sends no notification when it ends, so the mode line asks again until
        (lsp-register-client
         (make-lsp-client
          :new-connection (lsp-stdio-connection (lambda () rewind-ls-server-command))
+         :initialization-options #'rewind-ls--init-options
+         :action-handlers (let ((handlers (make-hash-table :test 'equal)))
+                            (dolist (name '("rewind.revertHunk" "rewind.revertInFile"))
+                              (puthash name (lambda (command)
+                                              (rewind-ls--revert-action
+                                               (rewind-ls--get command :arguments)))
+                                       handlers))
+                            handlers)
          :activation-fn (lambda (_file _mode) t)
          :add-on? t
          :server-id 'rewind-ls)))
       ('eglot
        (require 'eglot)
        (add-to-list 'eglot-server-programs
-                    (cons rewind-ls-eglot-modes rewind-ls-server-command))))
+                    (cons rewind-ls-eglot-modes
+                          (append rewind-ls-server-command
+                                  '(:initializationOptions (:restoreUnsaved t)))))))
     (setq rewind-ls--registered t)))
+
+(defun rewind-ls--init-options ()
+  "What the client tells the server at start: it puts an undo's unsaved texts back itself
+(`rewind-ls--put-back-unsaved'), so an undo returns unsaved text unsaved and the disk as it was."
+  (let ((options (make-hash-table :test 'equal)))
+    (puthash "restoreUnsaved" t options)
+    options))
 
 (defun rewind-ls--wait (what pred seconds)
   (let ((deadline (+ (float-time) seconds)))
@@ -381,9 +400,10 @@ as it is now (its buffer, else the disk) against its content then (`rewind/fileA
 
 ;;; Restores
 
-(defun rewind-ls--save-restored (result)
-  "Save the buffers RESULT restored, so buffer and disk agree (the restore is on disk too)."
-  (dolist (f (rewind-ls--list result :files))
+(defun rewind-ls--save-restored (result &optional skipped)
+  "Save the buffers RESULT restored, so buffer and disk agree (the restore is on disk too).
+A conflicting file the person chose to leave alone (SKIPPED) keeps its unsaved text unsaved."
+  (dolist (f (rewind-ls--restored result skipped))
     (let* ((file (ignore-errors (url-unhex-string
                                  (string-remove-prefix "file://" (rewind-ls--get f :uri)))))
            (buffer (and file (get-file-buffer file))))
@@ -391,18 +411,60 @@ as it is now (its buffer, else the disk) against its content then (`rewind/fileA
                  (not (equal (rewind-ls--get f :action) "delete")))
         (with-current-buffer buffer (save-buffer))))))
 
-(defun rewind-ls--restore (mode turn &optional paths)
-  "Preview, ask, restore (MODE rewind or revert of TURN, or undo when TURN is nil), report."
+(defun rewind-ls--put-back-unsaved (result)
+  "After the save: put the unsaved texts RESULT brings back (an undo's `unsaved') in their
+buffers, unsaved, over the saved content the disk holds again.  The paths put back."
+  (let (back)
+    (dolist (u (rewind-ls--list result :unsaved))
+      (let* ((file (url-unhex-string (string-remove-prefix "file://" (rewind-ls--get u :uri))))
+             (buffer (get-file-buffer file))
+             (edit (rewind-ls--get u :edit)))
+        (when (and buffer (not (memq edit '(nil :null))))
+          (with-current-buffer buffer
+            (dolist (change (rewind-ls--list edit :documentChanges))
+              (let ((edits (rewind-ls--get change :edits)))
+                ;; The client's own edit code: positions in the encoding it agreed with the server.
+                (pcase (rewind-ls--backend)
+                  ('lsp (lsp--apply-text-edits edits))
+                  ('eglot (eglot--apply-text-edits edits))))))
+          (push (rewind-ls--get u :path) back))))
+    (nreverse back)))
+
+(defun rewind-ls--revert-action (arguments)
+  "The code actions \"Revert this change\" and \"Revert turn N in this file\" (their
+command's ARGUMENTS: turn id, file URI, and the hunk for the first) through the package's own
+restore flow: previewed and asked, the buffer saved after, like every restore."
+  (let* ((args (append arguments nil))
+         (hunk (nth 2 args)))
+    (rewind-ls--restore 'revert (rewind-ls--turn-by-id (nth 0 args)) (list (nth 1 args))
+                        (and (integerp hunk) (list hunk)))))
+
+(with-eval-after-load 'eglot
+  ;; eglot runs a code action's command through this generic function (lsp-mode: the client's
+  ;; :action-handlers above).
+  (cl-defmethod eglot-execute-command (_server (_command (eql rewind.revertHunk)) arguments)
+    (rewind-ls--revert-action arguments))
+  (cl-defmethod eglot-execute-command (_server (_command (eql rewind.revertInFile)) arguments)
+    (rewind-ls--revert-action arguments)))
+
+(defun rewind-ls--restore (mode turn &optional paths hunks)
+  "Preview, ask, restore (MODE rewind or revert of TURN, or undo when TURN is nil), report.
+PATHS (URIs) and HUNKS (0-based, of the one path) restrict a revert."
   (let* ((number (and turn (rewind-ls--get turn :number)))
+         (file (and paths (file-name-nondirectory
+                           (url-unhex-string (string-remove-prefix "file://" (car paths))))))
          (title (pcase mode
-                  ('revert (format "Revert turn #%s" number))
+                  ((guard hunks) (format "Revert hunk %d of turn #%s in %s" (1+ (car hunks)) number file))
+                  ('revert (if paths (format "Revert turn #%s in %s" number file)
+                             (format "Revert turn #%s" number)))
                   ('undo "Undo the last restore")
                   (_ (format "Rewind to before turn #%s" number))))
          (preview (rewind-ls--request
                    "rewind/preview"
                    (append (list :mode (symbol-name mode))
                            (and turn (list :turnId (rewind-ls--get turn :id)))
-                           (and paths (list :paths (vconcat paths))))))
+                           (and paths (list :paths (vconcat paths)))
+                           (and hunks (list :hunks (vconcat hunks))))))
          (files (rewind-ls--list preview :files))
          (point-turn (rewind-ls--get preview :turn)))
     (when (null (cl-remove-if (lambda (f) (equal (rewind-ls--get f :action) "unchanged")) files))
@@ -427,21 +489,42 @@ as it is now (its buffer, else the disk) against its content then (`rewind/fileA
                           "rewind/restore"
                           (append (list :turnId (rewind-ls--get turn :id) :mode (symbol-name mode))
                                   (and paths (list :paths (vconcat paths)))
+                                  (and hunks (list :hunks (vconcat hunks)))
                                   options)))))
-          (rewind-ls--save-restored result)
-          (rewind-ls--report title result)))))))
+          (rewind-ls--save-restored result (plist-get options :skipConflicts))
+          (rewind-ls--report title result (rewind-ls--put-back-unsaved result)
+                             (plist-get options :skipConflicts))))))))
 
-(defun rewind-ls--report (title result)
-  (let* ((changed (cl-remove-if (lambda (f) (equal (rewind-ls--get f :action) "unchanged"))
-                                (rewind-ls--list result :files)))
+(defun rewind-ls--restored (result skipped)
+  "The files RESULT restored: not unchanged, not failed, not a conflict left alone (SKIPPED)."
+  (let ((failed (rewind-ls--list result :failed)))
+    (cl-remove-if (lambda (f)
+                    (or (equal (rewind-ls--get f :action) "unchanged")
+                        (member (rewind-ls--get f :path) failed)
+                        (and skipped (not (memq (rewind-ls--get f :conflict) '(nil :null))))))
+                  (rewind-ls--list result :files))))
+
+(defun rewind-ls--report (title result &optional unsaved skipped)
+  "Say what RESULT restored; UNSAVED: the paths whose unsaved text came back, not saved;
+SKIPPED: the conflicting files were left alone (not restored, so not named as such)."
+  (let* ((changed (rewind-ls--restored result skipped))
+         (left (and skipped (rewind-ls--conflicts (rewind-ls--list result :files))))
          (names (mapconcat (lambda (f) (rewind-ls--get f :path)) changed ", "))
          (marked (cl-remove-if-not (lambda (f) (> (or (rewind-ls--get f :markers) 0) 0)) changed)))
-    (message "rewind-ls: %s: %s%s; M-x rewind-ls-undo brings back what was there"
+    (message "rewind-ls: %s: %s%s%s%s; M-x rewind-ls-undo brings back what was there"
              title
              (if changed (concat "restored " names) (rewind-ls--get result :message))
+             (if left
+                 (format "; left as they are: %s"
+                         (mapconcat (lambda (f) (rewind-ls--get f :path)) left ", "))
+               "")
              (if marked
-                 (format " (conflict markers in %s: resolve them, then save)"
+                 (format " (saved with conflict markers in %s: keep one side of each block, then save again)"
                          (mapconcat (lambda (f) (rewind-ls--get f :path)) marked ", "))
+               "")
+             (if unsaved
+                 (format "; your unsaved edits in %s are back, not saved (the disk holds what was saved before)"
+                         (string-join unsaved ", "))
                ""))))
 
 ;;;###autoload

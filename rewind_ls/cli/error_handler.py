@@ -33,16 +33,18 @@ def run(func: Command, args: argparse.Namespace) -> int:
 
 
 def report(exc: RewindError, as_json: bool) -> int:
-    """Say what went wrong; the exit code of the error's kind."""
+    """Say what went wrong; the exit code of the error's kind. A conflict says how to go on from
+    here (its `cli_hint`: the flags), which an editor's message never does."""
+    text = str(exc) + (exc.cli_hint if isinstance(exc, ConflictError) else "")
     if isinstance(exc, ConflictError) and as_json:
-        print_json({"status": RestoreStatus.CONFLICT, "message": str(exc), "paths": exc.paths})
+        print_json({"status": RestoreStatus.CONFLICT, "message": text, "paths": exc.paths})
         return exc.exit_code
     if as_json:
-        print_json({"status": "error", "message": str(exc)})
+        print_json({"status": "error", "message": text})
     from rewind_ls.cli.style import safe
 
     # Each line escaped: a path or argument in the message can hold control characters.
-    print("rewind-ls: " + "\n".join(safe(line) for line in str(exc).split("\n")), file=sys.stderr)
+    print("rewind-ls: " + "\n".join(safe(line) for line in text.split("\n")), file=sys.stderr)
     return exc.exit_code
 
 

@@ -14,6 +14,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     from rewind_ls.core.agents.mcp_config import KNOWN, install_mcp
     from rewind_ls.core.agents.registry import agent
     from rewind_ls.core.agents.settings import default_command
+    from rewind_ls.core.errors import BadInput
 
     if args.agent is None:
         return list_agents(args)
@@ -22,7 +23,16 @@ def cmd_install(args: argparse.Namespace) -> int:
         return _package(who.name, args.plugin, args.portable)
     # --user needs no workspace (it may be run from anywhere, `/` included).
     root = "" if args.user else workspace(args)
-    path = who.settings_path(root, args.user)
+    if args.local:
+        if who.local_settings_path is None or args.user:
+            raise BadInput(
+                f"--local: {who.title} has no per-person project settings file"
+                if not args.user
+                else "--local and --user name two different files: give one"
+            )
+        path = who.local_settings_path(root)
+    else:
+        path = who.settings_path(root, args.user)
     command = args.command or default_command(who.name)
     changed = who.hooks_file().install(path, command, args.uninstall, who.name, who.events)
     if not changed:
@@ -109,6 +119,12 @@ def register(add: Add) -> None:
         action="store_true",
         help="hooks only: leave out the MCP server through which the agent can rewind its own "
         "work (.mcp.json for Claude Code, settings.json for Gemini CLI, config.toml for Codex)",
+    )
+    p.add_argument(
+        "--local",
+        action="store_true",
+        help="the project's per-person settings, not committed (.claude/settings.local.json): "
+        "the hook command names this machine's paths",
     )
     p.add_argument("--command", help="hook command (default: this rewind-ls by absolute path)")
     p.add_argument(

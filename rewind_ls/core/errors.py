@@ -43,9 +43,12 @@ class ConflictError(RewindError):
 
     exit_code = 3
 
-    def __init__(self, message: str, paths: list[str]) -> None:
+    def __init__(self, message: str, paths: list[str], cli_hint: str = "") -> None:
         super().__init__(message)
         self.paths = paths
+        # How to go on from a terminal (its flags), said by the CLI only: an editor asks instead,
+        # and no editor has the flags.
+        self.cli_hint = cli_hint
 
 
 class BadInput(RewindError):

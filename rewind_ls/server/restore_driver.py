@@ -341,5 +341,5 @@ async def ask_then_restore(
         return
     status = RestoreStatus(result.status)
     if status in (RestoreStatus.APPLIED, RestoreStatus.NOTHING_TO_DO):
-        undo = " (rewind.undo brings it back)" if status == RestoreStatus.APPLIED else ""
+        undo = " (an undo brings back what was there)" if status == RestoreStatus.APPLIED else ""
         ls.say(types.MessageType.Info, f"{result.message}{undo}")

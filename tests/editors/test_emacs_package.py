@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -255,3 +256,180 @@ def test_emacs_in_a_terminal_shows_the_first_checkpoint_on_screen(tmp_path: Path
         worker.kill()
         worker.wait()
         screen.close()
+
+
+@pytest.mark.parametrize("client", ["lsp", "eglot"])
+def test_emacs_undo_over_an_unsaved_buffer_returns_it_unsaved(client: str, tmp_path: Path) -> None:
+    """Issue 36 item 4: a rewind forced over an unsaved buffer, then M-x rewind-ls-undo: the buffer
+    holds the unsaved text again, still unsaved, and the disk its last saved bytes (as in VS Code
+    and Neovim); the unsaved text was never written to disk."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text("a0\n")
+    agent = FakeClaude(ws, home)
+    agent.turn("first: edit a", {"a.txt": "a1\n"})
+    agent.turn("second: a and a new b", {"a.txt": "a2\n", "b.txt": "b2\n"})
+
+    result = _run(client, ws, home, tmp_path / "result.json", "unsaved-driver.el")
+    steps = {s["step"]: s for s in result["steps"]}
+    typed = steps["typed"]
+    assert typed["buffer_a"] == "mine\na2\n" and typed["modified_a"], typed
+    rewound = steps["rewound"]
+    assert rewound["disk_a"] == "a0\n" and rewound["buffer_a"] == "a0\n", rewound
+    undone = steps["undone"]
+    assert undone["disk_a"] == "a2\n", undone  # the last saved bytes, not the unsaved text
+    assert undone["buffer_a"] == "mine\na2\n" and undone["modified_a"], undone
+    assert undone["disk_b"] == "b2\n", undone
+    assert any("unsaved edits in a.txt are back, not saved" in m for m in result["messages"]), (
+        result["messages"]
+    )
+
+
+BASE = "".join(f"line {i}\n" for i in range(1, 31))
+TURN1 = BASE.replace("line 2\n", "TWO\n").replace("line 15\n", "FIFTEEN\n")
+TURN1 = TURN1.replace("line 28\n", "X28\n")
+TURN2 = TURN1.replace("line 8\n", "EIGHT\n")
+
+
+@pytest.mark.parametrize("client", ["lsp", "eglot"])
+def test_emacs_code_action_is_previewed_and_saved(client: str, tmp_path: Path) -> None:
+    """Issue 36 item 3: "Revert this change" run from the client's own code-action command goes
+    through the package's flow: the preview (the file, the turn's diff) asked first, the hunk
+    reverted, the buffer saved like after every other restore; the undo brings it back."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text(BASE)
+    agent = FakeClaude(ws, home)
+    agent.turn("make the numbers words", {"a.txt": TURN1})
+    agent.turn("and eight", {"a.txt": TURN2})
+
+    result = _run(client, ws, home, tmp_path / "result.json", "action-driver.el")
+    steps = {s["step"]: s for s in result["steps"]}
+    want = TURN2.replace("FIFTEEN\n", "line 15\n")
+    asked = [q for q in result["questions"] if q["choices"] == ["yes", "cancel"]]
+    assert asked and "Revert hunk 2 of turn #1 in a.txt" in asked[0]["prompt"], result["questions"]
+    assert "modify" in asked[0]["preview"] and "a.txt" in asked[0]["preview"], asked[0]
+    reverted = steps["reverted"]
+    assert reverted["buffer_a"] == want and reverted["disk_a"] == want, reverted
+    assert not reverted["modified_a"], reverted  # saved, like every restore
+    undone = steps["undone"]
+    assert undone["disk_a"] == TURN2 and undone["buffer_a"] == TURN2, undone
+    assert not undone["modified_a"], undone
+    # Issue 36 item 9: no false "partial restore" (eglot's late didChange is sent while the
+    # package waits), and no second question from the client ("Server wants to edit").
+    messages = result["messages"]
+    assert not any("partial" in m or "y-or-n-p" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("client", ["lsp", "eglot"])
+def test_emacs_readme_install_lines_work_on_emacs_28_as_written(
+    client: str, tmp_path: Path
+) -> None:
+    """Issue 36 item 10: the first elisp block of editors/emacs/README.md, as written (the clone's
+    path put in for /path/to/rewind-ls), in Emacs 28 with no init file: the package loads and its
+    first command connects and lists the turns."""
+    readme = (REPO / "editors" / "emacs" / "README.md").read_text()
+    block = readme.split("```elisp\n", 1)[1].split("```", 1)[0]
+    assert "/path/to/rewind-ls" in block and "use-package" not in block, block
+    init = tmp_path / "init.el"
+    init.write_text(block.replace("/path/to/rewind-ls", str(REPO)))
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text("a0\n")
+    FakeClaude(ws, home).turn("first: edit a", {"a.txt": "a1\n"})
+    (home / "emacs-home").mkdir(parents=True, exist_ok=True)
+    setup = "(setq rewind-ls-client '%s)" % ("lsp-mode" if client == "lsp" else "eglot")
+    if client == "lsp":
+        setup += f" (setq lsp-auto-guess-root t lsp-session-file {json.dumps(str(home / 'ls'))})"
+    probe = (
+        f"(progn {setup} (find-file {json.dumps(str(ws / 'a.txt'))})"
+        ' (princ (format "turns=%s\\n" (length (rewind-ls--turns)))))'
+    )
+    emacs = shutil.which("emacs")
+    assert emacs, "emacs is not installed: run scripts/install-emacs-env.sh"
+    proc = subprocess.run(
+        [emacs, "--batch", "-l", str(init), "--eval", probe],
+        cwd=ws,
+        env={
+            **os.environ,
+            "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+            "PYTHONPATH": str(REPO),
+            "REWIND_LS_HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(home / "claude"),
+            "HOME": str(home / "emacs-home"),
+        },
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert "turns=1" in proc.stdout, f"{proc.returncode}\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    version = subprocess.run([emacs, "--version"], capture_output=True, text=True).stdout
+    assert version.startswith("GNU Emacs 28"), version  # the oldest Emacs the package supports
+
+
+@pytest.mark.parametrize("client", ["lsp", "eglot"])
+def test_emacs_skipped_conflict_is_left_unsaved_and_not_called_restored(
+    client: str, tmp_path: Path
+) -> None:
+    """Issue 36 item 9: a rewind over an unsaved buffer, the conflict skipped: the buffer keeps its
+    unsaved text, unsaved (it was saved to disk before), the disk keeps its bytes, and the message
+    names it as left alone, not as restored."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text("a0\n")
+    agent = FakeClaude(ws, home)
+    agent.turn("first: edit a", {"a.txt": "a1\n"})
+    agent.turn("second: a and a new b", {"a.txt": "a2\n", "b.txt": "b2\n"})
+
+    result = _run(client, ws, home, tmp_path / "result.json", "skip-driver.el")
+    skipped = {s["step"]: s for s in result["steps"]}["skipped"]
+    assert skipped["disk_b"] is None, skipped  # restored: b.txt did not exist before turn 1
+    assert skipped["disk_a"] == "a2\n", skipped  # left alone...
+    assert skipped["buffer_a"] == "mine\na2\n" and skipped["modified_a"], skipped  # ...unsaved
+    said = [m for m in result["messages"] if "Rewind to before turn #1:" in m]
+    assert said and "restored b.txt" in said[-1] and "restored a.txt" not in said[-1], said
+    assert "left as they are: a.txt" in said[-1], said
+
+
+@pytest.mark.parametrize("client", ["lsp", "eglot"])
+def test_emacs_newcomer_path(client: str, tmp_path: Path) -> None:
+    """Issue 36, done-when: the whole path a newcomer takes with the package: review a turn,
+    rewind, undo, revert one change (the code action), undo, a conflict on undo answered in the
+    editor (overwrite), then the undo of that undo and its undo: every file byte-exact as before,
+    the buffer as before and saved; no message naming a flag or a protocol id."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text(BASE)
+    agent = FakeClaude(ws, home)
+    agent.turn("make the numbers words", {"a.txt": TURN1, "notes.txt": "notes 1\n"})
+    agent.turn("and eight", {"a.txt": TURN2})
+    before = {p.name: p.read_bytes() for p in ws.iterdir() if p.is_file()}
+
+    result = _run(client, ws, home, tmp_path / "result.json", "newcomer-driver.el")
+    steps = {s["step"]: s for s in result["steps"]}
+    reverted = TURN2.replace("FIFTEEN\n", "line 15\n")
+    want = {
+        "rewound": BASE,
+        "undone": TURN2,
+        "reverted": reverted,
+        "revert-undone": TURN2,
+        "saved-mine": "mine\n" + BASE,
+        "overwritten": TURN2,
+        "mine-back": "mine\n" + BASE,
+        "end": TURN2,
+    }
+    for name, text in want.items():
+        step = steps[name]
+        assert step["disk_a"] == text and step["buffer_a"] == text, (name, step)
+        assert not step["modified_a"], (name, step)
+    conflict = [q for q in result["questions"] if "overwrite" in q["choices"]]
+    assert conflict and "conflict" in conflict[0]["preview"], result["questions"]
+    assert {p.name: p.read_bytes() for p in ws.iterdir() if p.is_file()} == before
+    flag = re.compile(r"--(force|skip-conflicts|merge|scope|path|yes)\b|rewind\.undo")
+    assert not [m for m in result["messages"] if flag.search(m)], result["messages"]

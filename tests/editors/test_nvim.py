@@ -885,9 +885,15 @@ def test_picker_lists_restore_points_you_are_here_and_undoes_an_older_restore(
     assert last["status"] == "applied", last
     labels = ed.selects()[0]["labels"]
     assert [x.split("  ")[0] for x in labels] == ["#2", "#1", "restore point", "restore point"]
-    assert "before rewind to turn 2 (code)" in labels[2] and labels[2].endswith("← you are here")
+    # The restore point's row is the state before that restore: the files are after it.
+    assert "before rewind to turn 2 (code)" in labels[2]
+    assert labels[2].endswith("← you are here: after this restore"), labels
     assert "before rewind to turn 1 (code)" in labels[3] and "you are here" not in labels[3]
     assert not any("you are here" in x for x in labels[:2]), labels
+    # Called an undo, not "turn #3" (the restore session's own ordinal): issue 36 item 7.
+    said = [n["msg"] for n in ed.notes()]
+    assert any(m.startswith("Undo: rewind to turn 1 (code): restored") for m in said), said
+    assert not any("#3" in m or "#4" in m for m in said), said
     # Undone: the files are what they were before the first rewind.
     assert (
         read(ws, "a.txt") == b"a2\n"

@@ -47,17 +47,17 @@ def test_rewind_is_previewed_file_by_file_and_cancel_writes_nothing(
     assert labels[0].startswith("Rewind 3 files (nothing is written before this)"), labels
     assert "modify a.txt (+1 -1)" in labels and "delete c.txt (+0 -1)" in labels, labels
     assert "modify b.txt (+1 -1)" in labels and labels[-1] == "Cancel", labels
-    # The diff tab: a.txt now on the left, what the rewind writes on the right.
-    tab = ed.nv.luajson(
-        "local out = {} for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do"
-        " local b = vim.api.nvim_win_get_buf(w)"
-        " out[#out + 1] = { name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ':t'),"
-        " diff = vim.wo[w].diff, lines = vim.api.nvim_buf_get_lines(b, 0, -1, false) } end"
-        " return out"
-    )
+    # The diff tab, on screen while the question is asked again: a.txt now on the left, what the
+    # rewind writes on the right.
+    tab = asks[1]["wins"]
     assert [t["diff"] for t in tab] == [True, True], tab
     assert tab[0]["lines"] == ["a2"] and tab[1]["lines"] == ["a0"], tab
     assert read(ws, "a.txt") == b"a2\n" and read(ws, "c.txt") == b"c1\n"
+    # Issue 36 item 8: the diff is on screen while the question is asked again (its tab current,
+    # drawn), and answering closes it: the person is back where they started.
+    assert asks[1]["tabs"] == 2 and asks[1]["tab"] == 2 and asks[1]["diff"], asks[1]
+    assert ed.nv.luajson("return vim.fn.tabpagenr('$')") == 1
+    assert ed.nv.luajson("return vim.fn.expand('%:t')") == "a.txt"
 
     last = ed.run("Rewind 1", answers=["Rewind 3 files"])
     assert last["status"] == "applied", last

@@ -159,7 +159,8 @@ def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
         {"do": "press", "key": "Control+Alt+z"},
         {"do": "pick", "row": "#1", "filter": "first prompt"},
         {"do": "pick", "row": "Code only"},
-        {"do": "dialog", "label": "overwrite", "button": "Overwrite"},
+        # The conflict's question is inside the preview: every file, the conflict marked.
+        {"do": "pick", "row": "Overwrite", "filter": "", "seek": True},
         {"do": "wait-disk", "file": "a.txt", "content": A0},
         {"do": "wait-clean", "file": "a.txt"},
         {"do": "wait-for", "selector": MESSAGE, "text": "one Undo"},
@@ -267,7 +268,8 @@ def test_rewind_and_undo_in_vscode(tmp_path: Path) -> None:
 def test_timeline_lenses_diff_and_conflict_choice_in_vscode(tmp_path: Path) -> None:
     """The timeline document with the server's code lenses; its "Diff" lens opens VS Code's diff
     editor (through the extension's `rewind:` documents); a rewind over an unsaved edit of a file
-    the agent changed shows the conflict dialog, and "Skip Conflicts" restores only the rest."""
+    the agent changed lists the files with the conflict marked, and "Skip Conflicts" restores only
+    the rest."""
     ws, _, agent = _two_turns(tmp_path)
     lens = ".codelens-decoration a"
     steps: list[dict[str, Any]] = [
@@ -291,9 +293,9 @@ def test_timeline_lenses_diff_and_conflict_choice_in_vscode(tmp_path: Path) -> N
         {"do": "pick", "row": "#1", "filter": "first prompt"},
         {"do": "pick", "row": "Code only"},
         {
-            "do": "dialog",
-            "label": "conflicts",
-            "button": "Skip Conflicts",
+            "do": "pick",
+            "row": "Skip Conflicts",
+            "filter": "",
             "screenshot": "vscode-conflict.png",
         },
         {"do": "wait-disk", "file": "b.txt", "content": None},
@@ -317,11 +319,11 @@ def test_timeline_lenses_diff_and_conflict_choice_in_vscode(tmp_path: Path) -> N
     assert diff["modified"].strip() == A2.strip(), f"{diff}\n{ctx}"  # the current a.txt
     assert "before turn #1" in diff["title"], diff
 
-    dialog = _obs(result, "conflicts")
-    assert "a.txt" in dialog["text"] and "would overwrite 1 file" in dialog["text"], dialog
-    assert {"Skip Conflicts", "Overwrite", "Cancel"} <= {b.strip() for b in dialog["buttons"]}, (
-        dialog
-    )
+    # The question inside the preview: both choices, then every file, the conflicting one marked.
+    rows = _obs(result, "picker:Skip Conflicts")["rows"]
+    assert "Skip Conflicts" in rows[0] and "Overwrite" in rows[1], rows
+    assert any("a.txt" in r and "conflict" in r for r in rows), rows
+    assert any("b.txt" in r and "delete" in r and "conflict" not in r for r in rows), rows
 
     after = _obs(result, "after-skip")["files"]
     assert after["b.txt"]["disk"] is None, after  # restored: b.txt did not exist before turn 1

@@ -34,7 +34,7 @@ def _rewind_over_unsaved() -> list[dict[str, Any]]:
         {"do": "command", "title": "Rewind: Rewind to Turn..."},
         {"do": "pick", "row": "#1", "filter": "first prompt"},
         {"do": "pick", "row": "Code only"},
-        {"do": "dialog", "label": "overwrite", "button": "Overwrite"},
+        {"do": "pick", "row": "Overwrite", "filter": "", "seek": True},
         {"do": "wait-disk", "file": "a.txt", "content": A0},
         {"do": "wait-clean", "file": "a.txt"},
         {"do": "observe", "label": "rewound", "files": ["a.txt"]},

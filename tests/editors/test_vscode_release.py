@@ -137,6 +137,8 @@ def test_released_vsix_alone_runs_server_sets_up_hooks_and_rewinds(
             "selector": ".getting-started-step.expanded .button-container a, .getting-started-step.expanded a.button-link, .getting-started-step.expanded .monaco-button",
             "text": "Set Up Claude Code Hooks",
         },
+        # Which file (issue 36 item 11): the per-person one, not the one the team commits.
+        {"do": "pick", "row": "Just for me", "filter": ""},
         {"do": "wait-log", "text": "setting up the hooks"},
         {
             "do": "wait-for",
@@ -206,19 +208,30 @@ def test_released_vsix_alone_runs_server_sets_up_hooks_and_rewinds(
     venvs = list(storage.glob(f"server-{VERSION}-py3.*"))
     assert len(venvs) == 1 and (venvs[0] / ".rewind-installed").is_file(), (venvs, context)
     assert f"starting: {venvs[0]}/bin/rewind-ls serve (bundled)" in logs, context
-    # The hooks run that venv's Python without `site` (`python -I -S .../rewind_ls/__main__.py`,
-    # issue #29): the restart finds the same install through them.
+    # The hooks run the bundled venv's Python without `site` (`python -I -S .../__main__.py`, issue
+    # #29) through `server-current-py3.N`, a link to the newest bundle's venv, so an extension
+    # update does not leave them on a stale path (issue 36 item 11): the restart finds the same
+    # install through them.
+    current = storage / f"server-current-{venvs[0].name.rsplit('-', 1)[1]}"
+    assert current.is_symlink() and current.resolve() == venvs[0].resolve(), (current, context)
     assert any(
-        line.startswith(f"starting: {venvs[0]}/bin/") and line.endswith("(hook settings)")
+        line.startswith(f"starting: {current}/bin/") and line.endswith("(hook settings)")
         for line in logs.splitlines()
     ), context
-    # The hooks run the same rewind-ls as the editor (the bundled venv's), by absolute path.
+    # The hooks run the same rewind-ls as the editor (the bundled venv's), by that stable path.
     hook_cmd = next(o for o in result["observations"] if o.get("label") == "turn1")["stdout"]
-    assert hook_cmd.strip().startswith(str(venvs[0])), (hook_cmd, context)
-    settings = json.loads((ws / ".claude" / "settings.json").read_text())
-    assert str(venvs[0]) in json.dumps(settings)
+    assert hook_cmd.strip().startswith(f"'{current}/bin/python' -I -S"), (hook_cmd, context)
+    # The hook command names this machine's venv: it went to the per-person file, not the one the
+    # team commits.
+    settings = json.loads((ws / ".claude" / "settings.local.json").read_text())
+    assert str(current) in json.dumps(settings) and str(venvs[0]) not in json.dumps(settings)
+    assert not (ws / ".claude" / "settings.json").exists()
+    picked = next(o for o in result["observations"] if o.get("label") == "picker:Just for me")
+    assert any("For everyone on the project" in r for r in picked["rows"]), picked
     message = next(o for o in result["observations"] if o.get("label") == "hooks-message")["texts"]
-    assert any("claude-code hooks set up in .claude/settings.json" in m for m in message), message
+    assert any("claude-code hooks set up in .claude/settings.local.json" in m for m in message), (
+        message
+    )
     rows = next(o for o in result["observations"] if o.get("label") == "view")["texts"]
     assert any("first prompt" in r for r in rows) and any("second prompt" in r for r in rows), rows
     assert (ws / "a.txt").read_text() == A2

@@ -1,8 +1,9 @@
 """Review in a real VS Code (code-server 4.100 in Chromium, the packaged extension, no client code
-for this): Ctrl+. on a line of a turn of three hunks offers "Revert this change (turn 1: ...)",
-the server's question is answered in VS Code's notification, the hunk is reverted in the editor
-(later edits of other lines stay), saved, then "Rewind: Undo Last Rewind" brings it back; the disk
-bytes are checked at each step."""
+for the actions themselves): Ctrl+. on a line of a turn of three hunks offers "Revert this change
+(turn 1: ...)"; the action runs the extension's restore flow (issue 36 item 3): the preview quick
+pick like every restore, the hunk reverted in the editor (later edits of other lines stay) and
+saved like after every restore, a report without protocol ids; then "Rewind: Undo Last Rewind"
+brings it back; the disk bytes are checked at each step."""
 
 from __future__ import annotations
 
@@ -57,15 +58,18 @@ def test_code_action_reverts_one_hunk_then_undo_in_vscode(tmp_path: Path) -> Non
             "text": "Revert this change",
         },
         {"do": "press", "key": "Enter"},
-        {"do": "wait-for", "selector": NOTE, "text": "hunk 2 of 3"},
-        {"do": "screenshot", "name": "vscode-revert-hunk-question.png"},
-        {"do": "click", "selector": f"{NOTE} .monaco-button", "text": "Revert"},
-        {"do": "wait-editor", "file": "f.txt", "text": want},
-        {"do": "observe", "label": "reverted", "files": ["f.txt"]},
-        {"do": "focus", "file": "f.txt"},
-        {"do": "press", "key": "Control+s"},
+        # The preview, as before every restore: a quick pick, the file's change one key away.
+        {
+            "do": "pick",
+            "row": PREVIEW_GO,
+            "filter": "",
+            "screenshot": "vscode-revert-hunk-question.png",
+        },
         {"do": "wait-disk", "file": "f.txt", "content": want},
         {"do": "wait-clean", "file": "f.txt"},
+        {"do": "wait-editor", "file": "f.txt", "text": want},
+        {"do": "observe", "label": "reverted", "files": ["f.txt"]},
+        {"do": "observe-texts", "label": "report", "selector": NOTE, "settleMs": 500},
         {"do": "command", "title": "Rewind: Undo Last Rewind"},
         {"do": "pick", "row": PREVIEW_GO, "filter": ""},  # the undo's preview (issue #27)
         {"do": "wait-editor", "file": "f.txt", "text": TURN2},
@@ -76,8 +80,13 @@ def test_code_action_reverts_one_hunk_then_undo_in_vscode(tmp_path: Path) -> Non
     actions = _obs(result, "actions")["texts"]
     assert any("Revert this change (turn 1: make the numbers words)" in a for a in actions), actions
     assert any("Revert turn 1 in this file" in a for a in actions), actions
+    preview = _obs(result, f"picker:{PREVIEW_GO}")["rows"]
+    assert any("f.txt" in r and "modify +1 -1" in r for r in preview), preview
     reverted = _obs(result, "reverted")["files"]["f.txt"]
     assert reverted["editor"].strip() == want.strip(), reverted
+    assert reverted["disk"] == want and reverted["dirty"] is False, reverted  # saved
+    report = " ".join(_obs(result, "report")["texts"])
+    assert "f.txt" in report and "rewind." not in report, report
     undone = _obs(result, "undone")["files"]["f.txt"]
     assert undone["disk"] == TURN2 and undone["editor"].strip() == TURN2.strip(), undone
     assert (ws / "f.txt").read_bytes() == TURN2.encode()

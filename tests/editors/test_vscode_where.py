@@ -15,7 +15,7 @@ for p in (HERE, HERE.parent):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from test_vscode_e2e import A0, A1, A2, PREVIEW_GO, ROW, _obs, _run_vscode, _two_turns  # noqa: E402
+from test_vscode_e2e import A0, A1, A2, MESSAGE, PREVIEW_GO, ROW, _obs, _run_vscode, _two_turns  # noqa: E402
 
 pytestmark = pytest.mark.editor
 
@@ -54,6 +54,8 @@ def test_restore_points_in_view_and_picker_undone_from_their_row(tmp_path: Path)
         {"do": "row-action", "row": "Before rewind to turn 1", "action": "Undo This Restore"},
         {"do": "pick", "row": PREVIEW_GO, "filter": ""},
         {"do": "wait-disk", "file": "a.txt", "content": A2},
+        {"do": "wait-for", "selector": MESSAGE, "text": "Undo of"},
+        {"do": "observe-texts", "label": "report", "selector": MESSAGE, "settleMs": 500},
     ]
     result = _run_vscode(tmp_path, ws, agent, steps)
     picker = _obs(result, "picker")["texts"]
@@ -61,6 +63,8 @@ def test_restore_points_in_view_and_picker_undone_from_their_row(tmp_path: Path)
     assert any("before rewind to turn 1" in t for t in picker), picker
     here = [t for t in picker if "you are here" in t]
     assert len(here) == 1 and "before rewind to turn 2" in here[0], picker
+    # The row is the state before that restore: the files are after it (issue 36 item 7).
+    assert "you are here: after this restore" in here[0], picker
     view = _obs(result, "view")["texts"]
     assert any(t.startswith("restore points") for t in view), view
     rows = [t for t in view if "Before rewind to turn" in t]
@@ -68,6 +72,10 @@ def test_restore_points_in_view_and_picker_undone_from_their_row(tmp_path: Path)
     assert "you are here" in next(t for t in rows if "turn 2" in t), view
     assert "you are here" not in next(t for t in rows if "turn 1" in t), view
     assert (ws / "a.txt").read_text() == A2 and (ws / "b.txt").exists()
+    # Called an undo of that restore, not "turn #N" (the restore session's ordinal).
+    texts = _obs(result, "report")["texts"]
+    undo = next(t for t in texts if "Undo of" in t)
+    assert "Undo of rewind to turn 1 (code): restored a.txt" in undo and "#" not in undo, texts
 
 
 def test_a_fork_is_labelled_in_the_view(tmp_path: Path) -> None:

@@ -64,6 +64,9 @@ class Editor:
         self.buffers: dict[str, list[Any]] = {}  # uri -> [text, version]
         self.edits: list[types.WorkspaceEdit] = []
         self.reject = False
+        # VS Code keeps a document open after a DeleteFile (and those a diff view showed): the
+        # server gets no didClose and holds a document of a file that no longer exists.
+        self.keep_deleted = False
 
     def open(self, path: Path, text: str | None = None) -> str:
         uri = uri_of(path)
@@ -122,7 +125,7 @@ class Editor:
                 path = path_of(change.uri)
                 if path.exists():
                     path.unlink()
-                if change.uri in self.buffers:
+                if change.uri in self.buffers and not self.keep_deleted:
                     del self.buffers[change.uri]
                     self.client.text_document_did_close(
                         types.DidCloseTextDocumentParams(

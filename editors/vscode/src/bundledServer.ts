@@ -94,6 +94,33 @@ export function venvPaths(storage: string, bundle: Bundle, minor: number): { dir
 }
 
 /**
+ * The hook command for a bundled venv (`exe`: its rewind-ls) by a path that stays valid across extension updates:
+ * `server-current-py3.N`, a link to the newest bundle's venv for that Python minor (`linkCurrent`), run the way
+ * `rewind-ls install` writes hooks (`python -I -S .../rewind_ls/__main__.py hook AGENT`: no `site`). Undefined
+ * when `exe` is not a bundled venv's (POSIX layout only).
+ */
+export function stableHookCommand(exe: string, agent: string): string | undefined {
+  const dir = path.dirname(path.dirname(exe));
+  const minor = /^server-.+-py3\.(\d+)$/.exec(path.basename(dir))?.[1];
+  if (!minor || process.platform === 'win32') return undefined;
+  const current = path.join(path.dirname(dir), `server-current-py3.${minor}`);
+  const main = path.join(current, 'lib', `python3.${minor}`, 'site-packages', 'rewind_ls', '__main__.py');
+  if (!fs.existsSync(main)) return undefined;
+  const q = (s: string): string => `'${s.replace(/'/g, "'\\''")}'`;
+  return `${q(path.join(current, BIN, 'python'))} -I -S ${q(main)} hook ${agent}`;
+}
+
+/** Points `server-current-py3.N` at `dir` (replaced atomically: a hook running meanwhile sees one or the other). */
+function linkCurrent(storage: string, dir: string, minor: number): void {
+  if (process.platform === 'win32') return;
+  const current = path.join(storage, `server-current-py3.${minor}`);
+  const temp = `${current}.${process.pid}`;
+  fs.rmSync(temp, { force: true });
+  fs.symlinkSync(path.basename(dir), temp);
+  fs.renameSync(temp, current);
+}
+
+/**
  * The rewind-ls of the bundle, installed first when needed: `python -m venv --without-pip DIR` (Debian's python3
  * has no ensurepip without python3-venv), then pip run from its wheel installs rewind-ls from bundled/wheels only
  * (`--isolated --no-index`: no network, no pip configuration of the person's). A marker written last says the
@@ -109,7 +136,10 @@ export async function ensureInstalled(
   runner: Run = run,
 ): Promise<string> {
   const { dir, exe, done } = venvPaths(storage, bundle, minor);
-  if (fs.existsSync(done) && fs.existsSync(exe)) return exe;
+  if (fs.existsSync(done) && fs.existsSync(exe)) {
+    linkCurrent(storage, dir, minor);
+    return exe;
+  }
   fs.mkdirSync(storage, { recursive: true });
   const lock = `${dir}.lock`;
   const deadline = Date.now() + 5 * 60_000;
@@ -156,6 +186,7 @@ export async function ensureInstalled(
     }
     if (!fs.existsSync(exe)) throw new Error(`pip finished but ${exe} is missing`);
     fs.writeFileSync(done, `${bundle.version}\n`);
+    linkCurrent(storage, dir, minor);
     log(`installed ${exe}`);
     return exe;
   } finally {

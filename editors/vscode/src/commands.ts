@@ -2,7 +2,6 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import {
-  conflictPrompt,
   errorText,
   pathsToSave,
   pickerEntries,
@@ -207,7 +206,8 @@ export class Commands {
 
   async undoLastRewind(options: RestoreOptions = {}): Promise<void> {
     let what = 'Undo of the last rewind';
-    if (!options.force && !options.skipConflicts && previewEnabled()) {
+    if (!options.force && !options.skipConflicts) {
+      // The preview is asked for even when previews are off: a conflict is a question, never a dead end.
       let preview: PreviewResult;
       try {
         preview = await this.server.request<PreviewResult>(Methods.preview, { mode: 'undo' });
@@ -216,9 +216,11 @@ export class Commands {
         return;
       }
       what = `Undo of ${preview.turn.prompt}`;
-      if (preview.conflicts === 0) {
+      if (preview.conflicts > 0 || previewEnabled()) {
         const title = `Undo: ${preview.turn.prompt}`;
-        if (!(await confirmRestore(title, 'Undo', preview.files, rewindDiff(preview.turn.id)))) return;
+        const choice = await confirmRestore(title, 'Undo', preview.files, rewindDiff(preview.turn.id), 'Undoing the last rewind');
+        if (!choice) return;
+        options = { ...options, ...choice.options };
       }
     }
     const done = await this.withSaving(
@@ -296,8 +298,10 @@ export class Commands {
     mode: Mode,
     options: RestoreOptions = {},
     paths?: string[],
+    hunks?: number[],
   ): Promise<void> {
-    const base = { turnId: turn.id, scope, mode, ...(paths ? { paths } : {}) };
+    const base = { turnId: turn.id, scope, mode, ...(paths ? { paths } : {}), ...(hunks ? { hunks } : {}) };
+    const point = turn.sessionKind === 'rewind' && mode === 'rewind';
     if (!options.force && !options.skipConflicts) {
       const preview = await this.server.request<PreviewResult>(Methods.preview, base);
       if (scope !== 'code' && preview.conversation && !preview.conversation.available) {
@@ -316,31 +320,36 @@ export class Commands {
         base.scope = scope;
       }
       const merge = mode === 'revert' ? mergePrompt(preview.files, turn.number) : undefined;
-      if (merge) {
-        const choice = await vscode.window.showWarningMessage(
-          merge.message,
-          { modal: true, detail: merge.detail },
-          merge.markers,
-          merge.rewind,
-        );
-        if (choice === merge.rewind) return this.restore(turn, 'code', 'rewind', {}, merge.paths);
-        if (choice !== merge.markers) return;
-        options = { merge: true };
-      } else if (preview.conflicts > 0) {
-        const what = mode === 'revert' ? `Reverting turn #${turn.number}` : `Rewinding to turn #${turn.number}`;
-        const choice = await this.askConflicts(preview.files, what);
-        if (!choice) return;
-        options = choice;
-      } else if (scope !== 'conversation' && previewEnabled()) {
+      if (merge || preview.conflicts > 0 || (scope !== 'conversation' && previewEnabled())) {
+        // With conflicts the question is inside the preview (every file listed, the conflicts marked).
         const one = paths?.length === 1 ? ` (${preview.files[0]?.path ?? 'one file'})` : '';
-        const title =
-          mode === 'revert' ? `Revert turn #${turn.number}${one}` : `Rewind to before turn #${turn.number}${one}`;
-        const verb = mode === 'revert' ? 'Revert' : 'Rewind';
+        // A restore point is no turn: its rewind undoes that restore, and is called so.
+        const title = point
+          ? `Undo: ${turn.prompt}`
+          : hunks
+            ? `Revert this change of turn #${turn.number}${one}`
+            : mode === 'revert'
+              ? `Revert turn #${turn.number}${one}`
+              : `Rewind to before turn #${turn.number}${one}`;
+        const verb = point ? 'Undo' : mode === 'revert' ? 'Revert' : 'Rewind';
         const diff = mode === 'revert' ? revertDiff(turn.id, turn.number) : rewindDiff(turn.id);
-        if (!(await confirmRestore(title, verb, preview.files, diff))) return;
+        const what = point
+          ? `Undoing ${turn.prompt}`
+          : mode === 'revert'
+            ? `Reverting turn #${turn.number}`
+            : `Rewinding to turn #${turn.number}`;
+        const choice = await confirmRestore(title, verb, preview.files, diff, what, merge?.choices, merge?.question);
+        if (!choice) return;
+        // "Rewind those files instead": decided here, with what it drops said; no second question.
+        if (choice.rewindPaths) return this.restore(turn, 'code', 'rewind', choice.options, choice.rewindPaths);
+        options = choice.options;
       }
     }
-    const title = mode === 'revert' ? `Reverting turn #${turn.number}…` : `Rewinding to turn #${turn.number}…`;
+    const title = point
+      ? `Undoing ${turn.prompt}…`
+      : mode === 'revert'
+        ? `Reverting turn #${turn.number}…`
+        : `Rewinding to turn #${turn.number}…`;
     const done = await this.withSaving(
       title,
       () => this.server.request<RestoreResult>(Methods.restore, { ...base, ...options }),
@@ -349,10 +358,16 @@ export class Commands {
     if (!done) return;
     if (done.result.status === 'conflict' && !options.force && !options.skipConflicts) {
       const choice = await this.askConflicts(done.result.files, 'The restore');
-      if (choice) return this.restore(turn, scope, mode, choice, paths);
+      if (choice) return this.restore(turn, scope, mode, choice, paths, hunks);
       return;
     }
-    const what = mode === 'revert' ? `Revert of turn #${turn.number}` : `Rewind to turn #${turn.number}`;
+    const what = point
+      ? `Undo of ${turn.prompt}`
+      : hunks
+        ? `Revert of a change of turn #${turn.number}`
+        : mode === 'revert'
+          ? `Revert of turn #${turn.number}`
+          : `Rewind to turn #${turn.number}`;
     this.report(done, what, options);
     if (options.merge) await this.openMarked(done.result);
   }
@@ -366,19 +381,16 @@ export class Commands {
     if (marked.length > 0) {
       void this.say(
         'info',
-        `Rewind: conflict markers in ${marked.map((f) => f.path).join(', ')}: choose Accept Current (now) or ` +
-          `Accept Incoming (before the turn) on each block, then save. Rewind: Undo Last Rewind takes the revert back.`,
+        `Rewind: conflict markers in ${marked.map((f) => f.path).join(', ')} (saved with them): choose Accept Current ` +
+          `(now) or Accept Incoming (before the turn) on each block, then save again. Rewind: Undo Last Rewind takes ` +
+          `the revert back.`,
       );
     }
   }
 
-  /** Modal: skip the conflicting files, overwrite them, or cancel (undefined). */
+  /** A conflict the server met after the preview (something changed meanwhile): the same question, in the list. */
   private async askConflicts(files: PreviewResult['files'], what: string): Promise<RestoreOptions | undefined> {
-    const { message, detail } = conflictPrompt(files, what);
-    const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, 'Skip Conflicts', 'Overwrite');
-    if (choice === 'Skip Conflicts') return { skipConflicts: true };
-    if (choice === 'Overwrite') return { force: true };
-    return undefined;
+    return (await confirmRestore(what, 'Restore', files, () => undefined, what))?.options;
   }
 
   /**
@@ -495,6 +507,18 @@ export class Commands {
     } else if (choice === 'Open in Terminal') {
       await openResumeTerminal(fork.resumeCommand);
     }
+  }
+
+  /**
+   * The code actions "Revert this change" (`hunk`: one hunk of the turn's change to `uri`) and "Revert turn N in
+   * this file" (no hunk): the same flow as every restore (the preview quick pick, the conflict question in it,
+   * the changed documents saved, the report).
+   */
+  async revertChange(turnId: string | undefined, uri: string | undefined, hunk?: number): Promise<void> {
+    if (!turnId || !uri) return;
+    const turn = await this.findTurn(turnId);
+    if (!turn) return;
+    await this.restore(turn, 'code', 'revert', {}, [uri], hunk === undefined ? undefined : [hunk]);
   }
 
   /** Rewinds one file of a turn to its content before the turn (the Rewind view's per-file action). */

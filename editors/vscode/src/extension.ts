@@ -41,6 +41,13 @@ export function activate(context: vscode.ExtensionContext): void {
           return commands.undoLastRewind((args[0] as RestoreOptions | undefined) ?? {});
         case ServerCommands.diff:
           return commands.compareTurn(turnId, typeof args[1] === 'string' ? args[1] : undefined);
+        // The code actions: through the extension's flow too, so the reverted document is saved like after
+        // every other restore, and the preview is the same quick pick.
+        case ServerCommands.revertHunk:
+          if (typeof args[2] !== 'number') return next(command, args) as unknown; // the server says what is wrong
+          return commands.revertChange(turnId, typeof args[1] === 'string' ? args[1] : undefined, args[2]);
+        case ServerCommands.revertInFile:
+          return commands.revertChange(turnId, typeof args[1] === 'string' ? args[1] : undefined);
         default:
           return next(command, args) as unknown;
       }
@@ -172,7 +179,31 @@ export function activate(context: vscode.ExtensionContext): void {
             typeof agent === 'string' && agents.includes(agent)
               ? agent
               : await vscode.window.showQuickPick(agents, { placeHolder: 'The agent whose hooks to set up in this project' });
-          if (chosen) await server.installHooks(chosen);
+          if (!chosen) return;
+          // The hook command names this machine's rewind-ls by its path: a file the team commits is the
+          // wrong home for it unless everyone's path is the same. Claude Code has a per-person file.
+          let local = false;
+          if (chosen === 'claude-code') {
+            const where = await vscode.window.showQuickPick(
+              [
+                {
+                  label: 'Just for me',
+                  description: '.claude/settings.local.json (not committed; it names this machine\'s rewind-ls)',
+                  local: true,
+                },
+                {
+                  label: 'For everyone on the project',
+                  description: '.claude/settings.json (committed with the project)',
+                  local: false,
+                },
+              ],
+              // Kept open when the focus moves (a walkthrough's button leaves it on the walkthrough's page).
+              { title: 'Set up the Claude Code hooks', placeHolder: 'Which settings file the hooks go into', ignoreFocusOut: true },
+            );
+            if (!where) return;
+            local = where.local;
+          }
+          await server.installHooks(chosen, local);
         } catch (e) {
           void vscode.window.showErrorMessage(`Rewind: ${errorText(e)}`);
         }

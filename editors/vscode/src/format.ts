@@ -103,14 +103,34 @@ export function turnName(turn: Pick<TurnInfo, 'number' | 'sessionKind'>): string
   }
 }
 
+/** "a.txt, b.txt (+2 more)": what tells two entries without a prompt apart (your saves of the same minute). */
+export function fileNames(files: TurnInfo['files'], max = 3): string {
+  const shown = files.slice(0, max).map((f) => f.path).join(', ');
+  return files.length > max ? `${shown} (+${files.length - max} more)` : shown;
+}
+
 export function turnLabel(turn: TurnInfo, now?: Date): string {
   const agent = turn.sessionKind === 'agent' || !turn.sessionKind;
-  const prompt = agent ? `  ${promptSummary(turn.prompt)}` : turn.sessionKind === 'rewind' ? `  before ${promptSummary(turn.prompt)}` : '';
+  const prompt = agent
+    ? `  ${promptSummary(turn.prompt)}`
+    : turn.sessionKind === 'rewind'
+      ? `  before ${promptSummary(turn.prompt)}`
+      : turn.files.length > 0
+        ? `  ${fileNames(turn.files)}`
+        : '';
   return `${turnName(turn)}  ${formatTime(turn.startedAt, now)}${prompt}`;
 }
 
 /** The mark on the row whose end is the workspace's current state. */
 export const YOU_ARE_HERE = 'you are here';
+
+/**
+ * The mark itself: a restore point's row is the state *before* its restore (picking it undoes the restore), so
+ * when the current state is what the last restore wrote, its row says that the files are after it.
+ */
+export function hereMark(turn: Pick<TurnInfo, 'sessionKind'>): string {
+  return turn.sessionKind === 'rewind' ? `${YOU_ARE_HERE}: after this restore` : YOU_ARE_HERE;
+}
 
 /**
  * The row that holds the current state: the newest restore point when a restore came after the current session's
@@ -129,7 +149,7 @@ export function hereTurnId(list: ListTurnsResult): string | undefined {
 }
 
 export function turnItem(turn: TurnInfo, now?: Date, here?: string): TurnItem {
-  const label = turnLabel(turn, now) + (turn.id === here ? `  ← ${YOU_ARE_HERE}` : '');
+  const label = turnLabel(turn, now) + (turn.id === here ? `  ← ${hereMark(turn)}` : '');
   const detail = turn.sessionKind === 'rewind' ? `Undo this restore: ${filesSummary(turn.files)}` : filesSummary(turn.files);
   return { kind: 'turn', label, detail, turn };
 }
@@ -212,9 +232,10 @@ export interface ScopeItem {
 
 export function scopeItems(turn: TurnInfo): ScopeItem[] {
   const n = `#${turn.number}`;
+  // Code only first: the files alone are what most rewinds want, and the conversation is forked only when asked.
   return [
-    { label: 'Code and conversation', description: `files and the conversation as they were before ${n}`, scope: 'both' },
     { label: 'Code only', description: `files as they were before ${n}; the conversation stays`, scope: 'code' },
+    { label: 'Code and conversation', description: `files and the conversation as they were before ${n}`, scope: 'both' },
     { label: 'Conversation only', description: `fork the conversation before ${n}; files stay`, scope: 'conversation' },
     {
       label: 'Summarize from here',

@@ -13,7 +13,7 @@ import {
   type ServerOptions,
   State,
 } from 'vscode-languageclient/node';
-import { ensureInstalled, findBundle, pickPython, run } from './bundledServer';
+import { ensureInstalled, findBundle, pickPython, run, stableHookCommand } from './bundledServer';
 import { TIMELINE_SELECTOR } from './contentProvider';
 import { errorText } from './format';
 import { type DidChangeTurnsParams, Methods } from './protocol';
@@ -171,12 +171,15 @@ export class RewindServer implements vscode.Disposable {
   }
 
   /** Runs `rewind-ls install AGENT` in the workspace with the server's own rewind-ls: hooks and editor share it. */
-  async installHooks(agent: string): Promise<void> {
+  async installHooks(agent: string, local = false): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     if (!folder) throw new Error('open a folder first: the hooks go into its agent settings');
     if (!(await this.start()) || !this.current) throw new Error('the rewind-ls language server is not running (see Output › Rewind)');
     const cmd = this.current;
-    const args = cmd.args[cmd.args.length - 1] === 'serve' ? [...cmd.args.slice(0, -1), 'install', agent, '-C', folder] : undefined;
+    // The bundled server's venv is versioned: the hooks run it through a link that follows extension updates.
+    const stable = cmd.origin === 'bundled' ? stableHookCommand(cmd.command, agent) : undefined;
+    const install = ['install', agent, ...(local ? ['--local'] : []), ...(stable ? ['--command', stable] : []), '-C', folder];
+    const args = cmd.args[cmd.args.length - 1] === 'serve' ? [...cmd.args.slice(0, -1), ...install] : undefined;
     if (!args) throw new Error(`cannot tell how to run "install" with \`${displayCommand(cmd)}\`: run rewind-ls install ${agent} in a terminal`);
     const exe = findOnPath(cmd.command, process.env.PATH) ?? cmd.command;
     this.output.appendLine(`setting up the hooks: ${displayCommand({ command: exe, args })}`);

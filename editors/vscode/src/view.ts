@@ -2,7 +2,7 @@
 // rewind one file). It reads rewind/listTurns a page at a time (the newest turns of each session, then
 // "Older turns…" on demand) and refreshes on rewind/didChangeTurns.
 import * as vscode from 'vscode';
-import { baselineMessage, errorText, formatTime, hereTurnId, promptSummary, sessionTitle, TURN_PAGE, turnName, withOlderPage, YOU_ARE_HERE } from './format';
+import { baselineMessage, errorText, fileNames, formatTime, hereTurnId, promptSummary, sessionTitle, TURN_PAGE, turnName, withOlderPage, hereMark } from './format';
 import type { FileChange, ListTurnsParams, ListTurnsResult, SessionInfo, TurnInfo } from './protocol';
 
 export type Node =
@@ -119,10 +119,14 @@ export class TurnsView implements vscode.TreeDataProvider<Node> {
         const t = node.turn;
         const agent = t.sessionKind === 'agent';
         const item = new vscode.TreeItem(
-          agent ? `${turnName(t)} ${promptSummary(t.prompt, 60)}` : turnName(t),
+          agent
+            ? `${turnName(t)} ${promptSummary(t.prompt, 60)}`
+            : t.sessionKind === 'rewind' || t.files.length === 0
+              ? turnName(t)
+              : `${turnName(t)} ${fileNames(t.files)}`,
           t.files.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
         );
-        const here = t.id === this.here ? `${YOU_ARE_HERE} · ` : '';
+        const here = t.id === this.here ? `${hereMark(t)} · ` : '';
         item.id = `turn:${t.id}`;
         item.description = `${here}${formatTime(t.startedAt)} · ${t.files.length} ${t.files.length === 1 ? 'file' : 'files'}`;
         item.tooltip = new vscode.MarkdownString().appendText(`${turnName(t)} · ${formatTime(t.startedAt)}\n\n${t.prompt}`);

@@ -31,6 +31,9 @@ class Agent(NamedTuple):
     # `hook_commands(path, agent) -> commands`: the JSON hooks file most agents share, or the
     # agent's own form (OpenCode's plugin).
     hooks_module: str = "rewind_ls.core.agents.settings"
+    # The project's per-person hooks file, not committed (Claude Code's .claude/settings.local.json);
+    # None when the agent has none.
+    local_settings_path: Callable[[str], str] | None = None
 
     def handler(self) -> Callable[[dict[str, Any]], Any]:
         handle: Callable[[dict[str, Any]], Any] = importlib.import_module(
@@ -55,6 +58,10 @@ def _claude_settings(workspace: str, user: bool) -> str:
     return os.path.join(
         claude_dir() if user else os.path.join(workspace, ".claude"), "settings.json"
     )
+
+
+def _claude_local_settings(workspace: str) -> str:
+    return os.path.join(workspace, ".claude", "settings.local.json")
 
 
 def codex_home() -> str:
@@ -117,6 +124,7 @@ AGENTS: dict[str, Agent] = {
                 "SessionEnd": None,
             },
             settings_path=_claude_settings,
+            local_settings_path=_claude_local_settings,
             after_install="",
         ),
         Agent(

@@ -50,14 +50,17 @@ def is_fast_command(command: str) -> bool:
 
 
 def installed_hooks(root: str, agent: str = "claude-code") -> list[tuple[str, list[str]]]:
-    """The agent's settings files for `root` (project, then user) that hold our hooks, each with
-    its hook commands."""
+    """The agent's settings files for `root` (project, the project's per-person file, then user)
+    that hold our hooks, each with its hook commands."""
     from rewind_ls.core.agents.registry import AGENTS
 
     who = AGENTS[agent]
     out = []
-    for user_level in (False, True):
-        path = who.settings_path(root, user_level)
+    paths = [who.settings_path(root, False)]
+    if who.local_settings_path is not None:
+        paths.append(who.local_settings_path(root))
+    paths.append(who.settings_path(root, True))
+    for path in paths:
         commands = who.hooks_file().hook_commands(path, agent)
         if commands:
             out.append((path, commands))

@@ -7,7 +7,7 @@ from typing import Any
 
 from rewind_ls.core.capture.local_history import WATCH_SOURCE
 from rewind_ls.core.history.timeline import iso
-from rewind_ls.core.model import ABSENT, PathChange, Session, SessionKind, Version
+from rewind_ls.core.model import ABSENT, FILE, PathChange, Session, SessionKind, Version
 from rewind_ls.core.store import Store
 
 
@@ -106,3 +106,15 @@ def version_at(store: Store, path: str, seq: int) -> Version | None:
         return later[0].before
     known = store.known(path)
     return None if known is None else known[0]
+
+
+def last_on_disk(store: Store, path: str) -> Version | None:
+    """The last content `path` held on disk as far as rewind-ls recorded it (before its deletion,
+    when the newest change deleted it); None when it never saw the path hold a file. An editor's
+    document of a deleted file that still shows this content is a leftover, not unsaved text."""
+    for change in reversed(store.path_history(path)):
+        for version in (change.after, change.before):
+            if version is not None and version.kind == FILE:
+                return version
+    known = store.known(path)
+    return known[0] if known is not None and known[0].kind == FILE else None

@@ -81,7 +81,7 @@ def _note_unsaved_buffers(store: Store, plan: Plan) -> None:
 def _with_note(exc: RewindError, note: str) -> RewindError:
     """`exc` (a RewindError or ConflictError) again, with `note` appended to its message."""
     if isinstance(exc, ConflictError):
-        return ConflictError(f"{exc}{note}", exc.paths)
+        return ConflictError(f"{exc}{note}", exc.paths, exc.cli_hint)
     try:
         return type(exc)(f"{exc}{note}")
     except TypeError:  # a kind whose constructor takes other arguments (BadPath, UnknownTurn)
@@ -157,7 +157,9 @@ class RestoreFlow:
         except RewindError as exc:
             if not self.code:
                 raise
-            raise RewindError(f"{exc}; code not restored either (--scope both)") from exc
+            raise RewindError(
+                f"{exc}; code not restored either (code and conversation go together)"
+            ) from exc
         return items
 
     def code_failed(self, exc: BaseException) -> BaseException:
@@ -167,7 +169,9 @@ class RestoreFlow:
             return exc
         self.drop_fork()
         if isinstance(exc, RewindError):
-            return _with_note(exc, "; the conversation fork was removed (--scope both)")
+            return _with_note(
+                exc, "; the conversation fork was removed (code and conversation go together)"
+            )
         return exc
 
     def code_refused(self) -> bool:

@@ -100,20 +100,20 @@ def select(plan: Plan, force: bool, skip_conflicts: bool) -> list[PathPlan]:
         number = plan.turn.number
         raise ConflictError(
             "revert refused, nothing written: "
-            + "; ".join(p.conflict.message for p in merge if p.conflict)
-            + f" (`revert {number} --merge` writes it with conflict markers to resolve; "
-            f"`rewind {number} --path FILE` rewinds that file instead)",
+            + "; ".join(p.conflict.message for p in merge if p.conflict),
             [p.path for p in merge],
+            f" (`revert {number} --merge` writes it with conflict markers to resolve; "
+            f"`rewind {number} --path FILE` rewinds that file instead)",
         )
     blocking = [
         p for p in conflicts if p.conflict is not None and not (force and p.conflict.forcible)
     ]
     if blocking and not skip_conflicts:
-        hint = "--force to overwrite, --skip-conflicts to restore the rest"
         raise ConflictError(
-            f"{len(blocking)} conflict(s), nothing written ({hint}):\n  "
+            f"{len(blocking)} conflict(s), nothing written:\n  "
             + "\n  ".join(p.conflict.message for p in blocking if p.conflict),
             [p.path for p in blocking],
+            "\n(--force to overwrite, --skip-conflicts to restore the rest)",
         )
     return [
         p

@@ -177,7 +177,9 @@ def _fail(exc: BaseException, problems: list[Undone], point: str) -> None:
     lost = [u for u in problems if u.result == "left"]
     if isinstance(exc, ConflictError):
         extra = f"; {problem_text(problems)}" if problems else ""
-        raise ConflictError(f"{exc}{extra}", [*exc.paths, *(u.path for u in lost)]) from exc
+        raise ConflictError(
+            f"{exc}{extra}", [*exc.paths, *(u.path for u in lost)], exc.cli_hint
+        ) from exc
     if problems:
         raise RewindError(
             f"restore failed ({exc}); {problem_text(problems)}; the content before the "

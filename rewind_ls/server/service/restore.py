@@ -17,6 +17,7 @@ from rewind_ls.core.conversation.fork import (
     fork_turn,
 )
 from rewind_ls.core.errors import RewindError
+from rewind_ls.core.history.versions import last_on_disk
 from rewind_ls.core.model import Action, ConflictKind, RestoreStatus, Scope, Turn
 from rewind_ls.core.restore.editor_traces import mark_unsaved_elsewhere
 from rewind_ls.core.restore.flow import EditorPart, RestoreFlow, finish_editor_restore
@@ -184,7 +185,7 @@ class RestoreWork(ServiceBase):
         buffer's unsaved text back after saving (an undo then brings back the disk's last saved
         bytes under it, `_attach_saved`)."""
         by_path = open_docs_by_path(self.root, docs)
-        reader = buffer_reader(self.root, by_path)
+        reader = buffer_reader(self.root, by_path, lambda rel: last_on_disk(self.store, rel))
         r = request
         turn = self.turn(r.turn_id) if r.turn_id is not None and r.mode != UNDO else None
         rels = [self.rel_of(p) for p in r.paths] if r.paths else None
@@ -201,9 +202,28 @@ class RestoreWork(ServiceBase):
         )
         # Buffers this client has open are read above; another editor's unsaved ones by its traces.
         mark_unsaved_elsewhere(plan, self.root, by_path.keys(), self.store.path)
+        self._name_unsaved(plan, by_path)
         if unsaved and plan.mode == UNDO:
             self._attach_saved(plan)
         return plan
+
+    def _name_unsaved(self, plan: Plan, by_path: dict[str, OpenDoc]) -> None:
+        """A conflict on a file whose open buffer differs from its disk: the client knows the buffer
+        is unsaved, so the conflict says that instead of guessing ("an unsaved buffer, or an edit it
+        did not record")."""
+        for pp in plan.paths:
+            conflict = pp.conflict
+            doc = by_path.get(pp.path)
+            if conflict is None or doc is None or conflict.kind != ConflictKind.MODIFIED_OUTSIDE:
+                continue
+            _, data, _ = read_current(self.root, pp.path)
+            if data is not None and decode_text(data) == doc.text:
+                continue  # the buffer is saved: the change is on disk, unrecorded
+            pp.conflict = Conflict(
+                conflict.kind,
+                f"{pp.path}: unsaved changes in the editor, which the restore would replace",
+                conflict.hunks,
+            )
 
     def _attach_saved(self, plan: Plan) -> None:
         """An undo of a restore that ran over unsaved buffers: each such path gets the disk content
@@ -426,7 +446,9 @@ class RestoreWork(ServiceBase):
                 and job.flow is not None
                 and job.flow.code_refused()
             ):
-                job.messages.append("conversation not forked either (--scope both)")
+                job.messages.append(
+                    "conversation not forked either (code and conversation go together)"
+                )
         fork = job.flow.fork if job.flow is not None else None
         if fork is not None and job.flow is not None and job.flow.turn is not None:
             result["conversation"] = fork_fields(fork)

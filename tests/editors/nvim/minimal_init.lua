@@ -31,7 +31,25 @@ vim.ui.select = function(items, opts, on_choice)
     labels[i] = fmt(item)
   end
   local want = table.remove(_G.rewind_test.answers, 1)
-  local record = { prompt = opts.prompt, kind = opts.kind, labels = labels, want = want }
+  -- What the screen shows while the question is asked: the tab and whether its window is a diff.
+  local record = {
+    prompt = opts.prompt,
+    kind = opts.kind,
+    labels = labels,
+    want = want,
+    tab = vim.fn.tabpagenr(),
+    tabs = vim.fn.tabpagenr('$'),
+    diff = vim.wo.diff,
+    wins = {},
+  }
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local b = vim.api.nvim_win_get_buf(w)
+    table.insert(record.wins, {
+      name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ':t'),
+      diff = vim.wo[w].diff,
+      lines = vim.api.nvim_buf_get_lines(b, 0, -1, false),
+    })
+  end
   table.insert(_G.rewind_test.selects, record)
   vim.schedule(function()
     if want then

@@ -1,5 +1,5 @@
-"""One Claude Code turn through the hook command the project's .claude/settings.json holds (as
-`rewind-ls install claude-code` wrote it), run by `sh -c` the way Claude Code runs a command hook,
+"""One Claude Code turn through the hook command the project's .claude/settings.local.json (the
+per-person file) or .claude/settings.json holds (as `rewind-ls install claude-code` wrote it), run by `sh -c` the way Claude Code runs a command hook,
 in the person's environment (HOME, PATH given here): no rewind-ls of the test's own.
 
     python installed_hook_turn.py WORKSPACE HOME PATH XDG_DATA_HOME PROMPT FILE CONTENT
@@ -21,7 +21,10 @@ import support.agent as agent_mod
 
 def main() -> None:
     ws, home, path, data_home, prompt, rel, content = sys.argv[1:8]
-    settings = json.loads((Path(ws) / ".claude" / "settings.json").read_text())
+    # Claude Code reads both; the per-person file is where "Just for me" puts the hooks.
+    claude = Path(ws) / ".claude"
+    local = claude / "settings.local.json"
+    settings = json.loads((local if local.is_file() else claude / "settings.json").read_text())
     commands = {
         h["command"]
         for groups in settings["hooks"].values()

@@ -180,6 +180,19 @@ function M.history(path)
   end)
 end
 
+--- The code actions: revert hunk `hunk` (0-based; nil: the whole file) of turn `ref`'s change to `uri`,
+--- keeping later edits; previewed and asked like every restore, the buffer written after.
+function M.revert_change(ref, uri, hunk)
+  operation('revert', function(client)
+    local turn, outcome = resolve(client, ref)
+    if not turn then
+      return outcome
+    end
+    local only = { paths = { uri }, hunks = hunk ~= nil and { hunk } or nil }
+    return require('rewind.restore').run(client, turn, 'code', 'revert', true, only)
+  end)
+end
+
 --- `:Rewind undo`: undo the latest rewind, revert or undo.
 function M.undo()
   operation('undo', function(client)

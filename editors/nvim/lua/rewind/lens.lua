@@ -1,6 +1,8 @@
---- Code lens clicks: the server's commands (`rewind.rewind`, `rewind.revert`, `rewind.undo`, `rewind.diff`)
---- run from a lens go through the plugin's own flow, and a restore from a lens always shows its preview
---- and asks first, even with no conflict and `confirm = false` (one click must never write at once).
+--- Code lens clicks and code actions: the server's commands (`rewind.rewind`, `rewind.revert`, `rewind.undo`,
+--- `rewind.diff`, and the code actions' `rewind.revertHunk` / `rewind.revertInFile`) go through the plugin's
+--- own flow, and a restore from a lens or an action always shows its preview and asks first, even with no
+--- conflict and `confirm = false` (one click must never write at once); the buffers it changed are
+--- written like after every other restore.
 local M = {}
 
 function M.commands()
@@ -17,6 +19,14 @@ function M.commands()
     end,
     ['rewind.undo'] = function()
       require('rewind').undo()
+    end,
+    ['rewind.revertHunk'] = function(command)
+      local a = args(command)
+      require('rewind').revert_change(a[1], a[2], a[3])
+    end,
+    ['rewind.revertInFile'] = function(command)
+      local a = args(command)
+      require('rewind').revert_change(a[1], a[2], nil)
     end,
     ['rewind.diff'] = function(command)
       local a = args(command)

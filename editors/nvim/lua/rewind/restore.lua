@@ -90,10 +90,17 @@ local function conflict_headline(title, files, count)
 end
 
 --- A revert whose changes overlap later edits: conflict markers, or rewind those files; never an
---- overwrite (the server refuses it). Returns { merge = true }, { rewind_paths = {...} } or nil.
-local function ask_merge(title, files, number)
+--- overwrite (the server refuses it). Asked inside the revert's preview: every file of the turn listed,
+--- the overlapping ones marked, each answer saying what it does to the others. Returns
+--- { opts = { merge = true } }, { rewind = {...uris}, opts = { force = true } } or nil; and whether
+--- there were overlaps.
+local function ask_merge(client, title, files, number, turn_id)
   local uris, names = {}, {}
+  local all = 0
   for _, f in ipairs(files or {}) do
+    if f.action ~= 'unchanged' or type(f.conflict) == 'table' then
+      all = all + 1
+    end
     if type(f.conflict) == 'table' and f.conflict.kind == 'merge' then
       uris[#uris + 1] = f.uri
       names[#names + 1] = f.path
@@ -103,26 +110,35 @@ local function ask_merge(title, files, number)
     return nil, false
   end
   local which = #names == 1 and names[1] or 'those files'
+  local others = all - #names
   local choices = {
     {
-      label = string.format('Write the revert with conflict markers (<<<<<<< now / >>>>>>> before turn #%d), resolve, :w', number),
-      opts = { merge = true },
+      label = string.format(
+        'Write the revert of all %d file%s with conflict markers in %s (<<<<<<< now / >>>>>>> before turn #%d), resolve, :w',
+        all,
+        all == 1 and '' or 's',
+        table.concat(names, ', '),
+        number
+      ),
+      go = { opts = { merge = true } },
     },
-    { label = string.format('Rewind %s to before turn #%d instead (drops the later edits in it)', which, number), rewind = uris },
-    { label = 'Cancel' },
+    {
+      label = string.format(
+        'Rewind %s to before turn #%d instead (drops the later edits in it)%s',
+        which,
+        number,
+        others > 0 and string.format("; the turn's other %d file%s stay as they are", others, others == 1 and '' or 's') or ''
+      ),
+      go = { rewind = uris, opts = { force = true } },
+    },
   }
-  local choice = async.select(choices, {
-    prompt = string.format(
-      "%s: later edits overlap turn #%d's changes:\n  %s\n",
-      title,
-      number,
-      table.concat(conflict_lines(files), '\n  ')
-    ),
-    kind = 'rewind.conflicts',
-    format_item = function(c)
-      return c.label
-    end,
-  })
+  local question = string.format(
+    "%s: later edits overlap turn #%d's changes:\n  %s\n",
+    title,
+    number,
+    table.concat(conflict_lines(files), '\n  ')
+  )
+  local choice = require('rewind.preview').confirm(client, title, 'Revert', files, turn_id, 'before', question, choices)
   return choice, true
 end
 M.ask_merge = ask_merge
@@ -160,26 +176,16 @@ function M.list_markers(result)
   })
 end
 
---- Shows the conflicts and asks what to do. Returns the options to send, or nil (cancelled).
-local function ask_conflicts(title, files, count)
+--- Shows the conflicts and asks what to do, inside the preview (every file listed, the conflicts
+--- marked; `turn_id`: where a file's diff comes from). Returns the options to send, or nil (cancelled).
+local function ask_conflicts(client, title, verb, files, count, turn_id)
   notify(
     string.format('%s: %d conflict%s: %s', title, count, count == 1 and '' or 's', table.concat(paths_with_conflicts(files), ', ')),
     levels.WARN,
     conflict_lines(files)
   )
-  local choices = {
-    { label = 'Skip conflicting files (restore the others)', opts = { skipConflicts = true } },
-    { label = 'Overwrite conflicting files (:Rewind undo brings them back)', opts = { force = true } },
-    { label = 'Cancel', opts = nil },
-  }
-  local choice = async.select(choices, {
-    prompt = conflict_headline(title, files, count),
-    kind = 'rewind.conflicts',
-    format_item = function(c)
-      return c.label
-    end,
-  })
-  return choice and choice.opts or nil
+  local question = conflict_headline(title, files, count)
+  return require('rewind.preview').confirm(client, title, verb, files, turn_id, 'before', question)
 end
 
 local function set_register(reg, value)
@@ -368,7 +374,7 @@ local function send(client, method, params, title, scope)
     end
     if result.status == 'conflict' and not params.force and not params.skipConflicts then
       local n = #conflict_lines(result.files)
-      local opts = ask_conflicts(title, result.files, n > 0 and n or 1)
+      local opts = ask_conflicts(client, title, 'Restore', result.files, n > 0 and n or 1, params.turnId)
       if not opts then
         notify(title .. ': cancelled, nothing was changed.')
         return { status = 'cancelled', message = 'cancelled', result = result }
@@ -394,18 +400,33 @@ end
 M.send = send -- `:Rewind history` restores a version through it (rewind.history)
 
 --- Rewind (mode "rewind") or revert (mode "revert") `turn` in a coroutine. Returns the outcome table.
---- `confirm`: ask even when `config.options.confirm` is off (a code lens click).
-function M.run(client, turn, scope, mode, confirm)
+--- `confirm`: ask even when `config.options.confirm` is off (a code lens click). `only`: { paths, hunks }
+--- restricts the restore (a code action: one file, or one hunk of it).
+function M.run(client, turn, scope, mode, confirm, only)
   scope = scope or config.options.default_scope
   mode = mode or 'rewind'
   local title = mode == 'revert' and string.format('Revert #%d', turn.number)
     or string.format('Rewind to #%d (%s)', turn.number, scope)
+  local point = turn.sessionKind == 'rewind' and mode == 'rewind'
+  if point then
+    -- A restore point is no turn: rewinding to it undoes that restore, and is called so.
+    title = 'Undo: ' .. (turn.prompt or 'a restore')
+  end
+  if only and only.paths then
+    local name = vim.fn.fnamemodify(vim.uri_to_fname(only.paths[1]), ':.')
+    title = only.hunks and string.format('Revert hunk %d of #%d in %s', only.hunks[1] + 1, turn.number, name)
+      or string.format('Revert #%d in %s', turn.number, name)
+  end
   if mode == 'revert' and #(turn.files or {}) == 0 then
     local msg = string.format('%s: turn #%d changed no file, nothing to revert', title, turn.number)
     notify(msg)
     return { status = 'nothing-to-do', message = msg }
   end
   local params = { turnId = turn.id, scope = scope, mode = mode }
+  if only then
+    params.paths = only.paths
+    params.hunks = only.hunks
+  end
   local err, preview = rpc.request(client, 'rewind/preview', params)
   if err then
     notify(title .. ': ' .. err_message(err), levels.ERROR)
@@ -414,31 +435,33 @@ function M.run(client, turn, scope, mode, confirm)
   local opts = {}
   local merge_choice, has_merge = nil, false
   if mode == 'revert' then
-    merge_choice, has_merge = ask_merge(title, preview.files, turn.number)
+    merge_choice, has_merge = ask_merge(client, title, preview.files, turn.number, turn.id)
   end
   if has_merge then
-    if not merge_choice or (not merge_choice.opts and not merge_choice.rewind) then
+    if not merge_choice then
       notify(title .. ': cancelled, nothing was changed.')
       return { status = 'cancelled', message = 'cancelled', preview = preview }
     end
     if merge_choice.rewind then
-      local rewind_params = { turnId = turn.id, scope = 'code', mode = 'rewind', paths = merge_choice.rewind }
+      -- Decided in the preview, with what it drops said: no second question.
+      local rewind_params = { turnId = turn.id, scope = 'code', mode = 'rewind', paths = merge_choice.rewind, force = true }
       return send(client, 'rewind/restore', rewind_params, string.format('Rewind to #%d (code)', turn.number), 'code')
     end
     local outcome = send(client, 'rewind/restore', vim.tbl_extend('force', params, merge_choice.opts), title, scope)
     M.list_markers(outcome.result)
     return outcome
   elseif (preview.conflicts or 0) > 0 then
-    opts = ask_conflicts(title, preview.files, preview.conflicts)
+    local verb = point and 'Undo' or (mode == 'revert' and 'Revert' or 'Rewind')
+    opts = ask_conflicts(client, title, verb, preview.files, preview.conflicts, turn.id)
     if not opts then
       notify(title .. ': cancelled, nothing was changed.')
       return { status = 'cancelled', message = 'cancelled', preview = preview }
     end
   elseif confirm or config.options.confirm then
-    local verb = mode == 'revert' and 'Revert' or 'Rewind'
+    local verb = point and 'Undo' or (mode == 'revert' and 'Revert' or 'Rewind')
     -- A revert's diff is the turn's own change (what it takes out); a rewind's, the content it writes.
     local yes = require('rewind.preview').confirm(client, title, verb, preview.files, turn.id, 'before')
-    if not yes then
+    if yes == nil then
       notify(title .. ': cancelled, nothing was changed.')
       return { status = 'cancelled', message = 'cancelled', preview = preview }
     end
@@ -473,23 +496,29 @@ function M.summarize(client, turn, direction, instructions)
   return { status = result.status, message = result.message, result = result }
 end
 
---- Undo the latest rewind (in a coroutine).
+--- Undo the latest rewind (in a coroutine). The preview is asked for even when `confirm` is off: an
+--- undo that meets a conflict asks Skip / Overwrite / Cancel like a rewind, never ends in an error.
 function M.undo(client)
-  if config.options.confirm then
-    local err, preview = rpc.request(client, 'rewind/preview', { mode = 'undo' })
-    if err then
-      notify('Undo rewind: ' .. err_message(err), levels.ERROR)
-      return { status = 'error', message = err_message(err), error = err }
-    end
-    if (preview.conflicts or 0) == 0 then
-      local title = 'Undo: ' .. (preview.turn.prompt or 'the last restore')
-      if not require('rewind.preview').confirm(client, title, 'Undo', preview.files, preview.turn.id, 'before') then
-        notify('Undo rewind: cancelled, nothing was changed.')
-        return { status = 'cancelled', message = 'cancelled', preview = preview }
-      end
-    end
+  local title = 'Undo rewind'
+  local err, preview = rpc.request(client, 'rewind/preview', { mode = 'undo' })
+  if err then
+    notify(title .. ': ' .. err_message(err), levels.ERROR)
+    return { status = 'error', message = err_message(err), error = err }
   end
-  return send(client, 'rewind/undo', vim.empty_dict(), 'Undo rewind', 'code')
+  local opts = nil
+  if (preview.conflicts or 0) > 0 then
+    opts = ask_conflicts(client, title, 'Undo', preview.files, preview.conflicts, preview.turn.id)
+  elseif config.options.confirm then
+    local what = 'Undo: ' .. (preview.turn.prompt or 'the last restore')
+    opts = require('rewind.preview').confirm(client, what, 'Undo', preview.files, preview.turn.id, 'before')
+  else
+    opts = {}
+  end
+  if opts == nil then
+    notify(title .. ': cancelled, nothing was changed.')
+    return { status = 'cancelled', message = 'cancelled', preview = preview }
+  end
+  return send(client, 'rewind/undo', next(opts) and opts or vim.empty_dict(), title, 'code')
 end
 
 return M

@@ -300,7 +300,10 @@ function M.label(turn, here_id)
   elseif turn.sessionKind == 'rewind' then
     prompt = '  before ' .. one_line(turn.prompt, 60)
   end
-  local here = (here_id ~= nil and turn.id == here_id) and ('  ← ' .. M.YOU_ARE_HERE) or ''
+  -- A restore point's row is the state before its restore (picking it undoes the restore): when the
+  -- files are what the last restore wrote, its row says they are after it.
+  local mark = turn.sessionKind == 'rewind' and (M.YOU_ARE_HERE .. ': after this restore') or M.YOU_ARE_HERE
+  local here = (here_id ~= nil and turn.id == here_id) and ('  ← ' .. mark) or ''
   return string.format('%s  %s%s  (%s)%s', M.name(turn), M.format_time(turn.startedAt), prompt, M.files_summary(turn), here)
 end
 

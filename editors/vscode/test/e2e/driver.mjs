@@ -96,12 +96,17 @@ async function waitForPick(page, rowText) {
   return page.locator('.quick-input-widget .monaco-list-row').allTextContents();
 }
 
-async function pick(page, filter, rowText) {
+// `seek`: move the focus down (as a person does with the arrow keys) until the row is focused, for a
+// row that is not the first one.
+async function pick(page, filter, rowText, seek = false) {
   const input = page.locator('.quick-input-widget .quick-input-box input');
   await input.fill(filter);
-  await until(`"${rowText}" to be the focused row`, async () =>
-    (await page.locator('.quick-input-widget .monaco-list-row.focused').first().textContent())?.includes(rowText),
-  );
+  await until(`"${rowText}" to be the focused row`, async () => {
+    const focused = await page.locator('.quick-input-widget .monaco-list-row.focused').first().textContent();
+    if (focused?.includes(rowText)) return true;
+    if (seek && focused) await page.keyboard.press('ArrowDown');
+    return false;
+  });
   await page.keyboard.press('Enter');
 }
 
@@ -197,7 +202,7 @@ async function main() {
             await sleep(300); // let the list settle (detail lines, highlights)
             await page.screenshot({ path: path.join(config.artifacts, step.screenshot) });
           }
-          await pick(page, step.filter ?? step.row, step.row);
+          await pick(page, step.filter ?? step.row, step.row, !!step.seek);
           break;
         }
         case 'dismiss-conflicts': {

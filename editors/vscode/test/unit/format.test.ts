@@ -164,6 +164,11 @@ describe('turnLabel and scopeItems', () => {
   it('calls the person\'s own saves "Your saves", never "#1" next to the agent\'s #1', () => {
     const saves: TurnInfo = { ...turn(1, 'your edits, saved in the editor', 'editor'), sessionKind: 'editor' };
     assert.equal(turnLabel(saves, NOW), 'Your saves  14:01');
+    // Two saves of the same minute are told apart by their files (issue 36 item 12).
+    const one: TurnInfo = { ...saves, files: [{ path: 'a.txt', uri: 'file:///w/a.txt', change: 'modified', source: 'save', sharedWith: [] }] };
+    const two: TurnInfo = { ...saves, files: [{ path: 'b.txt', uri: 'file:///w/b.txt', change: 'modified', source: 'save', sharedWith: [] }] };
+    assert.equal(turnLabel(one, NOW), 'Your saves  14:01  a.txt');
+    assert.notEqual(turnLabel(one, NOW), turnLabel(two, NOW));
     const list: ListTurnsResult = {
       workspace: '/w',
       currentSessionId: 's1',
@@ -180,14 +185,14 @@ describe('turnLabel and scopeItems', () => {
   it('offers the scope and summarize choices in order, Cancel last with neither', () => {
     const items = scopeItems(turn(1, 'x'));
     assert.deepEqual(items.map((i) => i.label), [
-      'Code and conversation',
       'Code only',
+      'Code and conversation',
       'Conversation only',
       'Summarize from here',
       'Summarize up to here',
       'Cancel',
     ]);
-    assert.deepEqual(items.map((i) => i.scope), ['both', 'code', 'conversation', undefined, undefined, undefined]);
+    assert.deepEqual(items.map((i) => i.scope), ['code', 'both', 'conversation', undefined, undefined, undefined]);
     assert.deepEqual(items.map((i) => i.summarize), [undefined, undefined, undefined, 'from', 'upTo', undefined]);
   });
 });

@@ -125,3 +125,38 @@ def test_fork_cuts_before_the_nearest_same_prompt_and_its_hook(
     outside.write_text("")
     with pytest.raises(BadInput, match="refused"):
         session.fork(str(outside), "again", first)
+
+
+def test_every_copilot_hook_delivered_twice_records_each_prompt_once(
+    ws: Path, home: Path, cli: Cli
+) -> None:
+    """Issue #38 item 2 for Copilot CLI, whose prompt carries no id: both deliveries of one event
+    carry the same input (its `timestamp` too), so each prompt is one turn; the same prompt sent
+    again later is a turn of its own."""
+    from datetime import UTC, datetime
+
+    from tests.support.agent import run_hook_twice
+
+    env = {"REWIND_LS_HOME": str(home), "COPILOT_PROJECT_DIR": str(ws)}
+    argv = [sys.executable, "-m", "rewind_ls", "hook", "copilot"]
+
+    def twice(event: str, **fields: Any) -> None:
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        payload = {"hook_event_name": event, "session_id": SESSION, "timestamp": stamp}
+        run_hook_twice({**payload, "cwd": str(ws), **fields}, env, argv)
+
+    (ws / "seed.txt").write_text("seed\n")
+    twice("SessionStart", source="startup")
+    for n in range(1, 4):
+        twice("UserPromptSubmit", prompt="go on")
+        bash = {"tool_name": "Bash", "tool_input": {"command": f"echo {n} > out{n}.txt"}}
+        twice("PreToolUse", **bash)
+        (ws / f"out{n}.txt").write_text(f"{n}\n")
+        twice("PostToolUse", tool_response="ok", **bash)
+        twice("Stop")
+    turns = cli.json("turns", "--session", SESSION)["sessions"][0]["turns"]
+    assert [[f["path"] for f in t["files"]] for t in turns] == [
+        ["out1.txt"],
+        ["out2.txt"],
+        ["out3.txt"],
+    ]

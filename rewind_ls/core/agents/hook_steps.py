@@ -365,6 +365,32 @@ def open_turn(
     )
 
 
+def open_stamped_prompt(
+    rec: Recorder, hook: HookEvent, payload: dict[str, Any], agent: str
+) -> Outcome:
+    """A prompt opens a turn, once, for an agent whose prompt carries no id (Gemini CLI, Copilot
+    CLI) but whose hook input is built once per event and stamped to the millisecond: the same
+    `timestamp` and prompt are the same event delivered twice (two installs), claimed as Claude
+    Code's prompt id is. Called with the session's `PromptLock` held."""
+    import hashlib  # only these agents' prompt pays for it
+
+    prompt = payload.get("prompt")
+    stamp = optional_text(payload, "timestamp")
+    key = None
+    if stamp:
+        text = prompt if isinstance(prompt, str) else ""
+        key = stamp + " " + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
+    if key and not rec.store.claim_event(hook.session_id, "prompt", key, "hook"):
+        earlier = rec.store.event(hook.session_id, "prompt", key)
+        if earlier is not None and earlier.turn_id is not None:
+            return Outcome(f"prompt of {stamp}: already recorded")
+        # A claim without its turn: that hook died between the two; the prompt is this run's.
+    opened = open_turn(rec, hook.session_id, prompt, agent, hook.transcript)
+    if key:
+        rec.store.set_event_turn(hook.session_id, "prompt", key, opened)
+    return Outcome(f"turn {opened} opened")
+
+
 def close_turn(rec: Recorder, session_id: str, notify: bool) -> Outcome:
     """Close the open turn; `notify`: the agent finished answering (not the session ending), so
     the person is told what was recorded."""

@@ -49,9 +49,8 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
     with Store.open(root) as store:
         rec = steps.recorder(store)
         if hook.name == EVENTS.prompt:
-            prompt = payload.get("prompt")
-            opened = steps.open_turn(rec, hook.session_id, prompt, AGENT, hook.transcript)
-            return Outcome(f"turn {opened} opened")
+            with steps.PromptLock(store, hook.session_id):  # a doubled hook: one turn
+                return steps.open_stamped_prompt(rec, hook, payload, AGENT)
         done = steps.session_event(rec, hook, EVENTS, AGENT, payload.get("source"))
         if done is not None:
             return done

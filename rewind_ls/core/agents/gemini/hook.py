@@ -9,15 +9,14 @@ The project folder is in the hook's environment as GEMINI_PROJECT_DIR (one works
 
 from __future__ import annotations
 
-import hashlib
 import os
 from typing import TYPE_CHECKING, Any
 
 from rewind_ls.core.agents import hook_steps as steps
-from rewind_ls.core.agents.hook_steps import Outcome, optional_text
+from rewind_ls.core.agents.hook_steps import Outcome
 
 if TYPE_CHECKING:
-    from rewind_ls.core.capture.recorder import Recorder
+    pass
 
 AGENT = "gemini"
 EDIT_TOOLS = {"write_file": "file_path", "replace": "file_path"}
@@ -31,27 +30,6 @@ SHELL_RUN = "gemini-shell"
 
 def gemini_home() -> str:
     return os.path.join(os.path.expanduser("~"), ".gemini")
-
-
-def _prompt(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Outcome:
-    """A prompt opens a turn, once. Gemini CLI sends no prompt id, but it builds one input per
-    event, stamped to the millisecond, for every hook it runs: the same `timestamp` and prompt
-    are the same event delivered twice (two installs), claimed like Claude Code's prompt id."""
-    prompt = payload.get("prompt")
-    stamp = optional_text(payload, "timestamp")
-    key = None
-    if stamp:
-        text = prompt if isinstance(prompt, str) else ""
-        key = stamp + " " + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
-    if key and not rec.store.claim_event(hook.session_id, "prompt", key, "hook"):
-        earlier = rec.store.event(hook.session_id, "prompt", key)
-        if earlier is not None and earlier.turn_id is not None:
-            return Outcome(f"prompt of {stamp}: already recorded")
-        # A claim without its turn: that hook died between the two; the prompt is this run's.
-    opened = steps.open_turn(rec, hook.session_id, prompt, AGENT, hook.transcript)
-    if key:
-        rec.store.set_event_turn(hook.session_id, "prompt", key, opened)
-    return Outcome(f"turn {opened} opened")
 
 
 def handle_event(payload: dict[str, Any]) -> Outcome:
@@ -71,7 +49,7 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
         rec = steps.recorder(store)
         if hook.name == EVENTS.prompt:
             with steps.PromptLock(store, hook.session_id):  # a doubled hook: one turn
-                return _prompt(rec, hook, payload)
+                return steps.open_stamped_prompt(rec, hook, payload, AGENT)
         done = steps.session_event(rec, hook, EVENTS, AGENT)
         if done is not None:
             return done

@@ -612,7 +612,10 @@ def world_writable(*tops: Path) -> list[str]:
         for folder, dirs, files in os.walk(top):
             for name in [*dirs, *files, ""]:
                 path = os.path.join(folder, name) if name else folder
-                mode = os.lstat(path).st_mode
+                try:
+                    mode = os.lstat(path).st_mode
+                except FileNotFoundError:  # the stopping server removed its socket meanwhile
+                    continue
                 if not stat.S_ISLNK(mode) and mode & 0o002:
                     found.append(f"{path} {stat.filemode(mode)}")
     return found

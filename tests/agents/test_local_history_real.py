@@ -136,6 +136,9 @@ def test_gemini_restore_of_a_checkpoint_after_hand_edits(tmp_path: Path) -> None
             term.wait_for("Apply this change?", 90)
             term.keys("Enter")  # 1. Allow once: the checkpoint is taken before the write
             term.wait_for("done one", 90)
+            # The answer shows before AfterAgent's hook has closed the turn: an edit made while the
+            # turn is open is the turn's, not the person's, so the person edits once it is closed.
+            _wait(lambda: _last_turn_ended(gemini), "the end of the turn")
             mine = "notes original\nmy note by hand\n"
             (project / "notes.txt").write_text(mine)  # a file no tool touched
             _wait(lambda: _h(mine) in _your_edits(gemini, "notes.txt"), "the hand edit's version")
@@ -151,6 +154,12 @@ def test_gemini_restore_of_a_checkpoint_after_hand_edits(tmp_path: Path) -> None
         finally:
             term.close()
         _restore_the_persons_edit(gemini, project, "notes.txt", mine)
+
+
+def _last_turn_ended(agent: RealAgent) -> bool:
+    """Whether the newest turn of the agent's latest session is closed (`turns --json`)."""
+    sessions = json.loads(agent.rewind_ls("turns", "--json").stdout)["sessions"]
+    return bool(sessions and sessions[0]["turns"] and sessions[0]["turns"][-1].get("endedAt"))
 
 
 def _newest(agent: RealAgent, path: str) -> str | None:

@@ -253,6 +253,45 @@ def test_turn_end_without_timestamp_closes_the_turn_read_in_the_same_poll(tmp_pa
     assert store.session("s1").open_turn is None
 
 
+def test_a_last_prompt_line_ends_the_turn_only_where_the_conversation_rests() -> None:
+    """`last-prompt` is also the binary's checkpoint every 32 KiB (inside a turn on 2.1.332,
+    `tests/agents/test_claude_turn_end.py`): it ends the turn when the leaf it names is the
+    model's last reply or a line written after the turn (the Stop hooks' summary), not when it
+    names a tool call, a result, or a line not yet read (still queued for the file)."""
+    sid, stamp = "s1", "2026-11-23T10:00:00.000Z"
+
+    def line(uid: str, kind: str, **more: object) -> dict[str, object]:
+        return {"type": kind, "uuid": uid, "sessionId": sid, "timestamp": stamp, **more}
+
+    def reply(uid: str, stop: str, *blocks: dict[str, object]) -> dict[str, object]:
+        return line(uid, "assistant", message={"stop_reason": stop, "content": list(blocks)})
+
+    def checkpoint(leaf: str | None) -> dict[str, object]:
+        found = {"type": "last-prompt", "sessionId": sid}
+        return found if leaf is None else {**found, "leafUuid": leaf}
+
+    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}
+    lines = [
+        line("u1", "user", promptId="p1", message={"role": "user", "content": "go"}),
+        checkpoint("u2"),  # names a line not read yet
+        reply("u2", "tool_use", {"type": "text", "text": "running"}, call),
+        checkpoint("u2"),  # a tool call waiting for its result
+        line("u3", "user", promptId="p1", message={"role": "user", "content": [result]}),
+        checkpoint("u3"),  # a result waiting for the model
+        reply("u4", "end_turn", {"type": "text", "text": "done"}),
+        checkpoint("u4"),  # the model's last reply
+        line("u5", "system", subtype="stop_hook_summary"),
+        checkpoint("u5"),  # the Stop hooks ran
+        line("u6", "system", subtype="compact_boundary"),
+        checkpoint("u6"),  # a compaction: the turn may go on
+        checkpoint(None),  # no leaf (older binaries, exit): the end
+    ]
+    parser = TranscriptParser("t.jsonl")
+    ends = [i for i, ln in enumerate(lines) for ev in parser.feed(ln) if type(ev).__name__ == "End"]
+    assert ends == [7, 9, 12]
+
+
 @pytest.mark.parametrize("commit", [1, 2, 3, 4, 5])
 def test_a_prompt_hook_killed_after_claiming_its_prompt_id_keeps_the_prompt_when_run_again(
     agent: FakeClaude, cli: Cli, ws: Path, commit: int

@@ -23,8 +23,18 @@ from rewind_ls.core.agents.claude.transcript import content_blocks, json_objects
 from rewind_ls.core.capture.interrupts import is_interrupt, line_time
 from rewind_ls.core.fs import config
 
-# Lines that close the agent's turn (written when the agent stops and waits for the person).
+# `last-prompt` names the conversation's leaf. The binary writes it when it exits, and also each
+# time 32 KiB were appended since the last one (its metadata re-append, read in the 2.1.197 and
+# 2.1.332 binaries): 2.1.332 writes that much inside a turn (a prompt's `prompt_snapshot`
+# attachments), so the line closes the turn only when the leaf it names is one where the
+# conversation rests (`rests`), not a tool call, a result or a prompt the model has yet to answer.
 END_TYPES = {"last-prompt"}
+# Why a model reply ends the turn (`tool_use` and `pause_turn` go on).
+FINAL_STOPS = {"end_turn", "stop_sequence", "max_tokens", "refusal"}
+# The binary's system lines written once the turn is over (after the Stop hooks, in the UI, after
+# a local slash command).
+REST_SUBTYPES = {"stop_hook_summary", "turn_duration", "local_command"}
+RECENT_LINES = 256  # a `last-prompt` names one of the last lines written, or one still queued
 
 MISSING = object()  # a side of a change the transcript does not tell
 
@@ -81,6 +91,17 @@ class Interrupt:
 
 
 Event = Prompt | Edit | End | Interrupt
+
+
+def rests(line: dict[str, Any]) -> bool:
+    """Whether the conversation is at rest after `line`: the model's last reply of a turn (no tool
+    call, a final stop reason) or a system line the binary writes once the turn is over."""
+    kind = line.get("type")
+    if kind == "assistant":
+        message = line.get("message")
+        stop = message.get("stop_reason") if isinstance(message, dict) else None
+        return stop in FINAL_STOPS and not content_blocks(line, "assistant", "tool_use")
+    return kind == "system" and line.get("subtype") in REST_SUBTYPES
 
 
 def _text_or_none(value: Any) -> Any:
@@ -189,6 +210,8 @@ class TranscriptParser:
         self.session_id: str | None = None
         self.cwd: str | None = None
         self.last_at = 0.0
+        # uuid -> `rests` of the last lines read (what a `last-prompt` may name), oldest first.
+        self.recent: dict[str, bool] = {}
 
     def feed(self, line: dict[str, Any]) -> list[Event]:
         sid = self._follow_context(line)
@@ -197,7 +220,8 @@ class TranscriptParser:
         at = self.last_at
         kind = line.get("type")
         if kind in END_TYPES and self.agent_type is None:
-            return [End(sid, at)]
+            return [End(sid, at)] if self._leaf_rests(line) else []
+        self._remember_line(line)
         if self.agent_type is None and is_interrupt(line):
             return [Interrupt(sid, at)]
         if kind == "assistant":
@@ -227,6 +251,23 @@ class TranscriptParser:
         if stamped is not None:
             self.last_at = stamped
         return self.session_id
+
+    def _remember_line(self, line: dict[str, Any]) -> None:
+        uid = line.get("uuid")
+        if self.agent_type is None and isinstance(uid, str) and not line.get("isSidechain"):
+            self.recent.pop(uid, None)
+            self.recent[uid] = rests(line)
+            if len(self.recent) > RECENT_LINES:
+                del self.recent[next(iter(self.recent))]
+
+    def _leaf_rests(self, line: dict[str, Any]) -> bool:
+        """Whether a `last-prompt` line ends the turn: it names no leaf (older binaries), or a
+        leaf among the last lines read where the conversation rests. A leaf not read yet is still
+        queued for the file: the turn goes on (one read long ago: the next prompt closes it)."""
+        leaf = line.get("leafUuid")
+        if not isinstance(leaf, str):
+            return True
+        return self.recent.get(leaf, False)
 
     def _remember_calls(self, line: dict[str, Any]) -> None:
         """An assistant line's edit-tool calls wait for their results."""

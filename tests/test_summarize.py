@@ -73,13 +73,29 @@ def test_conversation_text_carries_tool_calls_and_results() -> None:
 
 def test_summary_text_is_the_binarys_compact_summary() -> None:
     """The binary's cleaning of a summary (an <analysis> dropped, <summary> as `Summary:`, blank
-    runs squeezed), its preamble, and where the full transcript is."""
+    runs squeezed), its preamble, the tools used before the summary (2.1.332), and where the full
+    transcript is."""
     text = summarize.summary_text(
-        "<analysis>draft</analysis>\n<summary>A\n\n\nB</summary>", "/t.jsonl"
+        "<analysis>draft</analysis>\n<summary>A\n\n\nB</summary>", "/t.jsonl", ["Bash", "Write"]
+    )
+    used = (
+        "<system-reminder>\n<tools-used-before-summary>Bash, Write</tools-used-before-summary>\n"
+        "</system-reminder>\n"
     )
     assert text == (
-        summarize.PREAMBLE + "Summary:\nA\n\nB" + summarize.TRANSCRIPT_NOTE + "/t.jsonl"
+        summarize.PREAMBLE + used + "Summary:\nA\n\nB" + summarize.TRANSCRIPT_NOTE + "/t.jsonl"
     )
     assert summarize.summary_text("plain", "/t.jsonl").startswith(
-        summarize.PREAMBLE + "Summary:\nplain\n\nIf you need specific details"
+        summarize.PREAMBLE
+        + "<system-reminder>\n<tools-used-before-summary></tools-used-before-summary>\n"
+        + "</system-reminder>\nSummary:\nplain\n\nIf you need specific details"
     )
+
+
+def test_tools_used_are_the_summarized_parts_tool_calls_sorted() -> None:
+    def call(name: str) -> dict[str, object]:
+        block = {"type": "tool_use", "id": name, "name": name, "input": {}}
+        return {"type": "assistant", "message": {"content": [block]}}
+
+    lines = [call("Write"), call("Bash"), call("Write"), call("mcp__x__y"), call("bad name")]
+    assert summarize.tools_used(lines) == ["Bash", "Write", "mcp__x__y"]

@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.agents.test_claude_real import prompt_request, resume_fork
-from tests.support.fake_anthropic import FakeAnthropic, Reply, is_compaction, text, tool_use
+from tests.support.fake_anthropic import (
+    FakeAnthropic,
+    Reply,
+    dialogue,
+    is_compaction,
+    text,
+    tool_use,
+)
 from tests.support.real_claude import RealClaude, claude_binary
 
 pytestmark = pytest.mark.agent
@@ -29,6 +37,13 @@ def summarizer_reply(body: dict[str, Any]) -> Reply | None:
     if is_compaction(body):
         return [text(f"<analysis>notes</analysis>\n\n<summary>{SUMMARY_UP_TO}</summary>")]
     return None
+
+
+def spoken(api: FakeAnthropic, prompt: str) -> tuple[list[Any], int]:
+    """`prompt_request` without the binary's `system`-role messages (`dialogue`): the messages
+    of the request that sent `prompt`, and the index of the one holding it."""
+    messages, k = prompt_request(api, prompt)
+    return dialogue(messages), len(dialogue(messages[:k]))
 
 
 def session_files(claude: RealClaude) -> set[str]:
@@ -139,9 +154,9 @@ def test_summarize_from_and_up_to(tmp_path: Path) -> None:
         assert "MARK1" in sent and "ONE-A" in sent and "MARK2" not in sent
         api.add([text("after up-to reply")])
         resume_fork(claude, conv, "after up-to prompt", tmp_path)
-        orig, k3 = prompt_request(api, "turn three prompt MARK3")
+        orig, k3 = spoken(api, "turn three prompt MARK3")
         k2 = next(i for i, m in enumerate(orig) if "turn two prompt MARK2" in json.dumps(m))
-        new, k = prompt_request(api, "after up-to prompt")
+        new, k = spoken(api, "after up-to prompt")
         # The summary, then turn 2 onward exactly as the original sent it (tool result included),
         # nothing of turn 1.
         assert SUMMARY_UP_TO in json.dumps(new[0]) and "turn two prompt MARK2" in json.dumps(new[0])
@@ -174,7 +189,7 @@ def test_summarize_from_and_up_to(tmp_path: Path) -> None:
         assert "BASH-RESULT-MARK2" in given and "MARK3" in given and "MARK1" not in given
         api.add([text("after from reply")])
         resume_fork(claude, fr, "after from prompt", tmp_path)
-        new, k = prompt_request(api, "after from prompt")
+        new, k = spoken(api, "after from prompt")
         # Turn 1 exactly as the original sent it before turn 2, then the summary.
         assert new[:k2] == orig[:k2]
         assert "SUMMARY-FROM-TWO: focus on bash" in json.dumps(new[k2:])
@@ -199,7 +214,7 @@ def test_summarize_from_and_up_to(tmp_path: Path) -> None:
         assert served["conversation"]["resumeCommand"] in served["message"]
         api.add([text("after server reply")])
         resume_fork(claude, served["conversation"], "after server prompt", tmp_path)
-        new, k = prompt_request(api, "after server prompt")
+        new, k = spoken(api, "after server prompt")
         assert "SERVER-SUMMARY" in json.dumps(new[0]) and "MARK3" in json.dumps(new[0])
         for mark in ("MARK1", "MARK2", "ONE-A"):
             assert mark not in json.dumps(new[:k]), mark
@@ -283,6 +298,10 @@ def check_compaction_lines(
     for mine, binary_line in ((ours[0], boundary), (ours[1], summary)):
         # isVisibleInTranscriptOnly: a full compaction's; a partial one has summarizeMetadata.
         missing = set(binary_line) - set(mine) - {"promptId", "slug", "isVisibleInTranscriptOnly"}
+        # 2.1.332 stamps each user line its own session sends with when and where it sent it
+        # (`sentAtMs`, `rowSource`) and its place among the session's prompts (`turnPosition`):
+        # not the loader's (the resumed forks above send the original conversation without them).
+        missing -= {"sentAtMs", "rowSource", "turnPosition"}
         assert not missing, missing
         for key in ("type", "subtype", "content", "level", "isMeta"):
             if key in binary_line and binary_line is boundary:
@@ -303,6 +322,14 @@ def check_compaction_lines(
         cur = by_uuid[cur]["parentUuid"]
     assert cur == segment["headUuid"] and walked, walked
     text, their_text = ours[1]["message"]["content"], summary["message"]["content"]
+    # The tools called before the summary (2.1.332): ours, turn 1's; the binary's /compact, the
+    # whole session's. Otherwise the same text.
+    used = re.compile(r"<tools-used-before-summary>([^<]*)</tools-used-before-summary>")
+    assert [m.group(1) for m in (used.search(text), used.search(their_text)) if m] == [
+        "Write",
+        "Bash, Write",
+    ], (text, their_text)
+    text, their_text = used.sub("", text), used.sub("", their_text)
     assert SUMMARY_UP_TO in their_text and text.endswith(f"read the full transcript at: {original}")
     assert their_text.startswith(text), (text, their_text)
     assert their_text[len(text) :].startswith("\nContinue the conversation from where it left off")

@@ -162,6 +162,15 @@ def is_compaction(body: dict[str, Any]) -> bool:
     return bool(messages) and "Do NOT call any tools" in json.dumps(messages[-1])
 
 
+def dialogue(messages: list[Any]) -> list[Any]:
+    """A request's conversation: its user and assistant messages. Claude Code 2.1.332 also sends
+    `system`-role messages inside `messages` (the environment and reminders its attachments
+    render, and after the first message an empty one carrying the per-turn `output_config`: its
+    per-turn-control beta); the binary places them anew at each request, where it loads the
+    session, so they are not part of what a fork keeps of the conversation."""
+    return [m for m in messages if m.get("role") != "system"]
+
+
 def last_user_text(body: dict[str, Any]) -> str:
     """The text of the request's last user message (all its text blocks)."""
     messages = body.get("messages") or []

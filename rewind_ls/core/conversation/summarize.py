@@ -9,9 +9,10 @@ The new session is written in the binary's own compaction form, as 2.1.197 write
 `compact_boundary` system line (no parent; `logicalParentUuid` = the last message before the
 summarized part's end; `compactMetadata` with `messagesSummarized`, the person's `userContext` and
 the `preservedSegment` the loader re-links), the summary user line (`isCompactSummary`,
-`summarizeMetadata`, the text `/compact` writes: preamble, `Summary:`, where the full transcript
-is), and the kept lines verbatim. Up to: boundary, summary, kept lines (the first one re-parented
-onto the summary). From: boundary, kept lines (the first re-parented onto the boundary), summary.
+`summarizeMetadata`, the text `/compact` writes: preamble, the tools the summarized part called
+as 2.1.332 lists them, `Summary:`, where the full transcript is), and the kept lines verbatim. Up
+to: boundary, summary, kept lines (the first one re-parented onto the summary). From: boundary,
+kept lines (the first re-parented onto the boundary), summary.
 
 The original transcript is never edited. The summarizer is a command the person chose:
 `REWIND_LS_SUMMARIZER` (a shell command; the conversation as text on stdin, the summary on
@@ -51,7 +52,7 @@ PROMPT = (
     "intent, decisions taken, files and code touched (paths, names), errors met and how they "
     "were fixed, and what is still pending. Answer with the summary only."
 )
-# The binary's own compact-summary text (2.1.197): what `/compact` and its partial compaction write
+# The binary's own compact-summary text (2.1.197, 2.1.332): what `/compact` and its partial compaction write
 # around the summary, so the agent reads ours as one of its own.
 PREAMBLE = (
     "This session is being continued from a previous conversation that ran out of context. "
@@ -61,6 +62,13 @@ TRANSCRIPT_NOTE = (
     "\n\nIf you need specific details from before compaction (like exact code snippets, error "
     "messages, or content you generated), read the full transcript at: "
 )
+# 2.1.332 adds, between the preamble and the summary, the tools the summarized part called
+# (sorted, ", "-joined; its /compact writes it, read in the binary's summary builder).
+TOOLS_USED = (
+    "<system-reminder>\n<tools-used-before-summary>{}</tools-used-before-summary>\n"
+    "</system-reminder>\n"
+)
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,256}")  # the names the binary prints there
 
 
 class Summary:
@@ -267,15 +275,28 @@ def _envelope(reference: dict[str, Any]) -> dict[str, Any]:
     return {k: reference[k] for k in keys if k in reference}
 
 
-def summary_text(summary: str, transcript_path: str) -> str:
-    """The summary line's text as the binary writes it: the preamble, the summary (an
-    `<analysis>` dropped, a `<summary>` block as `Summary:`, blank runs squeezed, as the binary
-    cleans its model's answer), and where the full (original) transcript is."""
+def tools_used(lines: list[dict[str, Any]]) -> list[str]:
+    """The tools the lines' assistant messages called, sorted, each once (a name the binary would
+    not print is left out)."""
+    names = {
+        block.get("name")
+        for ln in lines
+        for block in transcript.content_blocks(ln, "assistant", "tool_use")
+    }
+    return sorted(n for n in names if isinstance(n, str) and TOOL_NAME.fullmatch(n))
+
+
+def summary_text(summary: str, transcript_path: str, tools: list[str] | None = None) -> str:
+    """The summary line's text as the binary writes it: the preamble, the tools the summarized
+    part called (`tools`), the summary (an `<analysis>` dropped, a `<summary>` block as
+    `Summary:`, blank runs squeezed, as the binary cleans its model's answer), and where the full
+    (original) transcript is."""
     text = re.sub(r"<analysis>[\s\S]*?</analysis>", "", summary)
     wrapped = re.search(r"<summary>([\s\S]*?)</summary>", text)
     body = (wrapped.group(1) if wrapped else text).strip()
     body = re.sub(r"\n\n+", "\n\n", "Summary:\n" + body).strip()
-    return PREAMBLE + body + TRANSCRIPT_NOTE + transcript_path
+    used = TOOLS_USED.format(", ".join(tools or []))
+    return PREAMBLE + used + body + TRANSCRIPT_NOTE + transcript_path
 
 
 def _messages(lines: list[dict[str, Any]]) -> int:
@@ -448,9 +469,8 @@ def summarize(
         )
     summary = run_summarizer(text, instructions, progress)
     build = build_from if direction == "from" else build_up_to
-    new_lines = build(
-        lines, target, summary_text(summary, path), _messages(part_lines), instructions
-    )
+    said = summary_text(summary, path, tools_used(part_lines))
+    new_lines = build(lines, target, said, _messages(part_lines), instructions)
     new_id = str(uuid.uuid4())
     staged = transcript.stage_session(os.path.dirname(path), new_id, new_lines)
     return Summary(

@@ -21,7 +21,13 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_anthropic import FakeAnthropic, text, tool_use, waiting_for_mcp
+from tests.support.fake_anthropic import (
+    FakeAnthropic,
+    deferred_tools,
+    text,
+    tool_use,
+    waiting_for_mcp,
+)
 from tests.support.real_claude import MCP_CONNECT_WAIT_MS, RealClaude, claude_binary
 
 pytestmark = pytest.mark.agent
@@ -83,12 +89,16 @@ def test_claude_reverts_its_own_turn_through_mcp(tmp_path: Path) -> None:
         api.add([revert], [rewind], [text("reverted my change; your comment is kept")])
         claude.run("undo what you just did to app.py", resume=sid)
 
-        # The binary offered the tools (with their schemas) to the model.
-        offered = {t["name"]: t for b in api.conversation_requests() for t in b["tools"]}
+        # The binary offered the tools to the model: 2.1.332 defers an MCP server's tools (named
+        # in a reminder, `deferred_tools`), and sends a tool's schema once the model loaded it
+        # with ToolSearch (as the stand-in did before calling revert and rewind).
+        requests = api.conversation_requests()
+        offered = {t["name"]: t for b in requests for t in b["tools"]}
+        deferred = set().union(*(deferred_tools(b) for b in requests))
         assert {
             f"mcp__rewind-ls__{n}"
             for n in ("list_turns", "show_turn", "blame", "preview", "rewind", "revert", "undo")
-        } <= set(offered)
+        } <= set(offered) | deferred
         assert offered["mcp__rewind-ls__revert"]["input_schema"]["required"] == ["turn"]
 
         results = tool_results(api)

@@ -17,6 +17,7 @@ ends its turn instead of hanging; the test sees it in `unscripted`. The server a
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -241,20 +242,61 @@ class FakeAnthropic(ScriptedAPI[Reply]):
         )
 
 
-def waiting_for_mcp(api: FakeAnthropic) -> Responder:
-    """A responder that plays the model as a real one plays it while an MCP server is still
-    connecting: when the next scripted reply calls an `mcp__` tool the request does not offer yet,
-    it calls the binary's `WaitForMcpServers` instead (what the binary's error tells a model to
-    do) and keeps the scripted reply for the next request. `rewind-ls mcp` takes a second or more
-    to start (the SDK's import), the stand-in answers at once."""
+DEFERRED = "available via ToolSearch"  # 2.1.332's reminder naming the tools it defers
+
+
+def _texts(messages: list[Any]) -> list[str]:
+    """Every text of a request's messages (string contents and text blocks)."""
+    out: list[str] = []
+    for m in messages:
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, str):
+            out.append(content)
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                out.append(block["text"])
+    return out
+
+
+def deferred_tools(body: dict[str, Any]) -> set[str]:
+    """The tools a request names as deferred: Claude Code 2.1.332 sends the schemas of only some
+    tools (NotebookEdit, every MCP server's tools, ... are left out) and lists the others by name,
+    one a line, in a reminder ("The following deferred tools are now available via ToolSearch.
+    ... before calling them:"); the model loads them with ToolSearch `select:<name>,...`."""
+    names: set[str] = set()
+    for said in _texts(body.get("messages") or []):
+        for part in said.split(DEFERRED)[1:]:
+            listed = part.split(":\n", 1)[1] if ":\n" in part else ""
+            for line in listed.split("\n"):
+                if not re.fullmatch(r"[A-Za-z0-9_.:-]+", line):
+                    break  # the list ends at a blank line or the reminder's end
+                names.add(line)
+    return names
+
+
+def loading_tools(api: FakeAnthropic) -> Responder:
+    """A responder that plays the model as a real one plays it when the next scripted reply calls
+    a tool the request does not offer: a deferred tool (2.1.332, `deferred_tools`) is loaded first
+    with ToolSearch, as the binary's reminder tells a model to; an `mcp__` tool that is not even
+    deferred yet belongs to an MCP server still connecting, so it calls the binary's
+    `WaitForMcpServers` (what the binary's error tells a model to do). Either way the scripted
+    reply is kept for the next request. `rewind-ls mcp` takes a second or more to start (the SDK's
+    import), the stand-in answers at once."""
 
     def respond(body: dict[str, Any]) -> Reply | None:
         if not body.get("tools") or is_compaction(body) or not api.replies:
             return None
         offered = {t.get("name") for t in body["tools"]}
         wanted = [b["name"] for b in api.replies[0] if b["type"] == "tool_use"]
-        if any(n.startswith("mcp__") and n not in offered for n in wanted):
+        missing = [n for n in wanted if n not in offered]
+        deferred = [n for n in missing if n in deferred_tools(body)]
+        if deferred and "ToolSearch" in offered:
+            return [tool_use("ToolSearch", {"query": "select:" + ",".join(deferred)})]
+        if any(n.startswith("mcp__") for n in missing):
             return [tool_use("WaitForMcpServers", {})]
         return None
 
     return respond
+
+
+waiting_for_mcp = loading_tools  # the name the MCP tests know it by

@@ -21,7 +21,16 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_anthropic import FakeAnthropic, Reply, is_compaction, text, tool_use, usage
+from tests.support.fake_anthropic import (
+    FakeAnthropic,
+    Reply,
+    deferred_tools,
+    is_compaction,
+    loading_tools,
+    text,
+    tool_use,
+    usage,
+)
 from tests.support.real_claude import NOTEBOOK, RealClaude, claude_binary
 
 pytestmark = pytest.mark.agent
@@ -147,6 +156,7 @@ def plan_file_writer(body: dict[str, Any]) -> Reply | None:
 def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
     project = tmp_path / "proj"  # not a git repository: the workspace is the project folder
     with FakeAnthropic() as api:
+        api.responder = loading_tools(api)  # a deferred tool (NotebookEdit) is loaded first
         claude = RealClaude(binary, api, tmp_path, project)
         claude.install_hooks()
         claude.allow(
@@ -199,11 +209,17 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         r1 = claude.run("turn one: files")
         sid = r1["session_id"]
         # Smaller: MultiEdit is gone; every tool the installed hooks match is one the binary has.
-        offered = {t["name"] for t in api.conversation_requests()[0]["tools"]}
+        # 2.1.332 defers NotebookEdit: its first request names it among the deferred tools, with
+        # no schema, and the model loads it with ToolSearch before calling it (as the stand-in
+        # did); its hooks fire as before (the notebook's edit is recorded below).
+        requests = api.conversation_requests()
+        offered, deferred = {t["name"] for t in requests[0]["tools"]}, deferred_tools(requests[0])
         settings = json.loads((project / ".claude" / "settings.json").read_text())
         matched = set(settings["hooks"]["PreToolUse"][0]["matcher"].split("|"))
-        assert "MultiEdit" not in offered and matched == {"Write", "Edit", "NotebookEdit", "Bash"}
-        assert matched <= offered, offered
+        assert "MultiEdit" not in offered | deferred
+        assert matched == {"Write", "Edit", "NotebookEdit", "Bash"}
+        assert matched <= offered | deferred and "NotebookEdit" in deferred, (offered, deferred)
+        assert any("NotebookEdit" in {t["name"] for t in b["tools"]} for b in requests[1:])
 
         # The person edits between prompts.
         (project / "a.txt").write_text("ALPHA\nmine\n")
@@ -236,6 +252,10 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
                         "description": "edit",
                         "prompt": "write s.txt",
                         "subagent_type": "general-purpose",
+                        # 2.1.332 runs a subagent in the background unless told not to (then its
+                        # replies and the main loop's race for the script): this turn is the
+                        # subagent that works inside its turn, as every subagent did on 2.1.197.
+                        "run_in_background": False,
                     },
                 )
             ],
@@ -256,7 +276,7 @@ def test_real_claude_session(binary: Path, tmp_path: Path) -> None:
         # Turn 5: plan mode writes its plan in the agent's own folder.
         api.responder = plan_file_writer
         claude.run("turn five: plan the release", resume=sid, args=("--permission-mode", "plan"))
-        api.responder = None
+        api.responder = loading_tools(api)
         assert list(claude.config.glob("plans/*.md")), "the plan file was not written"
 
         listing = json.loads(claude.rewind_ls("turns", "--all", "--json").stdout)

@@ -1,4 +1,4 @@
-"""`rewind-ls blame` after a real Claude Code 2.1.197 session (offline, the scripted Messages API on
+"""`rewind-ls blame` after a real Claude Code 2.1.332 session (offline, the scripted Messages API on
 loopback): three turns (Write, Write, a Bash `sed`) and the person's edit between prompts; every
 line of the file is credited to the right turn, the shell command, or the outside change."""
 

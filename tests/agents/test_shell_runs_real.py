@@ -1,4 +1,4 @@
-"""Issue #24 with the real Claude Code binary (2.1.197) offline: shell runs that end without a
+"""Issue #24 with the real Claude Code binary (2.1.332) offline: shell runs that end without a
 PostToolUse (Esc in the interactive UI, a killed `claude -p`, a Bash exiting non-zero), and two
 real sessions whose Bash commands overlap. Each test is one scenario, kept short: the binary's
 start-up dominates on the shared machine."""
@@ -403,7 +403,7 @@ def _git(cwd: Path, *args: str) -> str:
 
 
 def test_claude_w_worktree_is_another_checkout(binary: Path, tmp_path: Path) -> None:
-    """Issue #38 item 1 with `claude -w NAME` (2.1.197 has it): while the main session's Bash
+    """Issue #38 item 1 with `claude -w NAME` (2.1.197 and 2.1.332 have it): while the main session's Bash
     runs, a session in `.claude/worktrees/nest` writes a file there. The main turn lists only its
     own file, nothing of the worktree is external, and rewinding the main turn leaves the
     worktree's files (`git status` there shows nothing deleted)."""

@@ -76,6 +76,32 @@ def test_stop_prints_a_system_message(agent: FakeClaude, ws: Path) -> None:
     assert agent.hook("Stop").stdout == b""
 
 
+def test_notebook_edit_hooks_record_the_notebook(agent: FakeClaude, ws: Path) -> None:
+    """NotebookEdit's hooks as 2.1.197 sends them and 2.1.332 still does once the model loaded the
+    (now deferred) tool with ToolSearch, `effort` added (seen with a logging hook): the notebook's
+    before and after are the edit tool's, recorded by the hooks, not left to the turn's scan."""
+    from rewind_ls.core.store import Store
+
+    nb = ws / "nb.ipynb"
+    old, new = '{"cells": [{"id": "c1", "source": ["x = 1\\n"]}]}', '{"cells": [{"id": "c1"}]}\n'
+    nb.write_text(old)
+    agent.hook("UserPromptSubmit", prompt="edit the notebook", prompt_id="p1", effort="medium")
+    tool_input = {"notebook_path": str(nb), "cell_id": "c1", "new_source": "x = 2\n"}
+    call = {"tool_name": "NotebookEdit", "tool_input": tool_input, "tool_use_id": "t1"}
+    agent.hook("PreToolUse", **call, effort="medium")
+    nb.write_text(new)
+    response = {"notebook_path": str(nb), "original_file": old, "updated_file": new}
+    agent.hook("PostToolUse", **call, tool_response=response, duration_ms=3, effort="medium")
+    agent.hook("Stop", stop_hook_active=False)
+    with Store.open(str(ws), home=str(agent.home)) as store:
+        [turn] = store.turns(agent.session_id)
+        change = store.change(turn.id, "nb.ipynb")
+        assert change is not None and change.source == "tool", change
+        assert change.after is not None and change.before.hash is not None
+        sides = store.get_blob(change.before.hash), store.get_blob(change.after.hash)
+    assert sides == (old.encode(), new.encode())
+
+
 def test_filesystem_root_is_refused(home: Path) -> None:
     """`/` is never a workspace: the hook says what to do and records nothing."""
     env = {"REWIND_LS_HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / "claude")}

@@ -29,10 +29,11 @@ async def test_a_checkpoint_inside_a_turn_does_not_end_it(tmp_path: Path) -> Non
         claude = RealClaude(claude_binary(), api, tmp_path, tmp_path / "proj")
         claude.allow("Write", "Bash")
         p = str(claude.project)
-        # The shell command writes well after the turn's first tool call (beyond the follower's
-        # one-second slack for file times), then an edit tool writes once more.
+        # The first Write adds 80 KiB to the transcript (its call and its result) on top of the
+        # binary's own first-request lines; the shell command writes well after it (beyond the
+        # follower's one-second slack for file times), then an edit tool writes once more.
         api.add(
-            [tool_use("Write", {"file_path": p + "/a.txt", "content": "a\n"})],
+            [tool_use("Write", {"file_path": p + "/a.txt", "content": "a" * 40_000 + "\n"})],
             [tool_use("Bash", {"command": "sleep 2.5 && printf 'shell\\n' > sh.txt"})],
             [tool_use("Write", {"file_path": p + "/c.txt", "content": "c\n"})],
             [text("done")],
@@ -45,15 +46,23 @@ async def test_a_checkpoint_inside_a_turn_does_not_end_it(tmp_path: Path) -> Non
         finally:
             await client.shutdown_session()
 
-        # What the binary wrote: a `last-prompt` line before the shell command was even asked
-        # for, naming a leaf where the conversation does not rest.
+        # What the binary wrote: a `last-prompt` line before the shell command's result (when
+        # exactly depends on when it flushes its queue: in the first tool round, or while the
+        # command runs), inside the turn.
         lines = [json.loads(x) for x in claude.transcript(sid).read_text().splitlines()]
-        bash = next(
+        call = next(
+            b["id"]
+            for ln in lines
+            if ln.get("type") == "assistant"
+            for b in ln["message"]["content"]
+            if b.get("type") == "tool_use" and "sleep 2.5" in json.dumps(b)
+        )
+        result = next(
             i
             for i, ln in enumerate(lines)
-            if ln.get("type") == "assistant" and "sleep 2.5" in json.dumps(ln["message"])
+            if call in json.dumps(ln.get("message")) and ln.get("type") == "user"
         )
-        assert any(ln.get("type") == "last-prompt" for ln in lines[:bash]), (
+        assert any(ln.get("type") == "last-prompt" for ln in lines[:result]), (
             "the binary no longer writes a last-prompt line inside the turn"
         )
         assert [t["prompt"] for t in turns] == ["one turn"]

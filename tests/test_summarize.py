@@ -99,3 +99,26 @@ def test_tools_used_are_the_summarized_parts_tool_calls_sorted() -> None:
 
     lines = [call("Write"), call("Bash"), call("Write"), call("mcp__x__y"), call("bad name")]
     assert summarize.tools_used(lines) == ["Bash", "Write", "mcp__x__y"]
+
+
+def test_the_conversation_goes_on_after_a_checkpoint_not_after_a_rewind() -> None:
+    """Where summarize up to a turn ends (`leaf_under`): the binary's latest `last-prompt` leaf,
+    followed to the lines written after it that continue from it (a checkpoint the binary wrote
+    every 32 KiB, inside a turn too, in a session still running), but not to a branch written
+    before it (what the agent's own /rewind left behind)."""
+    from rewind_ls.core.agents.claude.transcript import leaf_under
+
+    def line(uid: str, parent: str | None) -> dict[str, object]:
+        return {"type": "user", "uuid": uid, "parentUuid": parent}
+
+    def last_prompt(leaf: str) -> dict[str, object]:
+        return {"type": "last-prompt", "leafUuid": leaf}
+
+    start = [line("u1", None), line("a1", "u1")]
+    went_on = [*start, last_prompt("a1"), line("u2", "a1"), line("a2", "u2")]
+    assert leaf_under(went_on, "u1") == "a2"
+    rewound = [*start, line("u2", "a1"), line("a2", "u2"), last_prompt("a1")]
+    assert leaf_under(rewound, "u1") == "a1"
+    again = [*rewound, line("u3", "a1"), line("a3", "u3")]
+    assert leaf_under(again, "u1") == "a3"
+    assert leaf_under([*start, line("u2", "a1")], "u1") == "u2"  # no last-prompt: the latest

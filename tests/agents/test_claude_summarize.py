@@ -283,6 +283,48 @@ def test_summarize_from_and_up_to(tmp_path: Path) -> None:
         assert "turn four prompt MARK4" in seen.read_text()
 
 
+def test_summarize_up_to_in_a_running_session_keeps_the_turns_after_a_checkpoint(
+    tmp_path: Path,
+) -> None:
+    """The session is still running (one `claude -p --input-format stream-json` process, as the
+    interactive UI): the binary's latest `last-prompt` line is the checkpoint it wrote inside turn
+    2 once its Write of a large file passed 32 KiB, naming a line of turn 2; turn 3 came after it
+    and no `last-prompt` since. Summarizing up to turn 2 keeps turn 2 and turn 3 whole."""
+    with FakeAnthropic() as api:
+        claude = RealClaude(claude_binary(), api, tmp_path, tmp_path / "proj")
+        claude.install_hooks()
+        claude.allow("Write")
+        big = "x" * 40_000 + "\n"
+        api.add(
+            [text("turn one reply")],
+            [tool_use("Write", {"file_path": str(claude.project / "big.txt"), "content": big})],
+            [text("turn two reply MARK2")],
+            [text("turn three reply MARK3")],
+        )
+        with claude.session() as live:
+            sid = live.prompt("turn one prompt")["session_id"]
+            live.prompt("turn two prompt")
+            live.prompt("turn three prompt MARK3")
+            lines = [json.loads(x) for x in claude.transcript(sid).read_text().splitlines()]
+            third = next(i for i, ln in enumerate(lines) if "turn three prompt" in json.dumps(ln))
+            written = [i for i, ln in enumerate(lines) if ln.get("type") == "last-prompt"]
+            two = next(i for i, ln in enumerate(lines) if "turn two prompt" in json.dumps(ln))
+            assert written and two < written[-1] < third, (two, written, third)
+            summary = "cat > /dev/null; echo RUNNING-SUMMARY"
+            out = summarize(
+                claude, "2", "--up-to", "--session", sid, "--json", REWIND_LS_SUMMARIZER=summary
+            )
+        kept = Path(json.loads(out.stdout)["conversation"]["transcriptPath"]).read_text()
+        for said in (
+            "RUNNING-SUMMARY",
+            "turn two reply MARK2",
+            "turn three prompt MARK3",
+            "turn three reply MARK3",
+        ):
+            assert said in kept, said
+        assert "turn one reply" not in kept
+
+
 def check_compaction_lines(
     ours: list[dict[str, Any]], theirs: list[dict[str, Any]], original: str
 ) -> None:

@@ -172,24 +172,50 @@ def lines_before(lines: list[dict[str, Any]], target: dict[str, Any]) -> list[di
     return lines_through(lines, target.get("parentUuid"))
 
 
+def _binary_leaf(lines: list[dict[str, Any]]) -> tuple[str, int] | None:
+    """The leaf the binary's last `last-prompt` line names (when it names a line of the file),
+    and that line's index."""
+    uuids = {ln["uuid"] for ln in lines if isinstance(ln.get("uuid"), str)}
+    for i in range(len(lines) - 1, -1, -1):
+        ln = lines[i]
+        if ln.get("type") == "last-prompt" and ln.get("leafUuid") in uuids:
+            return str(ln["leafUuid"]), i
+    return None
+
+
 def leaf_uuid(lines: list[dict[str, Any]]) -> str | None:
     """The uuid of the conversation's latest message: the binary's last `last-prompt` leaf when
     it names a line of the file, else the last main-chain line."""
-    uuids = {ln["uuid"] for ln in lines if isinstance(ln.get("uuid"), str)}
-    for ln in reversed(lines):
-        if ln.get("type") == "last-prompt" and ln.get("leafUuid") in uuids:
-            return str(ln["leafUuid"])
+    found = _binary_leaf(lines)
+    if found is not None:
+        return found[0]
     for ln in reversed(lines):
         if isinstance(ln.get("uuid"), str) and not ln.get("isSidechain"):
             return str(ln["uuid"])
     return None
 
 
+def _below(children: dict[str, list[str]], start: str) -> set[str]:
+    """`start` and every line that descends from it."""
+    below: set[str] = set()
+    todo = [start]
+    while todo:
+        cur = todo.pop()
+        if cur in below:
+            continue
+        below.add(cur)
+        todo.extend(children.get(cur, ()))
+    return below
+
+
 def leaf_under(lines: list[dict[str, Any]], start: str) -> str:
     """The uuid of the latest message that descends from the line `start` (itself when none does):
     the end of the conversation that continued from it, even when the agent's own /rewind left
     it on a branch the session's latest leaf is not on. The binary's `last-prompt` leaf wins when
-    it descends from `start`."""
+    it descends from `start`, followed to the latest line written after that `last-prompt` line
+    that descends from it: the binary also writes one as a checkpoint each time 32 KiB were
+    appended (inside a turn too, often on 2.1.332), and the conversation goes on after it, while
+    a branch its /rewind left behind was written before its `last-prompt`."""
     children: dict[str, list[str]] = {}
     order: dict[str, int] = {}
     known = {ln["uuid"] for ln in lines if isinstance(ln.get("uuid"), str)}
@@ -209,17 +235,12 @@ def leaf_under(lines: list[dict[str, Any]], start: str) -> str:
         if isinstance(parent, str):
             children.setdefault(parent, []).append(uid)
         latest = uid
-    below: set[str] = set()
-    todo = [start]
-    while todo:
-        cur = todo.pop()
-        if cur in below:
-            continue
-        below.add(cur)
-        todo.extend(children.get(cur, ()))
-    preferred = leaf_uuid(lines)
-    if preferred in below:
-        return str(preferred)
+    below = _below(children, start)
+    found = _binary_leaf(lines)
+    if found is not None and found[0] in below:
+        leaf, written = found
+        went_on = [u for u in _below(children, leaf) if order.get(u, -1) > written]
+        return max(went_on, key=lambda u: order[u]) if went_on else leaf
     return max(below, key=lambda u: order.get(u, -1))
 
 

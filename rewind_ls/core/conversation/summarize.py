@@ -52,8 +52,8 @@ PROMPT = (
     "intent, decisions taken, files and code touched (paths, names), errors met and how they "
     "were fixed, and what is still pending. Answer with the summary only."
 )
-# The binary's own compact-summary text (2.1.197, 2.1.332): what `/compact` and its partial compaction write
-# around the summary, so the agent reads ours as one of its own.
+# The binary's own compact-summary text (2.1.197, 2.1.332): what `/compact` and its partial
+# compaction write around the summary, so the agent reads ours as one of its own.
 PREAMBLE = (
     "This session is being continued from a previous conversation that ran out of context. "
     "The summary below covers the earlier portion of the conversation.\n\n"

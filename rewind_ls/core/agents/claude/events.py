@@ -1,11 +1,13 @@
 """Claude Code transcript lines -> events: a prompt, an edit-tool call that succeeded, a turn's end.
 
 A transcript (and each subagent's file beside it) holds what rewind-ls needs, as written by the real
-2.1.197 binary: every prompt line carries its `promptId`; every Write/Edit result line carries
+2.1.197 binary, and by 2.1.332 with the same fields (its Write result adds `type`, `create` for a
+new file): every prompt line carries its `promptId`; every Write/Edit result line carries
 `toolUseResult.filePath` and `toolUseResult.originalFile` (null for a new file) plus what was written
 (`content` for Write; `oldString`/`newString`/`replaceAll` and a `structuredPatch` for Edit);
 NotebookEdit's carries `original_file`/`updated_file`. Subagent files carry the tool calls and their
-results but no `toolUseResult`: there the "before" is the last content rewind-ls knows.
+results but no `toolUseResult` (2.1.332 too): there the "before" is the last content rewind-ls
+knows.
 
 Reading only: recording the events is `claude.recorder`'s job.
 """
@@ -253,6 +255,7 @@ class TranscriptParser:
         return self.session_id
 
     def _remember_line(self, line: dict[str, Any]) -> None:
+        """Keep whether the conversation rests at this main-chain line, for a later `last-prompt`."""
         uid = line.get("uuid")
         if self.agent_type is None and isinstance(uid, str) and not line.get("isSidechain"):
             self.recent.pop(uid, None)

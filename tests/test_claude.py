@@ -305,8 +305,12 @@ def test_a_last_prompt_line_ends_the_turn_only_where_the_conversation_rests() ->
         checkpoint("u2"),  # a tool call waiting for its result
         line("u3", "user", promptId="p1", message={"role": "user", "content": [result]}),
         checkpoint("u3"),  # a result waiting for the model
+        line("h0", "attachment", parentUuid="u3"),
+        checkpoint("h0"),  # a PostToolUse hook's output under it
         reply("u4", "end_turn", {"type": "text", "text": "done"}),
         checkpoint("u4"),  # the model's last reply
+        line("h1", "attachment", parentUuid="u4"),
+        checkpoint("h1"),  # a Stop hook's output under the last reply (2.1.197's exit)
         line("u5", "system", subtype="stop_hook_summary"),
         checkpoint("u5"),  # the Stop hooks ran
         line("u6", "system", subtype="compact_boundary"),
@@ -315,7 +319,7 @@ def test_a_last_prompt_line_ends_the_turn_only_where_the_conversation_rests() ->
     ]
     parser = TranscriptParser("t.jsonl")
     ends = [i for i, ln in enumerate(lines) for ev in parser.feed(ln) if type(ev).__name__ == "End"]
-    assert ends == [7, 9, 12]
+    assert ends == [9, 11, 13, 16]
 
 
 @pytest.mark.parametrize("commit", [1, 2, 3, 4, 5])

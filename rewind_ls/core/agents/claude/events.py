@@ -259,7 +259,13 @@ class TranscriptParser:
         uid = line.get("uuid")
         if self.agent_type is None and isinstance(uid, str) and not line.get("isSidechain"):
             self.recent.pop(uid, None)
-            self.recent[uid] = rests(line)
+            # An attachment (a hook's output, a reminder) rests where the line it hangs under
+            # does: 2.1.197's last line after the Stop hooks is their `hook_system_message`.
+            parent = line.get("parentUuid")
+            if line.get("type") == "attachment" and isinstance(parent, str):
+                self.recent[uid] = self.recent.get(parent, False)
+            else:
+                self.recent[uid] = rests(line)
             if len(self.recent) > RECENT_LINES:
                 del self.recent[next(iter(self.recent))]
 

@@ -183,18 +183,6 @@ def _binary_leaf(lines: list[dict[str, Any]]) -> tuple[str, int] | None:
     return None
 
 
-def leaf_uuid(lines: list[dict[str, Any]]) -> str | None:
-    """The uuid of the conversation's latest message: the binary's last `last-prompt` leaf when
-    it names a line of the file, else the last main-chain line."""
-    found = _binary_leaf(lines)
-    if found is not None:
-        return found[0]
-    for ln in reversed(lines):
-        if isinstance(ln.get("uuid"), str) and not ln.get("isSidechain"):
-            return str(ln["uuid"])
-    return None
-
-
 def _below(children: dict[str, list[str]], start: str) -> set[str]:
     """`start` and every line that descends from it."""
     below: set[str] = set()

@@ -1,0 +1,242 @@
+"""Claude Code's worktrees with the real binary (2.1.332) offline: `claude -w NAME` and a subagent
+with `isolation: "worktree"` both work in a git worktree INSIDE the project
+(`.claude/worktrees/NAME`). That checkout is a workspace of its own: its sessions' turns are
+recorded in its store (listed by `rewind-ls turns` run inside it, rewound and undone there byte for
+byte), never in the main session's, whose prompts stay numbered 1, 2, 3; once the worktree is
+removed its history is still there (`rewind-ls -C DIR turns`, `export`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.fake_anthropic import FakeAnthropic, Reply, text, tool_use
+from tests.support.real_claude import RealClaude, claude_binary
+
+pytestmark = pytest.mark.agent
+
+Step = Reply | Callable[[dict[str, Any]], Reply]
+
+
+@pytest.fixture(scope="module")
+def binary() -> Path:
+    return claude_binary()
+
+
+def _user_texts(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(
+        str(b.get("text", "")) for b in content or [] if isinstance(b, dict) and b["type"] == "text"
+    )
+
+
+class ByPrompt(FakeAnthropic):
+    """Replies chosen by the latest prompt of the conversation that holds one of the scripts' keys
+    (a person's prompt, or a subagent's task); the step is how many tool results follow it. A step
+    may be a function of the request (a reply naming a folder only the request tells)."""
+
+    def __init__(self, scripts: dict[str, list[Step]]) -> None:
+        super().__init__()
+        self.scripts = scripts
+
+    def _answer(self, body: dict[str, Any]) -> Reply:
+        if body.get("tools"):
+            messages = body.get("messages") or []
+            for index in range(len(messages) - 1, -1, -1):
+                said = _user_texts(messages[index]) if messages[index]["role"] == "user" else ""
+                key = next((k for k in self.scripts if k in said), None)
+                if key is None:
+                    continue
+                step = json.dumps(messages[index + 1 :]).count('"tool_result"')
+                steps = self.scripts[key]
+                chosen = steps[min(step, len(steps) - 1)]
+                with self._lock:
+                    self.requests.append(body)
+                return chosen(body) if callable(chosen) else chosen
+        return super()._answer(body)
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, HOME=str(cwd))
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def setup(binary: Path, api: FakeAnthropic, tmp_path: Path) -> RealClaude:
+    """A git project with one commit; rewind-ls' hooks in the project's per-person settings
+    (`install --local`: Claude Code reads them for the project's worktrees too, from the main
+    checkout, where `.claude/settings.json` would have to be committed to reach a worktree)."""
+    project = tmp_path / "proj"
+    claude = RealClaude(binary, api, tmp_path, project)
+    (project / "main.txt").write_text("v1\n")
+    (project / "shared.txt").write_text("in every checkout\n")
+    (project / ".gitignore").write_text("*.flag\n")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "main.txt", "shared.txt", ".gitignore")
+    git(project, "commit", "-qm", "init")
+    claude.allow("Bash", "Write", "Edit", "Agent")
+    claude.rewind_ls("install", "claude-code", "--local", "--no-mcp")
+    claude.rewind_ls("scan")  # the baseline
+    return claude
+
+
+def listing(claude: RealClaude, folder: Path, sid: str) -> list[dict[str, Any]]:
+    out = json.loads(claude.rewind_ls("turns", "--session", sid, "--json", cwd=folder).stdout)
+    sessions = [s for s in out["sessions"] if s["id"] == sid]
+    assert len(sessions) == 1, out
+    turns: list[dict[str, Any]] = sessions[0]["turns"]
+    return turns
+
+
+def files_of(turns: list[dict[str, Any]]) -> list[list[str]]:
+    return [sorted(f["path"] for f in t["files"]) for t in turns]
+
+
+def all_paths(claude: RealClaude, folder: Path) -> list[str]:
+    """Every path any session's turn lists in the workspace of `folder`."""
+    out = json.loads(claude.rewind_ls("turns", "--all", "--json", cwd=folder).stdout)
+    return sorted({f["path"] for s in out["sessions"] for t in s["turns"] for f in t["files"]})
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file of a checkout by relative path, its `.git` and `.claude` (Claude Code's own,
+    the worktrees in it) left out."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not {".git", ".claude"} & set(p.relative_to(folder).parts)
+    }
+
+
+def wait_for(check: Callable[[], bool], what: str, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_claude_w_session_is_recorded_in_its_worktree(binary: Path, tmp_path: Path) -> None:
+    """`claude -w nest` beside a main session: the worktree session's two prompts are turns 1 and
+    2 of ITS workspace (an edit tool and a shell command each), the main session's three prompts
+    are 1, 2, 3 of the main one with only its own file; a rewind and an undo in the worktree are
+    byte exact and leave the main checkout alone."""
+    project = tmp_path / "proj"
+    nest = project / ".claude" / "worktrees" / "nest"
+    wait = "touch started.flag; while [ ! -e go.flag ]; do sleep 0.1; done; echo v3 > main.txt"
+    scripts: dict[str, list[Step]] = {
+        "MAIN-ONE": [
+            [tool_use("Write", {"file_path": str(project / "main.txt"), "content": "v2\n"})],
+            [text("ok")],
+        ],
+        "MAIN-TWO": [[tool_use("Bash", {"command": wait})], [text("ok")]],
+        "MAIN-THREE": [
+            [
+                tool_use(
+                    "Edit",
+                    {
+                        "file_path": str(project / "main.txt"),
+                        "old_string": "v3",
+                        "new_string": "v4",
+                    },
+                )
+            ],
+            [text("ok")],
+        ],
+        "WT-ONE": [
+            [
+                tool_use("Write", {"file_path": str(nest / "a.txt"), "content": "a1\n"}),
+                tool_use(
+                    "Edit",
+                    {
+                        "file_path": str(nest / "shared.txt"),
+                        "old_string": "every",
+                        "new_string": "the nest",
+                    },
+                ),
+            ],
+            [text("ok")],
+        ],
+        "WT-TWO": [
+            [tool_use("Bash", {"command": "echo b > b.txt && echo more >> a.txt && rm main.txt"})],
+            [text("ok")],
+        ],
+    }
+    with ByPrompt(scripts) as api:
+        claude = setup(binary, api, tmp_path)
+        sid = claude.run("MAIN-ONE")["session_id"]
+        main = subprocess.Popen(
+            [str(binary), "-p", "MAIN-TWO", "--output-format", "json", "--resume", sid],
+            cwd=project,
+            env=claude.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            wait_for(lambda: (project / "started.flag").exists(), "the main Bash to start")
+            # While the main session's Bash runs: the worktree session's first prompt.
+            wsid = claude.run("WT-ONE", args=("-w", "nest"))["session_id"]
+            (project / "go.flag").touch()
+        finally:
+            out, err = main.communicate(timeout=180)
+        assert main.returncode == 0, out[-2000:] + err[-2000:]
+        claude.run("MAIN-THREE", resume=sid)
+        # The worktree session goes on from inside the worktree (`--resume` there).
+        claude.run("WT-TWO", resume=wsid, cwd=nest)
+
+    assert (project / "main.txt").read_text() == "v4\n"
+    assert (nest / "a.txt").read_text() == "a1\nmore\n"
+    assert not (nest / "main.txt").exists()
+
+    # The main workspace: three prompts, numbered 1, 2, 3, each with the main file only.
+    mains = listing(claude, project, sid)
+    assert [t["number"] for t in mains] == [1, 2, 3]
+    assert [t["prompt"] for t in mains] == ["MAIN-ONE", "MAIN-TWO", "MAIN-THREE"]
+    assert files_of(mains) == [["main.txt"], ["main.txt"], ["main.txt"]]
+    assert not [p for p in all_paths(claude, project) if ".claude/worktrees" in p]
+    main_store = json.loads(claude.rewind_ls("turns", "--all", "--json").stdout)
+    assert wsid not in [s["id"] for s in main_store["sessions"]]  # no made-up turn for it
+
+    # The worktree's workspace: its own two prompts, their files, relative to the worktree.
+    nested = listing(claude, nest, wsid)
+    assert [(t["number"], t["prompt"]) for t in nested] == [(1, "WT-ONE"), (2, "WT-TWO")]
+    assert files_of(nested) == [["a.txt", "shared.txt"], ["a.txt", "b.txt", "main.txt"]]
+    assert sid not in [
+        s["id"]
+        for s in json.loads(claude.rewind_ls("turns", "--all", "--json", cwd=nest).stdout)[
+            "sessions"
+        ]
+    ]
+
+    # Rewind the worktree to the start of its turn 1, byte exact; the main checkout is untouched.
+    after = snapshot(nest)
+    main_before = snapshot(project)
+    claude.rewind_ls("rewind", "1", "--session", wsid, "--yes", cwd=nest)
+    assert snapshot(nest) == {
+        ".gitignore": b"*.flag\n",
+        "main.txt": b"v1\n",
+        "shared.txt": b"in every checkout\n",
+    }
+    assert snapshot(project) == main_before
+    claude.rewind_ls("undo", "--yes", cwd=nest)
+    assert snapshot(nest) == after
+    assert snapshot(project) == main_before

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from collections.abc import Callable
@@ -41,7 +42,7 @@ def _user_texts(message: dict[str, Any]) -> str:
 
 class ByPrompt(FakeAnthropic):
     """Replies chosen by the latest prompt of the conversation that holds one of the scripts' keys
-    (a person's prompt, or a subagent's task); the step is how many tool results follow it. A step
+    (a person's prompt, or a subagent's task); the step is how many answers follow it. A step
     may be a function of the request (a reply naming a folder only the request tells)."""
 
     def __init__(self, scripts: dict[str, list[Step]]) -> None:
@@ -56,7 +57,7 @@ class ByPrompt(FakeAnthropic):
                 key = next((k for k in self.scripts if k in said), None)
                 if key is None:
                     continue
-                step = json.dumps(messages[index + 1 :]).count('"tool_result"')
+                step = sum(m["role"] == "assistant" for m in messages[index + 1 :])
                 steps = self.scripts[key]
                 chosen = steps[min(step, len(steps) - 1)]
                 with self._lock:
@@ -240,3 +241,123 @@ def test_claude_w_session_is_recorded_in_its_worktree(binary: Path, tmp_path: Pa
     claude.rewind_ls("undo", "--yes", cwd=nest)
     assert snapshot(nest) == after
     assert snapshot(project) == main_before
+
+
+def in_worktree(name: str, make: Callable[[Path], Reply]) -> Callable[[dict[str, Any]], Reply]:
+    """A subagent's reply naming files in its worktree, which only its request tells (Claude Code
+    names it `.claude/worktrees/agent-<agent id>` and starts the subagent there)."""
+
+    def reply(body: dict[str, Any]) -> Reply:
+        found = re.search(r"(/[^\s\"\\]+/\.claude/worktrees/agent-[0-9a-f]+)", json.dumps(body))
+        assert found is not None, f"the {name} request names no worktree"
+        return make(Path(found.group(1)))
+
+    return reply
+
+
+def test_isolated_subagent_is_recorded_in_its_worktree(binary: Path, tmp_path: Path) -> None:
+    """A subagent with `isolation: "worktree"` (foreground) writes, edits and runs a shell command
+    in its worktree: they are recorded in the worktree's workspace, in a turn of the same session
+    named by the launching prompt; the launching turn of the main session names the worktree and
+    lists no file of it; the person's prompts are 1, 2, 3. Rewind and undo in the worktree are
+    byte exact. Then the worktree is removed (`git worktree remove`): its history is still read
+    with `-C` the removed folder, and `export --after` gives back the subagent's work."""
+    project = tmp_path / "proj"
+    agent = {
+        "description": "isolated work",
+        "prompt": "SUB-TASK: write in your worktree",
+        "subagent_type": "general-purpose",
+        "isolation": "worktree",
+        "run_in_background": False,
+    }
+    scripts: dict[str, list[Step]] = {
+        "SUB-LAUNCH": [[tool_use("Agent", agent)], [text("launched")]],
+        "SUB-TASK": [
+            in_worktree(
+                "subagent's",
+                lambda wt: [
+                    tool_use("Write", {"file_path": str(wt / "a.txt"), "content": "sub\n"}),
+                    tool_use(
+                        "Edit",
+                        {
+                            "file_path": str(wt / "shared.txt"),
+                            "old_string": "every",
+                            "new_string": "the agent's",
+                        },
+                    ),
+                ],
+            ),
+            [tool_use("Bash", {"command": "echo s > s.txt && rm main.txt"})],
+            [text("subagent done")],
+        ],
+        "MAIN-TWO": [
+            [tool_use("Write", {"file_path": str(project / "main.txt"), "content": "v2\n"})],
+            [text("ok")],
+        ],
+        "MAIN-THREE": [[tool_use("Bash", {"command": "echo v3 > main.txt"})], [text("ok")]],
+    }
+    with ByPrompt(scripts) as api:
+        claude = setup(binary, api, tmp_path)
+        sid = claude.run("SUB-LAUNCH")["session_id"]
+        claude.run("MAIN-TWO", resume=sid)
+        claude.run("MAIN-THREE", resume=sid)
+
+    worktrees = list((project / ".claude" / "worktrees").iterdir())
+    assert len(worktrees) == 1 and worktrees[0].name.startswith("agent-"), worktrees
+    wt = worktrees[0]
+    where = f".claude/worktrees/{wt.name}"
+    assert (wt / ".git").is_file()
+    done = {
+        ".gitignore": b"*.flag\n",
+        "a.txt": b"sub\n",
+        "s.txt": b"s\n",
+        "shared.txt": b"in the agent's checkout\n",
+    }
+    assert snapshot(wt) == done
+    assert (project / "main.txt").read_text() == "v3\n"
+
+    # The main session: 1, 2, 3; the launching turn names the worktree, lists none of its files.
+    mains = listing(claude, project, sid)
+    assert [(t["number"], t["prompt"]) for t in mains] == [
+        (1, "SUB-LAUNCH"),
+        (2, "MAIN-TWO"),
+        (3, "MAIN-THREE"),
+    ]
+    assert files_of(mains) == [[], ["main.txt"], ["main.txt"]]
+    assert mains[0]["subagents"] == [f"general-purpose in {where}"]
+    assert not [p for p in all_paths(claude, project) if ".claude/worktrees" in p]
+    shown = claude.rewind_ls("turns", "--session", sid).stdout
+    assert f"(subagent: general-purpose in {where})" in shown, shown
+
+    # The worktree's workspace: the same session, one turn named by the launching prompt.
+    nested = listing(claude, wt, sid)
+    assert [(t["number"], t["prompt"]) for t in nested] == [(1, "SUB-LAUNCH")]
+    assert files_of(nested) == [["a.txt", "main.txt", "s.txt", "shared.txt"]]
+    assert nested[0]["subagents"] == ["general-purpose"]
+    assert nested[0]["endedAt"], "SubagentStop closed the worktree's turn"
+    listed = json.loads(claude.rewind_ls("turns", "--all", "--json", cwd=wt).stdout)
+    assert [s["id"] for s in listed["sessions"] if s["kind"] == "agent"] == [sid]
+
+    # Rewind and undo in the worktree, byte exact; the main checkout untouched.
+    main_before = snapshot(project)
+    claude.rewind_ls("rewind", "1", "--session", sid, "--yes", cwd=wt)
+    assert snapshot(wt) == {
+        ".gitignore": b"*.flag\n",
+        "main.txt": b"v1\n",
+        "shared.txt": b"in every checkout\n",
+    }
+    claude.rewind_ls("undo", "--yes", cwd=wt)
+    assert snapshot(wt) == done
+    assert snapshot(project) == main_before
+
+    # The worktree removed, with the subagent's uncommitted work: its history stays.
+    git(project, "worktree", "remove", "--force", str(wt))
+    assert not wt.exists()
+    gone = json.loads(claude.rewind_ls("-C", str(wt), "turns", "--session", sid, "--json").stdout)
+    assert [t["prompt"] for s in gone["sessions"] for t in s["turns"]] == ["SUB-LAUNCH"]
+    out = tmp_path / "recovered"
+    claude.rewind_ls("-C", str(wt), "export", "1", "--session", sid, "--after", "--to", str(out))
+    assert snapshot(out) == done
+    refused = claude.rewind_ls("-C", str(wt), "rewind", "1", "--session", sid, "--yes", ok=False)
+    assert refused.returncode != 0
+    assert not wt.exists()

@@ -121,6 +121,7 @@ AGENTS: dict[str, Agent] = {
                 "PostToolUseFailure": "Write|Edit|NotebookEdit|Bash",
                 "Stop": None,
                 "StopFailure": None,  # the turn ended on an API error
+                "SubagentStop": None,  # closes an isolated subagent's turn in its worktree
                 "SessionEnd": None,
             },
             settings_path=_claude_settings,

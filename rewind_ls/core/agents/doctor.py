@@ -106,6 +106,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
     checks.append(moved_check())
     checks.append(local_history_check(directory))
     checks += hook_checks(root)
+    checks += worktree_hooks_check(root)
     checks += mcp_checks(root)
     checks.append(hook_server_check())
     # Hooks that are not installed are not a store problem; a hook command that fails is.
@@ -292,6 +293,38 @@ def hook_checks(root: str) -> list[dict[str, Any]]:
     if not checks:
         checks.append(_check("agent hooks", False, NOT_INSTALLED))
     return checks
+
+
+def worktree_hooks_check(root: str) -> list[dict[str, Any]]:
+    """Whether Claude Code's hooks reach its worktrees (`claude -w NAME`, `.claude/worktrees/`,
+    each a workspace of its own): a session there reads `.claude/settings.json` from its own
+    checkout (which has it only where it is committed), `.claude/settings.local.json` from the
+    main checkout, and the user's settings. Never a failure; nothing when the hooks are not
+    installed or the project is no git checkout."""
+    from rewind_ls.core.agents.registry import AGENTS
+    from rewind_ls.core.agents.settings import installed_hooks
+
+    if not os.path.lexists(os.path.join(root, ".git")):
+        return []
+    claude = AGENTS["claude-code"]
+    files = [path for path, _ in installed_hooks(root, claude.name)]
+    if not files:
+        return []
+    name = "claude code worktrees"
+    project = claude.settings_path(root, False)
+    if files != [project]:
+        reach = ", ".join(f for f in files if f != project)
+        return [_check(name, True, f"the hooks reach every worktree ({reach})")]
+    return [
+        _check(
+            name,
+            True,
+            f"the hooks are only in {project}: a session in a Claude Code worktree (`claude -w "
+            "NAME`) reads that file from its own checkout, so it is recorded only if the file is "
+            "committed there; `rewind-ls install claude-code --local` (or --user) reaches every "
+            "worktree",
+        )
+    ]
 
 
 def _double_hooks(name: str, agent: str, files: list[tuple[str, list[str]]]) -> dict[str, Any]:

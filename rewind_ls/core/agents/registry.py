@@ -61,7 +61,9 @@ def _claude_settings(workspace: str, user: bool) -> str:
 
 
 def _claude_local_settings(workspace: str) -> str:
-    return os.path.join(workspace, ".claude", "settings.local.json")
+    from rewind_ls.core.fs.paths import main_checkout  # a worktree's is its main checkout's
+
+    return os.path.join(main_checkout(workspace), ".claude", "settings.local.json")
 
 
 def codex_home() -> str:

@@ -40,10 +40,9 @@ class Launch(NamedTuple):
 
 
 def claude_worktree(root: str, path: str) -> str | None:
-    """The Claude Code worktree (`<root>/.claude/worktrees/NAME`, a linked git worktree: its `.git`
-    is a file naming a `worktrees/` folder of a repository) holding `path`, as a real path; None
-    when `path` is elsewhere."""
-    from rewind_ls.core.fs.paths import is_within
+    """The Claude Code worktree (`<root>/.claude/worktrees/NAME`, a linked git worktree:
+    `paths.main_checkout`) holding `path`, as a real path; None when `path` is elsewhere."""
+    from rewind_ls.core.fs.paths import is_within, main_checkout
 
     root_real = os.path.realpath(root)
     folder_of_all = os.path.join(root_real, *WORKTREES)
@@ -52,18 +51,9 @@ def claude_worktree(root: str, path: str) -> str | None:
         return None
     name = os.path.relpath(full, folder_of_all).split(os.sep)[0]
     folder = os.path.join(folder_of_all, name)
-    if not is_within(full, folder) or not _is_linked_worktree(folder):
-        return None
+    if not is_within(full, folder) or main_checkout(folder) == folder:
+        return None  # not a linked worktree (a clone of its own, a submodule)
     return folder
-
-
-def _is_linked_worktree(folder: str) -> bool:
-    try:
-        with open(os.path.join(folder, ".git"), encoding="utf-8", errors="replace") as f:
-            head = f.read(4096)
-    except OSError:  # no `.git`, or a folder (a clone of its own, not a worktree)
-        return False
-    return head.startswith("gitdir:") and "/worktrees/" in head.replace(os.sep, "/")
 
 
 def agent_folder(

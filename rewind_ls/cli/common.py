@@ -77,10 +77,10 @@ def _recorded_but_gone(start: str) -> str | None:
     """A folder that no longer exists but has a store (a removed `git worktree`, Claude Code's
     `.claude/worktrees/NAME`): its history stays readable with `-C DIR` (turns, diff, log,
     export); a restore into it refuses, its files being outside any folder that exists."""
-    from rewind_ls.core.store import DB_NAME, store_dir_for
+    from rewind_ls.core.store import has_store
 
     real = os.path.realpath(start)
-    return real if os.path.isfile(os.path.join(store_dir_for(real), DB_NAME)) else None
+    return real if has_store(real) else None
 
 
 def open_store(args: argparse.Namespace, create: bool = False, collect: bool = True) -> Store:

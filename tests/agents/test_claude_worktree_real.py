@@ -361,3 +361,78 @@ def test_isolated_subagent_is_recorded_in_its_worktree(binary: Path, tmp_path: P
     refused = claude.rewind_ls("-C", str(wt), "rewind", "1", "--session", sid, "--yes", ok=False)
     assert refused.returncode != 0
     assert not wt.exists()
+
+
+def test_background_and_idle_isolated_subagents(binary: Path, tmp_path: Path) -> None:
+    """2.1.332 runs an isolated subagent in the background unless told otherwise: its edit in its
+    worktree (after the launching turn's `Stop`) is recorded there, in the turn named by the
+    launching prompt. A foreground isolated subagent that changes nothing leaves no store behind
+    (Claude Code removes its worktree; no history of a folder that never had any).
+
+    Claude Code's automatic `<task-notification>` request after the background subagent is not
+    the person's prompt; how it is recorded in the main session belongs to the background-work
+    change, so this test leaves it out of the person's prompts it checks."""
+    project = tmp_path / "proj"
+    seen: dict[str, Path] = {}
+
+    def remember(name: str, reply: Reply) -> Step:
+        def make(wt: Path) -> Reply:
+            seen[name] = wt
+            return reply
+
+        return in_worktree(name, make)
+
+    def agent(prompt: str, **more: Any) -> dict[str, Any]:
+        return {
+            "description": prompt.split(":")[0],
+            "prompt": prompt,
+            "subagent_type": "general-purpose",
+            "isolation": "worktree",
+            **more,
+        }
+
+    scripts: dict[str, list[Step]] = {
+        "SUB-BG": [
+            [tool_use("Agent", agent("IDLE-TASK: look only", run_in_background=False))],
+            [tool_use("Agent", agent("BG-TASK: write"))],
+            [text("launched")],
+        ],
+        "IDLE-TASK": [remember("idle", [text("nothing to change")])],
+        "BG-TASK": [
+            in_worktree(
+                "background",
+                lambda wt: [
+                    tool_use("Write", {"file_path": str(wt / "bg.txt"), "content": "bg\n"})
+                ],
+            ),
+            [text("background done")],
+        ],
+        "MAIN-TWO": [
+            [tool_use("Write", {"file_path": str(project / "main.txt"), "content": "v2\n"})],
+            [text("ok")],
+        ],
+    }
+    with ByPrompt(scripts) as api:
+        claude = setup(binary, api, tmp_path)
+        sid = claude.run("SUB-BG")["session_id"]
+        worktrees = project / ".claude" / "worktrees"
+        wait_for(lambda: any((w / "bg.txt").exists() for w in worktrees.iterdir()), "bg.txt")
+        claude.run("MAIN-TWO", resume=sid)
+
+    idle = seen["idle"]
+    assert not idle.exists(), "Claude Code keeps an isolated worktree that changed nothing"
+    [bg] = list(worktrees.iterdir())
+    assert (bg / "bg.txt").read_text() == "bg\n"
+    assert claude.rewind_ls("-C", str(idle), "turns", ok=False).returncode != 0
+    doctor = claude.rewind_ls("doctor", "--json", ok=False).stdout
+    assert idle.name not in doctor
+
+    nested = listing(claude, bg, sid)
+    assert [(t["number"], t["prompt"]) for t in nested] == [(1, "SUB-BG")]
+    assert files_of(nested) == [["bg.txt"]]
+    mains = listing(claude, project, sid)
+    person = [t for t in mains if not t["prompt"].startswith("<task-notification>")]
+    assert [t["prompt"] for t in person] == ["SUB-BG", "MAIN-TWO"]
+    assert files_of(person) == [[], ["main.txt"]]
+    assert person[0]["subagents"] == [f"general-purpose in .claude/worktrees/{bg.name}"]
+    assert not [p for p in all_paths(claude, project) if ".claude/worktrees" in p]

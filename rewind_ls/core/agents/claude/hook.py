@@ -30,7 +30,7 @@ SUBAGENT_STOP = "SubagentStop"
 def handle_event(payload: dict[str, Any]) -> Outcome:
     """Record one hook event."""
     from rewind_ls.core.fs.paths import session_workspace_root
-    from rewind_ls.core.store import Store
+    from rewind_ls.core.store import Store, has_store
 
     hook = steps.HookEvent(payload, strict_transcript=True, names=EVENTS)
     subagent_stop = hook.raw_name == SUBAGENT_STOP
@@ -47,8 +47,10 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
 
         # A subagent in a worktree of its own: its work goes to that checkout's workspace.
         folder = worktree.agent_folder(root, hook, payload, file_path)
-        launch = None if folder is None else worktree.note_launch(root, folder, hook, payload)
-    if folder is None and subagent_stop:
+        if folder is not None and not subagent_stop:
+            launch = worktree.note_launch(root, folder, hook, payload)
+    if subagent_stop and (folder is None or not has_store(folder)):
+        # (no store: the subagent recorded nothing there, and Claude Code removes such a worktree)
         return Outcome(f"{hook.raw_name}: ignored")
 
     with Store.open(folder or root) as store:

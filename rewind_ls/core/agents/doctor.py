@@ -274,25 +274,41 @@ def mcp_checks(root: str) -> list[dict[str, Any]]:
 
 
 def hook_checks(root: str) -> list[dict[str, Any]]:
-    """Each agent's installed hook commands (project and user settings) run. Some agent's hooks
-    must be installed (without any, no agent turn is recorded); which agents is the person's
-    choice."""
+    """Each agent's installed hook commands (project and user settings) run, with what the agent
+    still asks before it runs them (`after_install`); an agent without them gets a line saying
+    where `install` puts them. Some agent's hooks must be installed (without any, no agent turn is
+    recorded); which agents is the person's choice."""
     from rewind_ls.core.agents.registry import AGENTS
     from rewind_ls.core.agents.settings import installed_hooks
 
-    checks = []
+    checks: list[dict[str, Any]] = []
+    absent = []  # one line per agent whose hooks are not installed (never a failure)
     for who in AGENTS.values():
         found: list[str] = []
         files = installed_hooks(root, who.name)
         for _path, commands in files:
             found += [c for c in commands if c not in found]
         name = "claude code hooks" if who.name == "claude-code" else f"{who.title} hooks"
-        checks += [_hook_check(name, c, root, who.name) for c in found]
+        if not found:
+            absent.append(
+                _check(
+                    name,
+                    True,
+                    f"not installed: `rewind-ls install {who.name}` puts them in "
+                    f"{who.settings_path(root, False)} (--user: {who.settings_path(root, True)})",
+                )
+            )
+            continue
+        for command in found:
+            check = _hook_check(name, command, root, who.name)
+            if check["ok"] and who.after_install:  # it runs, once the agent lets it
+                check["detail"] += f"; {who.after_install}"
+            checks.append(check)
         if len(found) > 1:  # the agents run one command once, even from two settings files
             checks.append(_double_hooks(name, who.name, files))
     if not checks:
         checks.append(_check("agent hooks", False, NOT_INSTALLED))
-    return checks
+    return checks + absent
 
 
 def worktree_hooks_check(root: str) -> list[dict[str, Any]]:

@@ -358,8 +358,11 @@ def test_isolated_subagent_is_recorded_in_its_worktree(binary: Path, tmp_path: P
     out = tmp_path / "recovered"
     claude.rewind_ls("-C", str(wt), "export", "1", "--session", sid, "--after", "--to", str(out))
     assert snapshot(out) == done
-    refused = claude.rewind_ls("-C", str(wt), "rewind", "1", "--session", sid, "--yes", ok=False)
-    assert refused.returncode != 0
+    # A restore into the removed folder: a conflict; forced, still nothing is written.
+    rewind = ("-C", str(wt), "rewind", "1", "--session", sid, "--yes")
+    assert claude.rewind_ls(*rewind, ok=False).returncode == 3
+    refused = claude.rewind_ls(*rewind, "--force", ok=False)
+    assert refused.returncode != 0 and "no longer exists" in refused.stderr, refused.stderr
     assert not wt.exists()
 
 

@@ -210,6 +210,13 @@ def _safe_target(
         if probe == parent:
             real_folders[parent] = real_parent
     if not is_within(real_parent, root_real):
+        if not os.path.isdir(root_real):  # a removed worktree whose history is read with -C
+            raise BadPath(
+                rel,
+                f"the workspace folder {root_real} no longer exists; nothing is written there "
+                f"(its files as a turn left them: rewind-ls -C {root_real} export TURN --after "
+                "--to DIR)",
+            )
         raise OutsideWorkspace(
             rel, root_real, "a parent folder is a link that leads outside the workspace"
         )

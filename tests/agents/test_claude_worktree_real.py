@@ -439,3 +439,37 @@ def test_background_and_idle_isolated_subagents(binary: Path, tmp_path: Path) ->
     assert files_of(person) == [[], ["main.txt"]]
     assert person[0]["subagents"] == [f"general-purpose in .claude/worktrees/{bg.name}"]
     assert not [p for p in all_paths(claude, project) if ".claude/worktrees" in p]
+
+
+def test_claude_w_with_hooks_only_in_the_uncommitted_project_settings(
+    binary: Path, tmp_path: Path
+) -> None:
+    """`rewind-ls install claude-code` (the project's `.claude/settings.json`, not committed): the
+    `claude -w` session reads that file from its own checkout, which has none, so no hook fires
+    there and nothing of it is recorded live (nor in the main workspace). `doctor` says so and
+    how to reach worktrees; `rewind-ls import claude-code` inside the worktree then records the
+    session from its transcript."""
+    project = tmp_path / "proj"
+    nest = project / ".claude" / "worktrees" / "nest"
+    scripts: dict[str, list[Step]] = {
+        "WT-ONE": [
+            [tool_use("Write", {"file_path": str(nest / "a.txt"), "content": "a1\n"})],
+            [text("ok")],
+        ]
+    }
+    with ByPrompt(scripts) as api:
+        claude = setup(binary, api, tmp_path)
+        claude.rewind_ls("install", "claude-code", "--local", "--uninstall", "--no-mcp")
+        claude.rewind_ls("install", "claude-code", "--no-mcp")
+        checks = json.loads(claude.rewind_ls("doctor", "--json", ok=False).stdout)["checks"]
+        [said] = [c for c in checks if c["name"] == "claude code worktrees"]
+        assert "--local" in said["detail"], said
+        wsid = claude.run("WT-ONE", args=("-w", "nest"))["session_id"]
+
+    assert (nest / "a.txt").read_text() == "a1\n"
+    assert claude.rewind_ls("turns", "--all", cwd=nest, ok=False).returncode != 0  # no store
+    assert not [p for p in all_paths(claude, project) if ".claude/worktrees" in p]
+    claude.rewind_ls("import", "claude-code", cwd=nest)
+    [turn] = listing(claude, nest, wsid)
+    assert turn["prompt"] == "WT-ONE" and files_of([turn]) == [["a.txt"]]
+    assert turn["reconstructed"], turn

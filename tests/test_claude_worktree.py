@@ -1,8 +1,8 @@
 """Claude Code's worktrees (`.claude/worktrees/NAME`, linked git worktrees inside the project), with
 the payloads Claude Code 2.1.332 sends (tests/agents/test_claude_worktree_real.py runs the binary):
 a subagent working in one is recorded in that checkout's workspace; a worktree's per-person
-settings are its main checkout's, for `install --local` and `doctor`; a removed worktree's
-history stays readable."""
+settings are its main checkout's, for `install --local` (hooks and MCP approval) and `doctor`; a
+removed worktree's history stays readable."""
 
 from __future__ import annotations
 
@@ -143,8 +143,11 @@ def test_worktrees_read_the_main_checkouts_local_settings(ws: Path, cli: Cli) ->
 
     # `install --local` in the worktree writes the main checkout's per-person file, the one
     # Claude Code reads there; doctor in the worktree finds the hooks in it.
-    cli("-C", str(wt), "install", "claude-code", "--local", "--no-mcp")
-    assert (ws / ".claude" / "settings.local.json").exists()
+    # (and the approval of the project's MCP server goes there too)
+    cli("-C", str(wt), "install", "claude-code", "--local")
+    local = json.loads((ws / ".claude" / "settings.local.json").read_text())
+    assert "hook claude-code" in json.dumps(local["hooks"]), local
+    assert local["enabledMcpjsonServers"] == ["rewind-ls"], local
     assert not (wt / ".claude" / "settings.local.json").exists()
     said = checks(cli)["claude code worktrees"]
     assert "reach every worktree" in said["detail"], said

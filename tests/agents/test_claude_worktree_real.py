@@ -387,7 +387,8 @@ def test_background_and_idle_isolated_subagents(binary: Path, tmp_path: Path) ->
 
     def agent(prompt: str, **more: Any) -> dict[str, Any]:
         return {
-            "description": prompt.split(":")[0],
+            # (not the key: the task notification quotes the description)
+            "description": prompt.split(": ")[1],
             "prompt": prompt,
             "subagent_type": "general-purpose",
             "isolation": "worktree",

@@ -153,3 +153,14 @@ def test_worktrees_read_the_main_checkouts_local_settings(ws: Path, cli: Cli) ->
     assert "reach every worktree" in said["detail"], said
     inside = checks(cli, "-C", str(wt))
     assert inside["claude code hooks"]["ok"], inside
+
+
+def test_worktree_events_are_not_hooked(cli: Cli, ws: Path) -> None:
+    """A `WorktreeCreate` hook replaces Claude Code's own worktree creation (2.1.332: a hook that
+    prints no path fails `claude -w` with "hook succeeded but returned no worktree path", no
+    worktree made), and `WorktreeRemove` runs only for worktrees such a hook made: rewind-ls
+    installs neither; `SubagentStop` closes an isolated subagent's turn."""
+    cli("install", "claude-code", "--no-mcp")
+    hooks = json.loads((ws / ".claude" / "settings.json").read_text())["hooks"]
+    assert "WorktreeCreate" not in hooks and "WorktreeRemove" not in hooks
+    assert "SubagentStop" in hooks

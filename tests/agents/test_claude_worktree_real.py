@@ -474,3 +474,41 @@ def test_claude_w_with_hooks_only_in_the_uncommitted_project_settings(
     [turn] = listing(claude, nest, wsid)
     assert turn["prompt"] == "WT-ONE" and files_of([turn]) == [["a.txt"]]
     assert turn["reconstructed"], turn
+
+
+def test_isolated_subagent_of_a_claude_w_session(binary: Path, tmp_path: Path) -> None:
+    """`claude -w nest` launching a subagent with `isolation: "worktree"`: 2.1.332 makes the
+    subagent's worktree beside `nest`, in the MAIN checkout's `.claude/worktrees/` (outside the
+    `-w` session's workspace). Its edit is recorded in its own worktree's workspace, in a turn of
+    the `-w` session; that session's launching turn names the worktree by its whole path."""
+    project = tmp_path / "proj"
+    agent = {
+        "description": "isolated",
+        "prompt": "SUB-TASK: write",
+        "subagent_type": "general-purpose",
+        "isolation": "worktree",
+        "run_in_background": False,
+    }
+    scripts: dict[str, list[Step]] = {
+        "LAUNCH": [[tool_use("Agent", agent)], [text("ok")]],
+        "SUB-TASK": [
+            in_worktree(
+                "subagent's",
+                lambda wt: [tool_use("Write", {"file_path": str(wt / "a.txt"), "content": "s\n"})],
+            ),
+            [text("done")],
+        ],
+    }
+    with ByPrompt(scripts) as api:
+        claude = setup(binary, api, tmp_path)
+        wsid = claude.run("LAUNCH", args=("-w", "nest"))["session_id"]
+
+    nest = project / ".claude" / "worktrees" / "nest"
+    [sub] = [w for w in (project / ".claude" / "worktrees").iterdir() if w.name != "nest"]
+    assert (sub / "a.txt").read_text() == "s\n"
+    [launching] = listing(claude, nest, wsid)
+    assert launching["prompt"] == "LAUNCH" and launching["files"] == []
+    assert launching["subagents"] == [f"general-purpose in {sub}"]
+    [turn] = listing(claude, sub, wsid)
+    assert turn["prompt"] == "LAUNCH" and files_of([turn]) == [["a.txt"]]
+    assert not [p for p in all_paths(claude, project) if ".claude/worktrees" in p]

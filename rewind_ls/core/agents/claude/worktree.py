@@ -62,12 +62,21 @@ def agent_folder(
     """The worktree a subagent's event belongs to: an edit's by the file it names, a shell
     command's or the subagent's stop by the `cwd` it runs in. None for the main agent's events and
     a subagent's outside any Claude Code worktree (recorded in `root` as before)."""
+    from rewind_ls.core.fs.paths import main_checkout
+
     if not optional_text(payload, "agent_id"):
         return None
+    target = hook.cwd
     if file_path is not None:
-        full = file_path if os.path.isabs(file_path) else os.path.join(hook.cwd, file_path)
-        return claude_worktree(root, full)
-    return claude_worktree(root, hook.cwd)
+        target = file_path if os.path.isabs(file_path) else os.path.join(hook.cwd, file_path)
+    # A session in a worktree itself (`claude -w`) gets its subagents' worktrees beside its own,
+    # in the main checkout's `.claude/worktrees/` (seen with 2.1.332).
+    for base in dict.fromkeys((root, main_checkout(root))):
+        found = claude_worktree(base, target)
+        if found is not None:
+            # (the session's own worktree is its workspace already: nothing to route)
+            return found if found != os.path.realpath(root) else None
+    return None
 
 
 def note_launch(
@@ -77,12 +86,19 @@ def note_launch(
     subagents (what a person listing the main session's turns sees); None when that prompt was
     not recorded there (hooks installed mid-session)."""
     from rewind_ls.core.capture.recorder import Recorder
+    from rewind_ls.core.fs.paths import is_below
     from rewind_ls.core.store import Store
 
     prompt_id = optional_text(payload, "prompt_id")
     if not prompt_id:
         return None
-    where = os.path.relpath(folder, os.path.realpath(root)).replace(os.sep, "/")
+    root_real = os.path.realpath(root)
+    # Below the workspace: relative to it; beside it (a `claude -w` session's subagent): whole.
+    where = (
+        os.path.relpath(folder, root_real).replace(os.sep, "/")
+        if is_below(folder, root_real)
+        else folder
+    )
     label = f"{optional_text(payload, 'agent_type') or 'subagent'} in {where}"
     with Store.open(root) as store:
         event = store.event(hook.session_id, "prompt", prompt_id)

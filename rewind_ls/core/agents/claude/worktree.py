@@ -105,7 +105,8 @@ def note_launch(
         turn = store.turn(event.turn_id) if event is not None and event.turn_id else None
         if turn is None:
             return None
-        Recorder(store).note_subagent(turn.id, label, optional_text(payload, "agent_id"))
+        with store.transaction():  # the main session's own hooks may note its turn meanwhile
+            Recorder(store).note_subagent(turn.id, label, optional_text(payload, "agent_id"))
         return Launch(turn.id, turn.number, turn.prompt)
 
 

@@ -127,6 +127,8 @@ def test_a_subagent_in_a_worktree_is_recorded_there(ws: Path, home: Path, cli: C
     cli("-C", str(wt), "export", "1", "--session", claude.session_id, "--after", "--to", str(out))
     assert (out / "a.txt").read_text() == "sub\n" and (out / "main.txt").read_text() == "v1\n"
     assert cli("-C", str(ws / "never-there"), "turns", ok=False).returncode != 0
+    moved = checks(cli)["moved workspaces"]  # doctor names it, and how to read it
+    assert str(wt) in moved["detail"] and "rewind-ls -C DIR turns" in moved["detail"], moved
 
 
 def checks(cli: Cli, *args: str) -> dict[str, dict[str, Any]]:

@@ -445,7 +445,8 @@ def moved_check() -> dict[str, Any]:
         "name": "moved workspaces",
         "ok": True,
         "detail": f"history recorded for folders that no longer exist: {', '.join(orphans[:5])}"
-        " (if one is this workspace: rewind-ls doctor --moved-from OLD)",
+        " (if one is this workspace: rewind-ls doctor --moved-from OLD; a removed worktree's is"
+        " still read with rewind-ls -C DIR turns, or export TURN --after --to NEW)",
     }
 
 

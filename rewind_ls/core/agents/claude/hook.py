@@ -23,7 +23,7 @@ AGENT = "claude-code"
 BASH_DEFAULT_MS = 120_000  # Claude Code's Bash time limit when the call names none
 BASH_MAX_MS = 600_000  # and the longest it accepts
 EVENTS = steps.CLAUDE_EVENTS
-# Installed for one job: a subagent working in a worktree of its own is done (`worktree`).
+# Hooked only to close an isolated subagent's turn in its worktree (`worktree.py`).
 SUBAGENT_STOP = "SubagentStop"
 
 
@@ -58,7 +58,7 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
         if folder is not None:
             from rewind_ls.core.agents.claude import worktree
 
-            done = worktree.enter(rec, hook, payload, root, launch, AGENT)
+            done = worktree.enter(rec, hook, payload, root, launch, AGENT, subagent_stop)
             if done is not None:
                 return done
             root = folder

@@ -117,10 +117,12 @@ def enter(
     root: str,
     launch: Launch | None,
     agent: str,
+    stop: bool,
 ) -> Outcome | None:
-    """In the worktree's store: the subagent's stop closes its turn (the Outcome); any other event
-    finds the turn of its launching prompt open, opening it (and closing an older one) first."""
-    if hook.raw_name == "SubagentStop":
+    """In the worktree's store: the subagent's stop (`stop`: its SubagentStop) closes its turn
+    (the Outcome); any other event finds the turn of its launching prompt open, opening it (and
+    closing an older one) first."""
+    if stop:
         return steps.close_turn(rec, hook.session_id, notify=False)
     prompt_id = optional_text(payload, "prompt_id")
     open_turn = rec.open_turn_id(hook.session_id)

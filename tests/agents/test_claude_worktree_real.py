@@ -115,6 +115,19 @@ def all_paths(claude: RealClaude, folder: Path) -> list[str]:
     return sorted({f["path"] for s in out["sessions"] for t in s["turns"] for f in t["files"]})
 
 
+def made_up(claude: RealClaude, *folders: Path) -> list[str]:
+    """Turns of the workspaces of `folders` that no prompt opened (edits outside any turn)."""
+    return [
+        t["prompt"]
+        for folder in folders
+        for s in json.loads(claude.rewind_ls("turns", "--all", "--json", cwd=folder).stdout)[
+            "sessions"
+        ]
+        for t in s["turns"]
+        if t["prompt"].startswith("(edits outside")
+    ]
+
+
 def snapshot(folder: Path) -> dict[str, bytes]:
     """Every file of a checkout by relative path, its `.git` and `.claude` (Claude Code's own,
     the worktrees in it) left out."""
@@ -221,6 +234,7 @@ def test_claude_w_session_is_recorded_in_its_worktree(binary: Path, tmp_path: Pa
     nested = listing(claude, nest, wsid)
     assert [(t["number"], t["prompt"]) for t in nested] == [(1, "WT-ONE"), (2, "WT-TWO")]
     assert files_of(nested) == [["a.txt", "shared.txt"], ["a.txt", "b.txt", "main.txt"]]
+    assert made_up(claude, project, nest) == []
     assert sid not in [
         s["id"]
         for s in json.loads(claude.rewind_ls("turns", "--all", "--json", cwd=nest).stdout)[
@@ -334,6 +348,7 @@ def test_isolated_subagent_is_recorded_in_its_worktree(binary: Path, tmp_path: P
     assert [(t["number"], t["prompt"]) for t in nested] == [(1, "SUB-LAUNCH")]
     assert files_of(nested) == [["a.txt", "main.txt", "s.txt", "shared.txt"]]
     assert nested[0]["subagents"] == ["general-purpose"]
+    assert made_up(claude, project, wt) == []
     assert nested[0]["endedAt"], "SubagentStop closed the worktree's turn"
     listed = json.loads(claude.rewind_ls("turns", "--all", "--json", cwd=wt).stdout)
     assert [s["id"] for s in listed["sessions"] if s["kind"] == "agent"] == [sid]

@@ -55,3 +55,17 @@ def test_doctor_checks_each_agents_hooks(ws: Path, cli: Cli) -> None:
     assert not report["ok"]
     for name in ("OpenCode hooks", "GitHub Copilot CLI hooks"):
         assert not checks[name]["ok"] and "exited 127" in checks[name]["detail"], checks[name]
+
+
+def test_doctor_fails_when_claude_code_would_run_no_hook(ws: Path, cli: Cli) -> None:
+    """Installed is not enough: `disableAllHooks` in any Claude Code settings file it reads for
+    the project turns every hook off (tests/agents/test_claude_doctor_real.py runs the binary)."""
+    import json
+
+    cli("install", "claude-code", "--no-mcp")
+    assert cli.json("doctor")["ok"]
+    (ws / ".claude" / "settings.local.json").write_text(json.dumps({"disableAllHooks": True}))
+    report = cli.json("doctor", ok=False)
+    off = [c for c in report["checks"] if c["name"] == "claude code hooks" and not c["ok"]]
+    assert not report["ok"] and len(off) == 1, report
+    assert "settings.local.json sets disableAllHooks: true" in off[0]["detail"], off

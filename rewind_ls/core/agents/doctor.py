@@ -304,6 +304,18 @@ def hook_checks(root: str) -> list[dict[str, Any]]:
             if check["ok"] and who.after_install:  # it runs, once the agent lets it
                 check["detail"] += f"; {who.after_install}"
             checks.append(check)
+        if who.name == "claude-code":
+            from rewind_ls.core.agents.claude.check import hooks_switched_off
+
+            for why in hooks_switched_off(root):
+                checks.append(
+                    _check(
+                        name,
+                        False,
+                        f"installed, but {why}: Claude Code runs no "
+                        "hook, so no turn is recorded; remove it",
+                    )
+                )
         if len(found) > 1:  # the agents run one command once, even from two settings files
             checks.append(_double_hooks(name, who.name, files))
     if not checks:

@@ -1,6 +1,7 @@
 """`rewind-ls install` with no agent lists the five agents and where each one's hooks are; `doctor`
 runs every installed agent's hook command (each in its own hooks file: JSON settings, OpenCode's
-plugin, Copilot's hooks file) and asks for some agent's hooks when none is installed."""
+plugin, Copilot's hooks file), says where an agent's hooks would go when they are not installed,
+and asks for some agent's hooks when none is installed."""
 
 from __future__ import annotations
 
@@ -32,8 +33,19 @@ def test_doctor_checks_each_agents_hooks(ws: Path, cli: Cli) -> None:
     cli("install", "copilot")
     report = cli.json("doctor", ok=False)
     checks = {c["name"]: c for c in report["checks"]}
-    assert "agent hooks" not in checks and "claude code hooks" not in checks
+    assert "agent hooks" not in checks
     assert checks["OpenCode hooks"]["ok"] and checks["GitHub Copilot CLI hooks"]["ok"], checks
+    # Every agent has its line: the three not installed say where `install` puts them.
+    for name, agent, where in (
+        ("claude code hooks", "claude-code", ws / ".claude" / "settings.json"),
+        ("Codex CLI hooks", "codex", ws / ".codex" / "hooks.json"),
+        ("Gemini CLI hooks", "gemini", ws / ".gemini" / "settings.json"),
+    ):
+        said = checks[name]
+        assert said["ok"] and said["detail"].startswith("not installed: `rewind-ls install "), said
+        assert f"install {agent}` puts them in {where}" in said["detail"], said
+    # Installed, it runs, and the person is told what the agent still asks first.
+    assert "trust" in checks["GitHub Copilot CLI hooks"]["detail"], checks
 
     # A hook command that cannot run fails doctor, whatever the agent's hooks file.
     cli("install", "opencode", "--command", "/nonexistent/rewind-ls hook opencode")
@@ -43,3 +55,17 @@ def test_doctor_checks_each_agents_hooks(ws: Path, cli: Cli) -> None:
     assert not report["ok"]
     for name in ("OpenCode hooks", "GitHub Copilot CLI hooks"):
         assert not checks[name]["ok"] and "exited 127" in checks[name]["detail"], checks[name]
+
+
+def test_doctor_fails_when_claude_code_would_run_no_hook(ws: Path, cli: Cli) -> None:
+    """Installed is not enough: `disableAllHooks` in any Claude Code settings file it reads for
+    the project turns every hook off (tests/agents/test_claude_doctor_real.py runs the binary)."""
+    import json
+
+    cli("install", "claude-code", "--no-mcp")
+    assert cli.json("doctor")["ok"]
+    (ws / ".claude" / "settings.local.json").write_text(json.dumps({"disableAllHooks": True}))
+    report = cli.json("doctor", ok=False)
+    off = [c for c in report["checks"] if c["name"] == "claude code hooks" and not c["ok"]]
+    assert not report["ok"] and len(off) == 1, report
+    assert "settings.local.json sets disableAllHooks: true" in off[0]["detail"], off

@@ -60,7 +60,10 @@ def workspace(args: argparse.Namespace) -> str:
 
     start = args.workspace or getattr(args, "top_workspace", None) or os.getcwd()
     if not os.path.isdir(start):
-        raise RewindError(f"{start}: workspace folder not found")
+        gone = _recorded_but_gone(start)
+        if gone is None:
+            raise RewindError(f"{start}: workspace folder not found")
+        return gone
     root = find_workspace_root(start)
     if os.path.dirname(root) == root:
         raise RewindError(
@@ -68,6 +71,16 @@ def workspace(args: argparse.Namespace) -> str:
             "folder, or name it with -C DIR"
         )
     return root
+
+
+def _recorded_but_gone(start: str) -> str | None:
+    """A folder that no longer exists but has a store (a removed `git worktree`, Claude Code's
+    `.claude/worktrees/NAME`): its history stays readable with `-C DIR` (turns, diff, log,
+    export); a restore into it refuses, its files being outside any folder that exists."""
+    from rewind_ls.core.store import has_store
+
+    real = os.path.realpath(start)
+    return real if has_store(real) else None
 
 
 def open_store(args: argparse.Namespace, create: bool = False, collect: bool = True) -> Store:

@@ -676,6 +676,16 @@ def test_checkhealth(workspace: tuple[Path, Path], editor: Any) -> None:
     assert "OK version: rewind-ls" in text, text
     assert "store: " + str(home) in text and "writable" in text, text
     assert "OK Claude Code hooks installed" in text, text
+    # Doctor's line for each of the five agents.
+    agents = text.split("rewind: agent hooks")[1]
+    assert "OK claude code hooks: installed, and `" in agents, agents
+    for title, name in (
+        ("Codex CLI", "codex"),
+        ("Gemini CLI", "gemini"),
+        ("OpenCode", "opencode"),
+        ("GitHub Copilot CLI", "copilot"),
+    ):
+        assert f"{title} hooks: not installed: `rewind-ls install {name}`" in agents, agents
     assert "ERROR" not in text, text
 
 

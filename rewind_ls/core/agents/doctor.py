@@ -106,6 +106,7 @@ def diagnose(root: str, repair: bool = False, moved_from: str | None = None) -> 
     checks.append(moved_check())
     checks.append(local_history_check(directory))
     checks += hook_checks(root)
+    checks += worktree_hooks_check(root)
     checks += mcp_checks(root)
     checks.append(hook_server_check())
     # Hooks that are not installed are not a store problem; a hook command that fails is.
@@ -273,25 +274,85 @@ def mcp_checks(root: str) -> list[dict[str, Any]]:
 
 
 def hook_checks(root: str) -> list[dict[str, Any]]:
-    """Each agent's installed hook commands (project and user settings) run. Some agent's hooks
-    must be installed (without any, no agent turn is recorded); which agents is the person's
-    choice."""
+    """Each agent's installed hook commands (project and user settings) run, with what the agent
+    still asks before it runs them (`after_install`); an agent without them gets a line saying
+    where `install` puts them. Some agent's hooks must be installed (without any, no agent turn is
+    recorded); which agents is the person's choice."""
     from rewind_ls.core.agents.registry import AGENTS
     from rewind_ls.core.agents.settings import installed_hooks
 
-    checks = []
+    checks: list[dict[str, Any]] = []
+    absent = []  # one line per agent whose hooks are not installed (never a failure)
     for who in AGENTS.values():
         found: list[str] = []
         files = installed_hooks(root, who.name)
         for _path, commands in files:
             found += [c for c in commands if c not in found]
         name = "claude code hooks" if who.name == "claude-code" else f"{who.title} hooks"
-        checks += [_hook_check(name, c, root, who.name) for c in found]
+        if not found:
+            absent.append(
+                _check(
+                    name,
+                    True,
+                    f"not installed: `rewind-ls install {who.name}` puts them in "
+                    f"{who.settings_path(root, False)} (--user: {who.settings_path(root, True)})",
+                )
+            )
+            continue
+        for command in found:
+            check = _hook_check(name, command, root, who.name)
+            if check["ok"] and who.after_install:  # it runs, once the agent lets it
+                check["detail"] += f"; {who.after_install}"
+            checks.append(check)
+        if who.name == "claude-code":
+            from rewind_ls.core.agents.claude.check import hooks_switched_off
+
+            for why in hooks_switched_off(root):
+                checks.append(
+                    _check(
+                        name,
+                        False,
+                        f"installed, but {why}: Claude Code runs no "
+                        "hook, so no turn is recorded; remove it",
+                    )
+                )
         if len(found) > 1:  # the agents run one command once, even from two settings files
             checks.append(_double_hooks(name, who.name, files))
     if not checks:
         checks.append(_check("agent hooks", False, NOT_INSTALLED))
-    return checks
+    return checks + absent
+
+
+def worktree_hooks_check(root: str) -> list[dict[str, Any]]:
+    """Whether Claude Code's hooks reach its worktrees (`claude -w NAME`, `.claude/worktrees/`,
+    each a workspace of its own): a session there reads `.claude/settings.json` from its own
+    checkout (which has it only where it is committed), `.claude/settings.local.json` from the
+    main checkout, and the user's settings. Never a failure; nothing when the hooks are not
+    installed or the project is no git checkout."""
+    from rewind_ls.core.agents.registry import AGENTS
+    from rewind_ls.core.agents.settings import installed_hooks
+
+    if not os.path.lexists(os.path.join(root, ".git")):
+        return []
+    claude = AGENTS["claude-code"]
+    files = [path for path, _ in installed_hooks(root, claude.name)]
+    if not files:
+        return []
+    name = "claude code worktrees"
+    project = claude.settings_path(root, False)
+    if files != [project]:
+        reach = ", ".join(f for f in files if f != project)
+        return [_check(name, True, f"the hooks reach every worktree ({reach})")]
+    return [
+        _check(
+            name,
+            True,
+            f"the hooks are only in {project}: a session in a Claude Code worktree (`claude -w "
+            "NAME`) reads that file from its own checkout, so it is recorded only if the file is "
+            "committed there; `rewind-ls install claude-code --local` (or --user) reaches every "
+            "worktree",
+        )
+    ]
 
 
 def _double_hooks(name: str, agent: str, files: list[tuple[str, list[str]]]) -> dict[str, Any]:
@@ -396,7 +457,8 @@ def moved_check() -> dict[str, Any]:
         "name": "moved workspaces",
         "ok": True,
         "detail": f"history recorded for folders that no longer exist: {', '.join(orphans[:5])}"
-        " (if one is this workspace: rewind-ls doctor --moved-from OLD)",
+        " (if one is this workspace: rewind-ls doctor --moved-from OLD; a removed worktree's is"
+        " still read with rewind-ls -C DIR turns, or export TURN --after --to NEW)",
     }
 
 

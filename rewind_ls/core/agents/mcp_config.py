@@ -78,7 +78,12 @@ def install_mcp(agent: str, root: str, user: bool, uninstall: bool = False) -> l
     if changed:
         out.append(f"{path}: {changed}")
     if agent == "claude-code" and not user:
-        local = os.path.join(root, ".claude", "settings.local.json")
+        from rewind_ls.core.agents.registry import AGENTS
+
+        # The file Claude Code reads (a worktree's is its main checkout's).
+        local_of = AGENTS["claude-code"].local_settings_path
+        assert local_of is not None
+        local = local_of(root)
         approved = _approval(local, uninstall)
         if approved:
             out.append(f"{local}: {approved}")

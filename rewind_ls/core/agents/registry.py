@@ -61,7 +61,9 @@ def _claude_settings(workspace: str, user: bool) -> str:
 
 
 def _claude_local_settings(workspace: str) -> str:
-    return os.path.join(workspace, ".claude", "settings.local.json")
+    from rewind_ls.core.fs.paths import main_checkout  # a worktree's is its main checkout's
+
+    return os.path.join(main_checkout(workspace), ".claude", "settings.local.json")
 
 
 def codex_home() -> str:
@@ -121,6 +123,7 @@ AGENTS: dict[str, Agent] = {
                 "PostToolUseFailure": "Write|Edit|NotebookEdit|Bash",
                 "Stop": None,
                 "StopFailure": None,  # the turn ended on an API error
+                "SubagentStop": None,  # closes an isolated subagent's turn in its worktree
                 "SessionEnd": None,
             },
             settings_path=_claude_settings,

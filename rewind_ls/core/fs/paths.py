@@ -43,6 +43,28 @@ def nested_checkout(root: str, rel: str, seen: dict[str, bool] | None = None) ->
     return None
 
 
+def main_checkout(root: str) -> str:
+    """The main checkout of `root` when `root` is a linked git worktree (`git worktree add`,
+    Claude Code's `.claude/worktrees/NAME`: its `.git` is a file naming a folder of the main
+    repository's `.git/worktrees/`), else `root` (a clone, a submodule, a worktree of a bare
+    repository, no git). Claude Code 2.1.332 reads a worktree's `.claude/settings.local.json` from
+    the main checkout."""
+    try:
+        with open(os.path.join(root, ".git"), encoding="utf-8", errors="replace") as f:
+            line = f.readline().strip()
+    except OSError:  # none, or a folder: not a linked worktree
+        return root
+    if not line.startswith("gitdir:"):
+        return root
+    gitdir = os.path.join(root, line[len("gitdir:") :].strip())
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8", errors="replace") as f:
+            common = os.path.normpath(os.path.join(gitdir, f.read().strip()))
+    except OSError:  # a submodule's gitdir has no commondir
+        return root
+    return os.path.dirname(common) if os.path.basename(common) == ".git" else root
+
+
 def refuse_filesystem_root(root: str, why: str) -> str:
     """`root` unless it is the filesystem root: recording `/` would scan the whole machine and
     every later agent session anywhere would share one workspace."""
@@ -188,6 +210,13 @@ def _safe_target(
         if probe == parent:
             real_folders[parent] = real_parent
     if not is_within(real_parent, root_real):
+        if not os.path.isdir(root_real):  # a removed worktree whose history is read with -C
+            raise BadPath(
+                rel,
+                f"the workspace folder {root_real} no longer exists; nothing is written there "
+                f"(its files as a turn left them: rewind-ls -C {root_real} export TURN --after "
+                "--to DIR)",
+            )
         raise OutsideWorkspace(
             rel, root_real, "a parent folder is a link that leads outside the workspace"
         )

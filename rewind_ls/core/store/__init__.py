@@ -46,6 +46,7 @@ from rewind_ls.core.store.db import SCHEMA_VERSION as SCHEMA_VERSION
 from rewind_ls.core.store.db import DatabaseError as DatabaseError
 from rewind_ls.core.store.db import DbError as DbError
 from rewind_ls.core.store.db import OperationalError as OperationalError
+from rewind_ls.core.store.db import has_store as has_store
 from rewind_ls.core.store.db import is_damage as is_damage
 from rewind_ls.core.store.db import is_full as is_full
 from rewind_ls.core.store.db import rehearse as rehearse

@@ -227,6 +227,11 @@ def store_dir_for(root: str, home: str | None = None) -> str:
     return os.path.join(home or config.home_dir(), "workspaces", workspace_key(root))
 
 
+def has_store(root: str, home: str | None = None) -> bool:
+    """Whether the workspace `root` (a real path; the folder may be gone) has a store."""
+    return os.path.isfile(os.path.join(store_dir_for(root, home), DB_NAME))
+
+
 # --- the database's errors, told to a person -------------------------------------------------
 
 

@@ -1,5 +1,6 @@
 --- `:checkhealth rewind`: Neovim version, the server command and its version, the store location,
---- the Claude Code hooks of the workspace, and the running client.
+--- each agent's hooks as `rewind-ls doctor` sees them, the Claude Code hooks of the workspace by
+--- settings file, and the running client.
 local M = {}
 
 local health = vim.health or require('health')
@@ -103,8 +104,16 @@ local function writable_dir(path)
   return p and vim.fn.filewritable(p) == 2, p
 end
 
+--- Whether a doctor check is about an agent's hooks (shown in their own section, one line per
+--- agent), not the store. The hook server is the store's side: it serves every agent.
+local function agent_check(name)
+  name = name:lower()
+  return (name:find('hook') ~= nil and name ~= 'hook server') or name:find('worktrees') ~= nil
+end
+
 local function check_store(config, server_ok, root)
   local store, why = default_store()
+  local agents = {}
   if server_ok then
     local doctor = config.cli({ 'doctor', '--json' })
     local code, out = run(doctor, 20000, root)
@@ -115,8 +124,10 @@ local function check_store(config, server_ok, root)
         store, why = report.storeDir, 'from rewind-ls doctor'
       end
       for _, c in ipairs(type(report.checks) == 'table' and report.checks or {}) do
-        -- Hooks get their own section below (per settings file and event).
-        if type(c) == 'table' and not tostring(c.name):lower():find('hook') then
+        -- Hooks get their own sections below (per agent, and Claude Code's per settings file).
+        if type(c) == 'table' and agent_check(tostring(c.name)) then
+          agents[#agents + 1] = c
+        elseif type(c) == 'table' and not tostring(c.name):lower():find('hook') then
           local line = string.format('doctor: %s: %s', tostring(c.name), tostring(c.detail or ''))
           if c.ok then
             ok(line)
@@ -139,6 +150,29 @@ local function check_store(config, server_ok, root)
     error_(string.format('store: %s (%s) is not writable', store, why), {
       'Set REWIND_LS_HOME to a directory you own, or fix the permissions of ' .. tostring(existing),
     })
+  end
+  return agents
+end
+
+--- `rewind-ls doctor`'s line for each agent: its hooks installed and running (with what the agent
+--- still asks first), failing, or not installed and where `install` would put them.
+local function check_agents(agents)
+  if #agents == 0 then
+    info('`rewind-ls doctor` gave no agent lines (the server command does not run)')
+    return
+  end
+  for _, c in ipairs(agents) do
+    local detail = tostring(c.detail or '')
+    local line = string.format('%s: %s', tostring(c.name), detail)
+    if c.ok and vim.startswith(detail, 'not installed') then
+      info(line)
+    elseif c.ok then
+      ok(line)
+    elseif tostring(c.name) == 'agent hooks' then
+      warn(line)
+    else
+      error_(line)
+    end
   end
 end
 
@@ -259,7 +293,9 @@ function M.check()
   local server_ok = check_server(config)
   local root = rpc.cwd_root()
   start('rewind: store')
-  check_store(config, server_ok, root)
+  local agents = check_store(config, server_ok, root)
+  start('rewind: agent hooks')
+  check_agents(agents)
   if root then
     start('rewind: Claude Code hooks (' .. root .. ')')
     check_hooks(root)

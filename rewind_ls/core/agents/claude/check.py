@@ -100,3 +100,37 @@ def transcript_check(store: Store) -> dict[str, Any]:
         "are found only by a workspace scan at the turn boundaries the transcript shows.",
         "sessions": missed,
     }
+
+
+def managed_settings() -> str:
+    """Claude Code's managed (administrator) settings file on this platform."""
+    import sys
+
+    if sys.platform == "darwin":
+        return "/Library/Application Support/ClaudeCode/managed-settings.json"
+    return "/etc/claude-code/managed-settings.json"
+
+
+def hooks_switched_off(root: str) -> list[str]:
+    """Why Claude Code would run none of the hooks installed for `root` (read in 2.1.332's
+    settings schema): `disableAllHooks` in any settings file it reads there (project, the
+    per-person file, the user's, managed), or `allowManagedHooksOnly` in the managed one. One
+    line per file that says so; empty when the hooks would run."""
+    from rewind_ls.core.agents.registry import AGENTS
+    from rewind_ls.core.agents.settings import load_json
+    from rewind_ls.core.errors import BadInput
+
+    claude = AGENTS[AGENT]
+    files = [claude.settings_path(root, False), claude.settings_path(root, True)]
+    if claude.local_settings_path is not None:
+        files.insert(1, claude.local_settings_path(root))
+    managed = managed_settings()
+    out = []
+    for path in [*files, managed]:
+        try:
+            data = load_json(path)
+        except BadInput:
+            continue  # unreadable or not JSON: Claude Code says so itself
+        keys = ["disableAllHooks"] + (["allowManagedHooksOnly"] if path == managed else [])
+        out += [f"{path} sets {key}: true" for key in keys if data.get(key) is True]
+    return out

@@ -23,24 +23,45 @@ AGENT = "claude-code"
 BASH_DEFAULT_MS = 120_000  # Claude Code's Bash time limit when the call names none
 BASH_MAX_MS = 600_000  # and the longest it accepts
 EVENTS = steps.CLAUDE_EVENTS
+# Hooked only to close an isolated subagent's turn in its worktree (`worktree.py`).
+SUBAGENT_STOP = "SubagentStop"
 
 
 def handle_event(payload: dict[str, Any]) -> Outcome:
     """Record one hook event."""
     from rewind_ls.core.fs.paths import session_workspace_root
-    from rewind_ls.core.store import Store
+    from rewind_ls.core.store import Store, has_store
 
     hook = steps.HookEvent(payload, strict_transcript=True, names=EVENTS)
-    if not hook.watched(EVENTS, EDIT_TOOLS, SHELL_TOOLS):
+    subagent_stop = hook.raw_name == SUBAGENT_STOP
+    if not subagent_stop and not hook.watched(EVENTS, EDIT_TOOLS, SHELL_TOOLS):
         return Outcome(f"{hook.name}: ignored")
     file_path, skipped = steps.edit_target(hook, payload, EVENTS, EDIT_TOOLS, config.claude_dir())
     if skipped is not None:
         return skipped
     # One workspace per session, whatever folder the agent's shell has moved to since.
     root = session_workspace_root(hook.session_id, hook.cwd, os.environ.get("CLAUDE_PROJECT_DIR"))
+    folder = launch = None
+    if optional_text(payload, "agent_id"):  # (the main agent's events skip the import)
+        from rewind_ls.core.agents.claude import worktree
 
-    with Store.open(root) as store:
+        # A subagent in a worktree of its own: its work goes to that checkout's workspace.
+        folder = worktree.agent_folder(root, hook, payload, file_path)
+        if folder is not None and not subagent_stop:
+            launch = worktree.note_launch(root, folder, hook, payload)
+    if subagent_stop and (folder is None or not has_store(folder)):
+        # (no store: the subagent recorded nothing there, and Claude Code removes such a worktree)
+        return Outcome(f"{hook.raw_name}: ignored")
+
+    with Store.open(folder or root) as store:
         rec = steps.recorder(store)
+        if folder is not None:
+            from rewind_ls.core.agents.claude import worktree
+
+            done = worktree.enter(rec, hook, payload, root, launch, AGENT, subagent_stop)
+            if done is not None:
+                return done
+            root = folder
         if hook.name == EVENTS.prompt:
             with steps.PromptLock(store, hook.session_id):  # a doubled hook: one turn
                 return _prompt(rec, hook, payload)

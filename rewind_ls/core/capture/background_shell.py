@@ -82,7 +82,9 @@ class Job:
         """Whose change of one of the job's files it is: "job", "shared" (the job's or the
         scan's turn's, no telling), None (made after the job ended: not the job's)."""
         if self.end_ns is not None:
-            if ctime_ns is not None and ctime_ns > self.end_ns + _slack(ctime_ns):
+            # A ctime never leads the clock (the coarse clock lags): every write of the job's
+            # is at or before its end, so any later one is someone else's.
+            if ctime_ns is not None and ctime_ns > self.end_ns:
                 return None
             if ctime_ns is None or not self.sure:
                 return "shared"  # a deletion has no time; an unknown end leaves it open
@@ -227,7 +229,7 @@ def _settle_end(store: Store, job: Job) -> None:
 def _files(store: Store, job: Job) -> set[str]:
     """The job's files: what its turn's scans recorded from its start on, and what its processes
     hold open for writing now."""
-    files = set(open_for_write(store.root, job.process)) if job.end_ns is None else set()
+    files = open_for_write(store.root, job.process) if job.end_ns is None else set()
     for c in store.changes(job.turn_id):
         scanned = c.source in ("scan", BACKGROUND_SHELL) or c.source.startswith("shared:")
         if scanned and max(c.seq, c.after_seq or 0) > job.seq:
@@ -235,14 +237,14 @@ def _files(store: Store, job: Job) -> set[str]:
     return files
 
 
-def open_for_write(root: str, process: str) -> list[str]:
+def open_for_write(root: str, process: str) -> set[str]:
     """Workspace files (relative paths) that `process` ("pid:start") or its descendants hold open
-    for writing now (a `cmd > log` loop keeps its log open). [] without /proc."""
+    for writing now (a `cmd > log` loop keeps its log open); none without /proc."""
     pid = process.partition(":")[0]
     if not pid.isdigit():
-        return []
+        return set()
     top = root.rstrip("/") + "/"
-    out: list[str] = []
+    out: set[str] = set()
     todo: list[str] = [pid]
     seen: set[str] = set()
     while todo and len(seen) < _MAX_PROCESSES:
@@ -264,7 +266,7 @@ def open_for_write(root: str, process: str) -> list[str]:
                     continue
             except OSError:
                 continue
-            out.append(target[len(top) :])
+            out.add(target[len(top) :])
     return out
 
 
@@ -330,7 +332,7 @@ def forget_ended(store: Store, scan_start_ns: int) -> None:
     whose turn is gone."""
     for job in jobs(store):
         end = _read_end(job.end_file(store.path))
-        ended = end is not None and end[0] < scan_start_ns - _SECOND_SLACK_NS
+        ended = end is not None and end[0] < scan_start_ns - _TICK_SLACK_NS
         if ended or store.turn(job.turn_id) is None:
             store.delete_meta(job.key())
             try:

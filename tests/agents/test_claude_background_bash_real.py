@@ -181,3 +181,56 @@ def test_background_bash_ticking_across_turns_while_the_person_edits(tmp_path: P
         assert after["hand.txt"] == before["hand.txt"]
         claude.rewind_ls("undo", "--yes")
         assert snapshot(project) == before
+
+
+def test_the_next_turns_command_running_while_the_job_writes(tmp_path: Path) -> None:
+    """The issue's `t2 shell`: turn 2's own Bash runs while the job ticks into its log. No time
+    tells whose the log's change is, so it is shared between turns 1 and 2, never turn 2's alone:
+    a rewind of turn 2 (or a revert of either) stops on it instead of cutting the log, and with
+    --skip-conflicts takes back only turn 2's own file."""
+    binary = claude_binary()
+    project = tmp_path / "proj"
+    with FakeAnthropic() as api:
+        claude = RealClaude(binary, api, tmp_path, project)
+        (project / ".gitignore").write_text("*.flag\n")
+        claude.install_hooks()
+        claude.allow("Bash")
+        claude.rewind_ls("scan")
+        api.add(
+            [tool_use("Bash", {"command": TICK, "run_in_background": True, "description": "tick"})],
+            [text("the ticker runs")],
+            # Ticks land while it runs (0.3 s apart).
+            [tool_use("Bash", {"command": "sleep 1.5; echo two > two.txt"})],
+            [text("built two")],
+            [text("the ticker finished")],
+        )
+        with claude.session() as live:
+            live.prompt("start the ticker")
+            wait_for(lambda: ended(claude, 1), "turn 1's end")
+            live.prompt("build two")
+            wait_for(lambda: ended(claude, 2), "turn 2's end")
+            (project / "stop.flag").write_text("")
+            next_result(live)
+            wait_for(lambda: ended(claude, 3), "the notification's turn to close")
+        turns = agent_turns(claude)
+        sid = turns[0]["sessionId"]
+        assert files_of(turns[0]) == {"job.log": "shared"}, turns[0]
+        assert files_of(turns[1]) == {"job.log": "shared", "two.txt": "scan"}, turns[1]
+        for extra in turns[2:]:
+            assert extra["files"] == [], extra
+
+        log = (project / "job.log").read_bytes()
+        proc = claude.rewind_ls("rewind", "2", "--session", sid, "--yes", ok=False)
+        assert proc.returncode == 3, proc.stdout + proc.stderr
+        assert "job.log: shared with turn #1 of this session" in proc.stdout, proc.stdout
+        assert (project / "two.txt").exists() and (project / "job.log").read_bytes() == log
+        # Reverting either turn would take the job's ticks out of the log: a conflict too.
+        for number in ("1", "2"):
+            proc = claude.rewind_ls("revert", number, "--session", sid, "--yes", ok=False)
+            assert proc.returncode == 3, proc.stdout + proc.stderr
+            assert "job.log: shared with turn #" in proc.stdout, proc.stdout
+        assert (project / "job.log").read_bytes() == log
+        claude.rewind_ls("rewind", "2", "--session", sid, "--skip-conflicts", "--yes")
+        assert not (project / "two.txt").exists() and (project / "job.log").read_bytes() == log
+        claude.rewind_ls("undo", "--yes")
+        assert (project / "two.txt").read_text() == "two\n"

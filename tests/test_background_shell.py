@@ -187,6 +187,20 @@ def test_the_jobs_process_and_the_files_it_holds_open(ws: Path) -> None:
         proc.wait()
 
 
+def test_a_command_with_quotes_is_found_as_the_shell_quotes_it(ws: Path) -> None:
+    """Claude Code 2.1.332 quotes the command for `eval`, a quote as `'"'"'` (seen in `ps`)."""
+    command = "echo 'a b' \"c\" >> q.log; sleep 30"
+    quoted = "'" + command.replace("'", "'\"'\"'") + "'"
+    proc = subprocess.Popen(["bash", "-c", f"eval {quoted}"], cwd=ws)
+    try:
+        me = f"{os.getpid()}:"
+        wait_for(lambda: background_shell.job_process(me, command, set()), "the job's process")
+        assert str(background_shell.job_process(me, command, set())).startswith(f"{proc.pid}:")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_the_end_watcher_writes_when_the_process_exits(tmp_path: Path) -> None:
     proc = subprocess.Popen(["sleep", "30"])
     stat = background_shell.shell_runs.proc_stat(proc.pid)

@@ -94,11 +94,8 @@ class Job:
 
 
 def _slack(ctime_ns: int | None) -> int:
-    return (
-        _SECOND_SLACK_NS
-        if ctime_ns is not None and ctime_ns % 1_000_000_000 == 0
-        else (_TICK_SLACK_NS)
-    )
+    whole_seconds = ctime_ns is not None and ctime_ns % 1_000_000_000 == 0
+    return _SECOND_SLACK_NS if whole_seconds else _TICK_SLACK_NS
 
 
 def valid_id(task_id: object) -> bool:

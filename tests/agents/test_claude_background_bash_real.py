@@ -224,11 +224,12 @@ def test_the_next_turns_command_running_while_the_job_writes(tmp_path: Path) -> 
         assert proc.returncode == 3, proc.stdout + proc.stderr
         assert "job.log: shared with turn #1 of this session" in proc.stdout, proc.stdout
         assert (project / "two.txt").exists() and (project / "job.log").read_bytes() == log
-        # Reverting either turn would take the job's ticks out of the log: a conflict too.
+        # Reverting either turn would take the job's ticks out of the log: a conflict too (the
+        # shared change's, or the merge's when the job's later ticks touch the same lines).
         for number in ("1", "2"):
             proc = claude.rewind_ls("revert", number, "--session", sid, "--yes", ok=False)
             assert proc.returncode == 3, proc.stdout + proc.stderr
-            assert "job.log: shared with turn #" in proc.stdout, proc.stdout
+            assert "conflict" in proc.stdout and "job.log: " in proc.stdout, proc.stdout
         assert (project / "job.log").read_bytes() == log
         claude.rewind_ls("rewind", "2", "--session", sid, "--skip-conflicts", "--yes")
         assert not (project / "two.txt").exists() and (project / "job.log").read_bytes() == log

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from rewind_ls.cli.style import cells, clip, fit_items, pad, safe
+from rewind_ls.core.model import is_background
 
 MARKS = {"created": "+", "deleted": "-", "modified": "~"}
 FIXED = 27  # "  ###  YYYY-MM-DD HH:MM  " and the gap before the files
@@ -18,8 +19,10 @@ def _items(turn: dict[str, Any]) -> list[str]:
 
 def _item(f: dict[str, Any]) -> str:
     """`~path`, and for a change shared with other sessions (both ran shell commands at once)
-    `~path (shared with 1a2b3c4d)`."""
+    `~path (shared with 1a2b3c4d)`; a background job's `~path (background)`."""
     item = f"{MARKS.get(f['change'], '?')}{safe(f['path'])}"
+    if is_background(str(f.get("source", ""))):
+        item += " (background)"
     shared = f.get("shared_with") or f.get("sharedWith")
     if shared:
         item += f" (shared with {', '.join(safe(s[:8]) for s in shared)})"

@@ -242,6 +242,15 @@ def shared_turns(source: str) -> list[str]:
     return [t for t in source[len(SHARED_SOURCE) :].split(",") if t]
 
 
+# A change made by work an agent left running after its call returned (a background shell job:
+# "background-shell"; a background subagent: "background-agent"): shown as "background".
+BACKGROUND_SOURCE = "background"
+
+
+def is_background(source: str) -> bool:
+    return source.startswith(BACKGROUND_SOURCE)
+
+
 class Change(NamedTuple):
     """One path touched in one turn: what it held before the turn first touched it, and after the
     turn was done with it (None while the turn is still editing it)."""

@@ -14,7 +14,8 @@ class FileChange(Result):
     uri: str
     change: ChangeKind
     source: str = Field(
-        description="How it was seen: tool, save, scan, restore, record; shared: a change that "
+        description="How it was seen: tool, save, scan, restore, record; background-shell: written "
+        "by a shell job the turn left running in the background; shared: a change that "
         "cannot be told apart between this turn and `sharedWith`'s (shell commands of two "
         "sessions running at once, or an agent killed during one), so restoring it is a conflict."
     )

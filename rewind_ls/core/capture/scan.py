@@ -64,7 +64,7 @@ from rewind_ls.core.capture.scan_links import META_UNRECORDED as META_UNRECORDED
 from rewind_ls.core.capture.scan_links import note_links
 from rewind_ls.core.capture.scan_links import unrecorded as unrecorded
 from rewind_ls.core.capture.scan_settings import extra_ignore_patterns
-from rewind_ls.core.capture.shell_runs import in_flight, session_runs
+from rewind_ls.core.capture.shell_runs import BACKGROUND_JOB, in_flight, session_runs
 from rewind_ls.core.capture.walk import relative_skips
 from rewind_ls.core.fs import config
 from rewind_ls.core.fs.paths import nested_checkout
@@ -287,6 +287,7 @@ class ScanRun:
         "defer_from",
         "gone_inodes",
         "in_worker",
+        "jobs",
         "links",
         "others",
         "own_from",
@@ -308,7 +309,6 @@ class ScanRun:
         workers: int | None,
     ) -> None:
         self.store = store
-        self.attribute = attribute
         self.progress = progress
         self.workers = workers
         self.result = ScanResult()
@@ -322,6 +322,12 @@ class ScanRun:
         own = session_runs(store, session_id) if session_id is not None else []
         self.own_from = own[0].start_ns - _CLOCK_SLACK_NS if own else None
         self.own_start = own[0].start_ns if own else None
+        self.attribute = attribute
+        self.jobs = bool(store.meta_with_prefix(BACKGROUND_JOB))
+        if self.jobs:  # background jobs' writes go to the turns that started them, first
+            from rewind_ls.core.capture import background_shell
+
+            self.attribute = background_shell.claiming(store, attribute, self.own_start)
         self.shared: dict[str, list[str]] = {}  # path -> the other sessions it is shared with
         self.gone_inodes: set[int] = set()  # inodes of known files gone now (moved, or deleted)
         self.links: list[tuple[str, os.stat_result]] = []  # symbolic links the walk listed
@@ -524,6 +530,10 @@ class ScanRun:
                 (complete or lean) and not result.deferred and not result.skipped and not self.busy
             )
             watched.save_mark(store, clean, lean)
+            if self.jobs and not result.deferred:
+                from rewind_ls.core.capture import background_shell
+
+                background_shell.forget_ended(store, start_ns)
 
 
 class _MovedIn:

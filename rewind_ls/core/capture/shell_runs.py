@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from rewind_ls.core.store import Store
 
 SHELL_RUN = "scan.shell-run:"  # meta key prefix: "<prefix><session> <run id>" -> Run.encode()
+# Background jobs' meta key prefix (`core.capture.background_shell`, imported only when one is
+# registered: the hook's import budget).
+BACKGROUND_JOB = "scan.background-shell:"
 SHELL_RUN_EXPIRY_NS = 15 * 60 * 1_000_000_000  # no time limit known: Claude Code's longest + 5 min
 SLACK_NS = 30 * 1_000_000_000  # a command killed at its limit still needs a moment to exit
 # Processes between the agent and its hook command: the shell it runs hooks with, and wrappers.
@@ -66,7 +69,7 @@ class Run:
         return min(now_ns, self.deadline_ns)
 
 
-def _proc_stat(pid: int) -> tuple[str, int, str] | None:
+def proc_stat(pid: int) -> tuple[str, int, str] | None:
     """(command name, parent pid, start time in clock ticks) of `pid` from /proc; None: gone or
     no /proc."""
     try:
@@ -98,7 +101,7 @@ def agent_process() -> str:
     shell or a wrapper. Its start time tells a reused pid from the agent. "" when unknown."""
     pid = hook_parent()
     for _ in range(8):
-        stat = _proc_stat(pid)
+        stat = proc_stat(pid)
         if stat is None:
             return "" if not os.path.isdir("/proc") else f"{pid}:"
         name, parent, started = stat
@@ -115,7 +118,7 @@ def agent_alive(agent: str) -> bool:
         return True
     pid = int(pid_text)
     if os.path.isdir("/proc"):
-        stat = _proc_stat(pid)
+        stat = proc_stat(pid)
         if stat is None:
             return False
         return not started or stat[2] == started

@@ -7,7 +7,15 @@ from typing import Any
 
 from rewind_ls.core.capture.local_history import WATCH_SOURCE
 from rewind_ls.core.history.timeline import iso
-from rewind_ls.core.model import ABSENT, FILE, PathChange, Session, SessionKind, Version
+from rewind_ls.core.model import (
+    ABSENT,
+    FILE,
+    PathChange,
+    Session,
+    SessionKind,
+    Version,
+    is_background,
+)
 from rewind_ls.core.store import Store
 
 
@@ -22,6 +30,8 @@ def source_label(session_kind: str, source: str) -> str:
         return "your edit"  # recorded by the watcher as it happened (local history)
     if session_kind == SessionKind.EXTERNAL:
         return "outside"  # found between turns: a shell, another tool, the person
+    if is_background(source):
+        return "background"  # a job its turn left running (a background shell or subagent)
     if source == "scan":
         return "shell"  # found at a boundary of the agent's turn: its shell commands
     return "agent"

@@ -37,6 +37,7 @@ from rewind_ls.core.model import (
     Version,
     shared_turns,
 )
+from rewind_ls.core.restore.kept_partners import kept_partner
 from rewind_ls.core.store import Store, digest
 from rewind_ls.core.text.merge import diffstat, is_binary, merge3, merge3_markers
 
@@ -375,6 +376,8 @@ def _check_others(store: Store, pp: PathPlan, turn: Turn, history: list[PathChan
             f"{pp.path}: also changed by {_describe(store, later[-1])} after this turn "
             "began; restoring would discard that work",
         )
+    elif why := kept_partner(store, pp.path, turn, history):
+        pp.conflict = Conflict(ConflictKind.OTHER_SESSION, why)
 
 
 def _undone_before_fork(
@@ -423,11 +426,8 @@ def _check_shared(store: Store, pp: PathPlan, turn: Turn, source: str) -> None:
     if not partners:
         return
     for h in reversed(store.path_history(pp.path)):
-        if (
-            h.turn_id in partners
-            and h.session_id != turn.session_id
-            and h.turn_state != TurnState.ROLLED_BACK
-        ):
+        # A partner of the same session too: a background job's turn and a later one's command.
+        if h.turn_id in partners and h.turn_state != TurnState.ROLLED_BACK:
             pp.conflict = _shared_conflict(store, pp.path, h)
             return
 

@@ -185,6 +185,25 @@ class Changes:
                     )
                 self.record_after(turn_id, path, after)
 
+    def record_as(
+        self, turn_id: str, path: str, before: Version, after: Version, source: str
+    ) -> None:
+        """One change of `turn_id` seen as `source` (a background job's write): the turn's first
+        `before` is kept when it touched the path already, and its source becomes `source`
+        unless the change is shared; a change back to its `before` is no change."""
+        with self.db.transaction():
+            if not self.record_before(turn_id, path, before, source):
+                self.conn.execute(
+                    "UPDATE changes SET source = ? WHERE turn_id = ? AND path = ?"
+                    " AND source NOT LIKE ?",
+                    (source, turn_id, path, SHARED_SOURCE + "%"),
+                )
+            row = self.change(turn_id, path)
+            if row is not None and row.before == after:
+                self.drop_change(turn_id, path)
+            else:
+                self.record_after(turn_id, path, after)
+
     def drop_change(self, turn_id: str, path: str) -> None:
         with self.db.transaction():
             self.conn.execute("DELETE FROM changes WHERE turn_id = ? AND path = ?", (turn_id, path))

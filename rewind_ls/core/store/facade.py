@@ -279,6 +279,11 @@ class Store:
     ) -> None:
         self._changes.record_shared(turn_ids, path, before, after)
 
+    def record_as(
+        self, turn_id: str, path: str, before: Version, after: Version, source: str
+    ) -> None:
+        self._changes.record_as(turn_id, path, before, after, source)
+
     def drop_change(self, turn_id: str, path: str) -> None:
         self._changes.drop_change(turn_id, path)
 

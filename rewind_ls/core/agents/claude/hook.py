@@ -117,7 +117,11 @@ def _turn_of_prompt(rec: Recorder, session_id: str, prompt_id: str) -> str | Non
 
 
 def _shell(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Outcome:
-    """A Bash call; a subagent's that changed files is noted on the turn."""
+    """A Bash call; a subagent's that changed files is noted on the turn. One that went on in
+    the background (its result names a `backgroundTaskId`, 2.1.332) is registered as a job once
+    its scan recorded what it wrote so far (`core.capture.background_shell`)."""
+    task = _background_task(payload) if hook.name == EVENTS.after_tool else None
+    seq = rec.store.seq_now() if task is not None else 0
     outcome, turn, changed = steps.shell_event(
         rec,
         hook,
@@ -129,7 +133,23 @@ def _shell(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Out
     agent_type = optional_text(payload, "agent_type")
     if agent_type and turn is not None and changed:
         rec.note_subagent(turn, agent_type, optional_text(payload, "agent_id"))
+    if task is not None and turn is not None:
+        from rewind_ls.core.capture import background_shell
+
+        tool_input = payload.get("tool_input")
+        command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        done = background_shell.started(
+            rec.store, hook.session_id, task, turn, str(command or ""), seq
+        )
+        outcome = Outcome(f"{outcome.done}; {done}", outcome.message)
     return outcome
+
+
+def _background_task(payload: dict[str, Any]) -> str | None:
+    """The task id of a Bash that runs on in the background (`tool_response.backgroundTaskId`)."""
+    response = payload.get("tool_response")
+    task = response.get("backgroundTaskId") if isinstance(response, dict) else None
+    return task if isinstance(task, str) and task else None
 
 
 def bash_limit(tool_input: Any) -> float:

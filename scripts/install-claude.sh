@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-VERSION=${CLAUDE_CODE_VERSION:-2.1.197}
+VERSION=${CLAUDE_CODE_VERSION:-2.1.332}
 PACKAGE=@anthropic-ai/claude-code-linux-x64
 DEST=.tools/claude-code-$VERSION
 STAMP=$DEST/.installed

@@ -14,6 +14,7 @@ SHORT = {
     "agent": "t{n}",
     "subagent": "t{n} sub",
     "shell": "t{n} shell",
+    "background": "t{n} background",
     "save": "your save",
     "outside": "outside",
     "restore": "restore",

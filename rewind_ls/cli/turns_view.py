@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from rewind_ls.cli.style import cells, clip, fit_items, pad, safe
+from rewind_ls.core.model import is_background
 
 MARKS = {"created": "+", "deleted": "-", "modified": "~"}
 FIXED = 27  # "  ###  YYYY-MM-DD HH:MM  " and the gap before the files
@@ -20,6 +21,8 @@ def _item(f: dict[str, Any]) -> str:
     """`~path`, and for a change shared with other sessions (both ran shell commands at once)
     `~path (shared with 1a2b3c4d)`."""
     item = f"{MARKS.get(f['change'], '?')}{safe(f['path'])}"
+    if is_background(f.get("source") or ""):  # made after the turn ended, by work it started
+        item += " (background)"
     shared = f.get("shared_with") or f.get("sharedWith")
     if shared:
         item += f" (shared with {', '.join(safe(s[:8]) for s in shared)})"

@@ -242,6 +242,17 @@ def shared_turns(source: str) -> list[str]:
     return [t for t in source[len(SHARED_SOURCE) :].split(",") if t]
 
 
+# A change made by work a turn started that went on after the turn ended (a background subagent:
+# `background-agent`; a background shell: `background-shell`), credited to that turn. Listings
+# and blame call every such source "background".
+BACKGROUND = "background"
+BACKGROUND_AGENT = "background-agent"
+
+
+def is_background(source: str) -> bool:
+    return source.startswith(BACKGROUND)
+
+
 class Change(NamedTuple):
     """One path touched in one turn: what it held before the turn first touched it, and after the
     turn was done with it (None while the turn is still editing it)."""

@@ -39,7 +39,7 @@ NOTEBOOK = json.dumps(
     }
 )
 
-VERSION = "2.1.197"
+VERSION = "2.1.332"
 
 # How long the binary waits for an MCP server to start before going on without it
 # (`MCP_CONNECT_TIMEOUT_MS`, 5 s by default): `rewind-ls mcp` imports the MCP SDK first, about a

@@ -122,6 +122,7 @@ AGENTS: dict[str, Agent] = {
                 "Stop": None,
                 "StopFailure": None,  # the turn ended on an API error
                 "SessionEnd": None,
+                "SubagentStart": None,  # which turn launched a (background) subagent
             },
             settings_path=_claude_settings,
             local_settings_path=_claude_local_settings,

@@ -10,6 +10,7 @@ from typing import Any
 
 from rewind_ls.core.history.blame import (
     AGENT,
+    BACKGROUND,
     ORIGINAL,
     OUTSIDE,
     RESTORE,
@@ -30,6 +31,7 @@ WHO = {
     AGENT: "agent",
     SUBAGENT: "subagent",
     SHELL: "shell command",
+    BACKGROUND: "background work",
     SAVE: "your save",
     OUTSIDE: "outside change",
     RESTORE: "rewind-ls restore",
@@ -72,7 +74,7 @@ def describe_origin(origin: Origin) -> str:
         }.get(origin.source, who)
     when = iso(origin.at)
     when = when.replace("T", " ")[:16] if when else "?"
-    if origin.source in (AGENT, SUBAGENT, SHELL):
+    if origin.source in (AGENT, SUBAGENT, SHELL, BACKGROUND):
         who = f"{origin.agent or 'agent'} {who}" if origin.source != AGENT else origin.agent or who
         if origin.source == SHELL:
             who = f"shell command in {origin.agent or 'the agent'}'s turn"

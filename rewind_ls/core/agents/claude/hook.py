@@ -14,6 +14,7 @@ from rewind_ls.core.agents import hook_steps as steps
 from rewind_ls.core.agents.claude.tools import EDIT_TOOLS, SHELL_TOOLS
 from rewind_ls.core.agents.hook_steps import Outcome, optional_text
 from rewind_ls.core.fs import config
+from rewind_ls.core.model import BACKGROUND_AGENT
 
 if TYPE_CHECKING:
     from rewind_ls.core.capture.recorder import Recorder
@@ -23,6 +24,9 @@ AGENT = "claude-code"
 BASH_DEFAULT_MS = 120_000  # Claude Code's Bash time limit when the call names none
 BASH_MAX_MS = 600_000  # and the longest it accepts
 EVENTS = steps.CLAUDE_EVENTS
+# A subagent starts: its payload names its `agent_id` and the `prompt_id` of the turn that launched
+# it (2.1.332), which its later hooks no longer carry once the person has sent another prompt.
+SUBAGENT_START = "SubagentStart"
 
 
 def handle_event(payload: dict[str, Any]) -> Outcome:
@@ -31,7 +35,8 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
     from rewind_ls.core.store import Store
 
     hook = steps.HookEvent(payload, strict_transcript=True, names=EVENTS)
-    if not hook.watched(EVENTS, EDIT_TOOLS, SHELL_TOOLS):
+    started = hook.raw_name == SUBAGENT_START
+    if not started and not hook.watched(EVENTS, EDIT_TOOLS, SHELL_TOOLS):
         return Outcome(f"{hook.name}: ignored")
     file_path, skipped = steps.edit_target(hook, payload, EVENTS, EDIT_TOOLS, config.claude_dir())
     if skipped is not None:
@@ -41,6 +46,8 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
 
     with Store.open(root) as store:
         rec = steps.recorder(store)
+        if started:
+            return _subagent_start(rec, hook, payload)
         if hook.name == EVENTS.prompt:
             with steps.PromptLock(store, hook.session_id):  # a doubled hook: one turn
                 return _prompt(rec, hook, payload)
@@ -74,12 +81,69 @@ def _prompt(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Ou
         if opened is not None:  # it died after opening the turn: only the link was missing
             rec.store.set_event_turn(hook.session_id, "prompt", prompt_id, opened)
             return Outcome(f"turn {opened} opened")
-    info = json.dumps({"promptId": prompt_id}) if prompt_id else None
+    from rewind_ls.core.agents.claude.notifications import is_notification_text
+
     prompt = payload.get("prompt")
+    if isinstance(prompt, str) and is_notification_text(prompt):
+        return _notification(rec, hook, prompt, prompt_id)
+    info = json.dumps({"promptId": prompt_id}) if prompt_id else None
     turn = steps.open_turn(rec, hook.session_id, prompt, AGENT, hook.transcript, info)
     if prompt_id:
         rec.store.set_event_turn(hook.session_id, "prompt", prompt_id, turn)
     return Outcome(f"turn {turn} opened")
+
+
+def _notification(
+    rec: Recorder, hook: steps.HookEvent, prompt: str, prompt_id: str | None
+) -> Outcome:
+    """A task notification (`claude.notifications`) opens no turn: its prompt id is claimed for
+    the turn that started the task (its subagent's, by the task id), so what the agent does in
+    answer is credited there; when that turn is not known, the session's latest turn."""
+    from rewind_ls.core.agents.claude.notifications import notification_ids
+
+    sid = hook.session_id
+    task_id, tool_use_id = notification_ids(prompt)
+    turn = None
+    for kind, key in (("agent", task_id), ("tool", tool_use_id)):
+        found = rec.store.event(sid, kind, key) if key else None
+        if found is not None and found.turn_id:
+            turn = found.turn_id
+            break
+    if turn is None:
+        latest = rec.store.turn_number_range(sid)[1]
+        row = rec.store.turn_by_number(sid, latest) if latest is not None else None
+        turn = row.id if row is not None else None
+    if prompt_id and turn is not None:  # claimed by `_prompt` already
+        rec.store.set_event_turn(sid, "prompt", prompt_id, turn)
+    return Outcome(f"task notification {task_id or '-'}: no turn opened; its work goes to {turn}")
+
+
+def _subagent_start(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Outcome:
+    """Remember which turn launched the subagent (its prompt's turn, else the open one): its
+    edits go there, even after that turn ended (a background subagent)."""
+    agent_id = optional_text(payload, "agent_id")
+    prompt_id = optional_text(payload, "prompt_id")
+    sid = hook.session_id
+    prompt = rec.store.event(sid, "prompt", prompt_id) if prompt_id else None
+    turn = prompt.turn_id if prompt is not None and prompt.turn_id else rec.open_turn_id(sid)
+    if agent_id is None or turn is None:
+        return Outcome(f"{SUBAGENT_START}: no agent id or no turn, not recorded")
+    rec.store.claim_event(sid, "agent", agent_id, "hook", turn)
+    return Outcome(f"subagent {agent_id} started in {turn}")
+
+
+def _background_turn(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> str | None:
+    """The turn that started this work, when it is not the session's open turn: a subagent's
+    launching turn (`_subagent_start`), or, for the main agent's answer to a task notification, the
+    turn its prompt id was claimed for. None: the open turn's work, as usual."""
+    sid = hook.session_id
+    agent_id = optional_text(payload, "agent_id")
+    prompt_id = optional_text(payload, "prompt_id")
+    found = rec.store.event(sid, "agent", agent_id) if agent_id else None
+    if found is None and prompt_id:
+        found = rec.store.event(sid, "prompt", prompt_id)
+    turn = found.turn_id if found is not None else None
+    return turn if turn is not None and turn != rec.open_turn_id(sid) else None
 
 
 def _turn_of_prompt(rec: Recorder, session_id: str, prompt_id: str) -> str | None:
@@ -96,14 +160,17 @@ def _turn_of_prompt(rec: Recorder, session_id: str, prompt_id: str) -> str | Non
 
 
 def _shell(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Outcome:
-    """A Bash call; a subagent's that changed files is noted on the turn."""
+    """A Bash call; a subagent's that changed files is noted on the turn. One of a background
+    subagent (or of the answer to a task notification) goes to the turn that started it."""
+    background = _background_turn(rec, hook, payload) if hook.name == EVENTS.after_tool else None
     outcome, turn, changed = steps.shell_event(
         rec,
         hook,
         EVENTS,
         steps.run_id(payload),
-        lambda: rec.ensure_turn(hook.session_id, agent=AGENT),
+        lambda: background or rec.ensure_turn(hook.session_id, agent=AGENT),
         bash_limit(payload.get("tool_input")),
+        BACKGROUND_AGENT if background else "scan",
     )
     agent_type = optional_text(payload, "agent_type")
     if agent_type and turn is not None and changed:
@@ -135,9 +202,13 @@ def _edit(
             # Subagent tool calls carry agent_id/agent_type; the turn shows who did the work.
             rec.note_subagent(turn, agent_type, optional_text(payload, "agent_id"))
 
-    done, turn = steps.record_edits(rec, hook, EVENTS, root, [file_path], AGENT, claim)
+    background = _background_turn(rec, hook, payload)
+    source = BACKGROUND_AGENT if background else "tool"
+    done, turn = steps.record_edits(
+        rec, hook, EVENTS, root, [file_path], AGENT, claim, background, source
+    )
     assert turn is not None
-    done += f" in {turn}"
+    done += f" in {turn}" + (" (background)" if background else "")
     if agent_type:
         done += f" (subagent: {agent_type})"
     return Outcome(done)

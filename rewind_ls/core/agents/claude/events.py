@@ -67,6 +67,9 @@ class Edit:
     agent_id: Any
     cut: int = 0  # the length of its line when that line was over the cap (its texts cut)
     background: bool = False  # made after its turn: a background subagent, a notification's answer
+    # An Edit's input when what it wrote is not told (a subagent's file has no `toolUseResult`):
+    # the recorder replays it on the content rewind-ls knows.
+    replay: dict[str, Any] | None = None
 
 
 class End:
@@ -163,7 +166,7 @@ def apply_patch(original: str, hunks: Any) -> str | None:
     return "\n".join(out)
 
 
-def _edits_applied(tool: str, tool_input: dict[str, Any], before: str, result: Any) -> Any:
+def edits_applied(tool: str, tool_input: dict[str, Any], before: str, result: Any) -> Any:
     """What an Edit or MultiEdit wrote over `before`: its replacements in order, else the result's
     `structuredPatch`; MISSING when neither applies."""
     edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
@@ -205,7 +208,7 @@ def _file_sides(
         ):
             before = None  # a subagent's Write of a new file (no toolUseResult)
     elif isinstance(before, str):
-        after = _edits_applied(tool, tool_input, before, result)
+        after = edits_applied(tool, tool_input, before, result)
     return path, before, after
 
 
@@ -366,6 +369,7 @@ class TranscriptParser:
             agent_id=line.get("agentId") if self.agent_type else None,
             cut=cut,
             background=background,
+            replay=tool_input if after is MISSING and tool in ("Edit", "MultiEdit") else None,
         )
 
 

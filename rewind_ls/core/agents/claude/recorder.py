@@ -25,6 +25,7 @@ from rewind_ls.core.agents.claude.events import (
     Launch,
     Notification,
     Prompt,
+    edits_applied,
     session_events,
 )
 from rewind_ls.core.agents.hook_steps import inside_folder
@@ -37,7 +38,7 @@ from rewind_ls.core.capture.recorder import (
     read_current,
     turn_info,
 )
-from rewind_ls.core.errors import BadPath, OutsideWorkspace
+from rewind_ls.core.errors import BadPath, OutsideWorkspace, RewindError
 from rewind_ls.core.fs import config
 from rewind_ls.core.model import BACKGROUND_AGENT, Turn
 from rewind_ls.core.store import ABSENT_VERSION, FILE, UNKNOWN, Store, Version
@@ -259,6 +260,8 @@ class TranscriptRecorder:
         self.store.set_event_turn(sid, "tool", ev.tool_use_id, turn)
         before = self._version(rel, ev.before, known)
         after = self._version(rel, ev.after, None)
+        if after is None and ev.replay is not None and before is not None:
+            after = self._replayed(ev, rel, before)
         if after is None and self.live:
             after = self.rec.snapshot(rel, known)  # happening now: the disk holds what it wrote
         if before is None:
@@ -277,6 +280,18 @@ class TranscriptRecorder:
         self._remember_disk(rel, after)
         if ev.agent_type:
             self.rec.note_subagent(turn, ev.agent_type, ev.agent_id)
+
+    def _replayed(self, ev: Edit, rel: str, before: Version) -> Version | None:
+        """What a subagent's Edit wrote (its file tells no content): its replacements applied to
+        the content it started from, when rewind-ls has it; None otherwise."""
+        if before.kind != FILE or before.hash is None or ev.replay is None:
+            return None
+        try:
+            text = self.store.get_blob(before.hash).decode("utf-8", "surrogateescape")
+        except RewindError:
+            return None
+        done = edits_applied(ev.tool, ev.replay, text, {})
+        return None if done is MISSING else self._version(rel, done, None)
 
     def _relative(self, ev: Edit) -> str | None:
         """The edit's workspace-relative path; None for a file outside the workspace or in the

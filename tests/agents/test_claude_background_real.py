@@ -148,9 +148,13 @@ def files_of(turn: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return {f["path"]: (f["change"], f["source"]) for f in turn["files"]}
 
 
-def run_session(claude: RealClaude, script: Script, hooked: bool) -> dict[str, bytes]:
+def run_session(
+    claude: RealClaude, script: Script, hooked: bool, flag: bool = True
+) -> dict[str, bytes]:
     """The three prompts, the background subagent writing while turn 2 is open, its notification
-    answered with an edit. Returns the files' bytes before the session."""
+    answered with an edit. `flag`: the Agent call asks for the background (else the call has no
+    `run_in_background`, which 2.1.332 runs in the background all the same). Returns the files'
+    bytes before the session."""
     p = str(claude.project)
     flags = claude.project.parent
     flag_sub, flag_turn2, flag_done = flags / "flag-sub", flags / "flag-turn2", flags / "flag-done"
@@ -158,7 +162,7 @@ def run_session(claude: RealClaude, script: Script, hooked: bool) -> dict[str, b
         "description": "background edits",
         "prompt": "SUBTASK: write bg.txt and edit shared.txt",
         "subagent_type": "general-purpose",
-        "run_in_background": True,
+        **({"run_in_background": True} if flag else {}),
     }
     script.main += [[tool_use("Agent", agent)], [text("started in the background")]]
     script.sub += [
@@ -260,14 +264,15 @@ def setup(tmp_path: Path, api: FakeAnthropic, hooked: bool) -> RealClaude:
     return claude
 
 
-def test_background_subagent_hooks(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flag", [True, False], ids=["run_in_background", "default-agent-call"])
+def test_background_subagent_hooks(tmp_path: Path, flag: bool) -> None:
     """With the hooks: what the binary really sends (SubagentStart with the launching prompt id,
     the subagent's hooks with its agent_id and the later prompt's id, the notification's
     UserPromptSubmit) lands each change in the turn that started the work."""
     script = Script()
     with FakeAnthropic(responder=script.respond) as api:
         claude = setup(tmp_path, api, hooked=True)
-        start = run_session(claude, script, hooked=True)
+        start = run_session(claude, script, hooked=True, flag=flag)
         end = snapshot(claude.project)
 
         turns = agent_turns(claude)

@@ -372,9 +372,11 @@ def test_background_subagent_transcript_import(tmp_path: Path) -> None:
         assert start["shared.txt"] == SHARED.encode()
 
 
-async def test_background_subagent_server_follows_transcript(tmp_path: Path) -> None:
+@pytest.mark.parametrize("hooked", [False, True], ids=["no-hooks", "hooks"])
+async def test_background_subagent_server_follows_transcript(tmp_path: Path, hooked: bool) -> None:
     """Without hooks, the language server follows the transcript as the session runs: the same
-    turns, the subagent's and the answer's edits in turn 1 as background."""
+    turns, the subagent's and the answer's edits in turn 1 as background. With the hooks too,
+    each event is recorded once (by the hooks: the server's reading adds nothing)."""
     import asyncio
 
     from tests.support.lsp_client import start as start_server
@@ -383,18 +385,22 @@ async def test_background_subagent_server_follows_transcript(tmp_path: Path) -> 
     loop = asyncio.get_running_loop()
     script = Script()
     with FakeAnthropic(responder=script.respond) as api:
-        claude = setup(tmp_path, api, hooked=False)
+        claude = setup(tmp_path, api, hooked=hooked)
         client, _ = await start_server(
             claude.project, claude.rewind_home, claude_config=claude.config
         )
         try:
-            start = await loop.run_in_executor(None, run_session, claude, script, False)
+            start = await loop.run_in_executor(None, run_session, claude, script, hooked)
             end = snapshot(claude.project)
-            turns: list[dict[str, Any]] = []
-            for _ in range(300):  # the follower polls every 0.5 s
+
+            async def listed() -> list[dict[str, Any]]:
                 listing = as_dict(await request(client, "rewind/listTurns", {}))
                 agents = [s for s in listing["sessions"] if s["kind"] == "agent"]
-                turns = sorted(agents[0]["turns"], key=lambda t: t["number"]) if agents else []
+                return sorted(agents[0]["turns"], key=lambda t: t["number"]) if agents else []
+
+            turns: list[dict[str, Any]] = []
+            for _ in range(300):  # the follower polls every 0.5 s
+                turns = await listed()
                 if len(turns) == 3 and "three.txt" in files_of(turns[2]):
                     break
                 await asyncio.sleep(0.2)
@@ -402,11 +408,21 @@ async def test_background_subagent_server_follows_transcript(tmp_path: Path) -> 
             first = files_of(turns[0])
             assert first["bg.txt"] == ("created", "background-agent"), first
             assert first["shared.txt"] == ("modified", "background-agent"), first
-            assert files_of(turns[1])["shared.txt"] == ("modified", "transcript")
-            # The follower credits a shell's output by its time (the scan after each batch): the
-            # subagent's shell wrote while turn 2 ran, so it is turn 2's today (a known limit: no
-            # hook says whose shell it was). It is recorded, not lost, and not the person's.
-            assert files_of(turns[1])["bg-shell.txt"] == ("created", "scan")
+            if hooked:
+                await asyncio.sleep(1.5)  # several polls more: the follower read everything
+                turns = await listed()
+                assert len(turns) == 3 and not any(t["reconstructed"] for t in turns), turns
+                assert first["bg-shell.txt"] == ("created", "background-agent"), first
+                assert files_of(turns[1]) == {
+                    "two.txt": ("created", "tool"),
+                    "shared.txt": ("modified", "tool"),
+                }
+            else:
+                assert files_of(turns[1])["shared.txt"] == ("modified", "transcript")
+                # The follower credits a shell's output by its time (the scan after each batch):
+                # the subagent's shell wrote while turn 2 ran, so it is turn 2's today (a known
+                # limit: no hook says whose shell it was). Recorded, not lost, not the person's.
+                assert files_of(turns[1])["bg-shell.txt"] == ("created", "scan")
         finally:
             await client.shutdown_session()
         assert agent_turns(claude)[0]["subagents"] == ["general-purpose"]  # not on the wire

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from rewind_ls.core.capture import background_end, background_shell
-from rewind_ls.core.capture.background_shell import BACKGROUND_SHELL, Job
+from rewind_ls.core.capture.background_shell import Job
+from rewind_ls.core.model import BACKGROUND_SHELL
 from rewind_ls.core.store import Store
 from tests.conftest import Cli
 from tests.support.agent import FakeClaude

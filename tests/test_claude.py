@@ -455,3 +455,42 @@ def test_install_local_writes_the_per_person_settings_file(ws: Path, cli: Cli) -
     assert hooks and all(c["ok"] for c in hooks), hooks
     refused = cli("install", "codex", "--local", ok=False)
     assert refused.returncode != 0 and "per-person" in refused.stderr, refused.stderr
+
+
+def test_background_subagent_and_notification_hooks(agent: FakeClaude, cli: Cli, ws: Path) -> None:
+    """2.1.332's payloads (tests/agents/test_claude_background_real.py runs the binary): the
+    SubagentStart of prompt p1 maps the agent to turn 1; its Write after the person's prompt p2
+    (its payload then carries p2) goes to turn 1 as background; the notification opens no turn
+    and its answer's edit goes to turn 1. A notification naming a task nobody started (an install
+    without SubagentStart) goes to the session's latest turn, never a made-up one."""
+    agent.hook("UserPromptSubmit", prompt="one", prompt_id="p1")
+    agent.hook("SubagentStart", prompt_id="p1", agent_id="ag1", agent_type="general-purpose")
+    agent.hook("Stop")
+    agent.hook("UserPromptSubmit", prompt="two", prompt_id="p2")
+    sub = {"prompt_id": "p2", "agent_id": "ag1", "agent_type": "general-purpose"}
+    write = {"tool_name": "Write", "tool_input": {"file_path": str(ws / "bg.txt")}}
+    agent.hook("PreToolUse", **write, **sub, tool_use_id="t1")
+    (ws / "bg.txt").write_text("bg\n")
+    agent.hook("PostToolUse", **write, **sub, tool_use_id="t1")
+    agent.hook("Stop")
+    note = "<task-notification>\n<task-id>{}</task-id>\n<status>completed</status>\n</task-notification>"
+    agent.hook("UserPromptSubmit", prompt=note.format("ag1"), prompt_id="p3")
+    answer = {"tool_name": "Write", "tool_input": {"file_path": str(ws / "answer.txt")}}
+    agent.hook("PreToolUse", **answer, prompt_id="p3", tool_use_id="t2")
+    (ws / "answer.txt").write_text("answer\n")
+    agent.hook("PostToolUse", **answer, prompt_id="p3", tool_use_id="t2")
+    agent.hook("Stop")
+    agent.hook("UserPromptSubmit", prompt=note.format("unknown"), prompt_id="p4")
+    late = {"tool_name": "Write", "tool_input": {"file_path": str(ws / "late.txt")}}
+    agent.hook("PreToolUse", **late, prompt_id="p4", tool_use_id="t3")
+    (ws / "late.txt").write_text("late\n")
+    agent.hook("PostToolUse", **late, prompt_id="p4", tool_use_id="t3")
+    agent.hook("Stop")
+    turns = cli.json("turns")["sessions"][0]["turns"]
+    files = {t["prompt"]: {f["path"]: f["source"] for f in t["files"]} for t in turns}
+    background = "background-agent"
+    assert files == {
+        "one": {"bg.txt": background, "answer.txt": background},
+        "two": {"late.txt": background},  # the latest turn when the task is not known
+    }
+    assert next(t for t in turns if t["prompt"] == "one")["subagents"] == ["general-purpose"]

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # links it names) went to core/capture/scan_links.py (+1 where a scan runs). A prompt's hook holds
 # a lock (`hook_steps.PromptLock`) so a hook delivered twice opens one turn: fcntl (+1 on a prompt).
 BUDGET = {
-    "UserPromptSubmit": 102,
+    "UserPromptSubmit": 103,  # + claude.notifications (is the prompt a task notification?)
     "PreToolUse Edit": 87,
     "PostToolUse Edit": 87,
     "PreToolUse Bash": 91,

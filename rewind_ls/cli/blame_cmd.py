@@ -82,12 +82,13 @@ def cmd_blame(args: argparse.Namespace) -> int:
     columns = width() or 100
     out = []
     digits = len(str(len(attribution.lines)))
+    whos = [SHORT.get(o.source, o.source).format(n=o.number) for o in attribution.origins]
+    wide = max([10, *map(len, whos)])  # "t12 background" is longer than the others
     for i, (line, origin) in enumerate(zip(attribution.lines, attribution.origins, strict=True)):
-        who = SHORT.get(origin.source, origin.source).format(n=origin.number)
         d = origin_dict(origin)
         when = (iso(origin.at) or "").replace("T", " ")[5:16]
         prompt = clip(safe(" ".join((d["prompt"] or "").split())), 24)
-        head = f"{i + 1:>{digits}} {pad(who, 10)} {pad(when, 11)} {pad(prompt, 24)} "
+        head = f"{i + 1:>{digits}} {pad(whos[i], wide)} {pad(when, 11)} {pad(prompt, 24)} "
         text = safe(line.decode(encoding, "replace").rstrip("\r\n"))
         room = max(10, columns - len(head) - 2)
         out.append(paint(head, DIM, on) + "| " + (clip(text, room) if on else text))

@@ -21,7 +21,7 @@ def _item(f: dict[str, Any]) -> str:
     """`~path`, and for a change shared with other sessions (both ran shell commands at once)
     `~path (shared with 1a2b3c4d)`; a background job's `~path (background)`."""
     item = f"{MARKS.get(f['change'], '?')}{safe(f['path'])}"
-    if is_background(str(f.get("source", ""))):
+    if is_background(f.get("source") or ""):  # made after the turn ended, by work it started
         item += " (background)"
     shared = f.get("shared_with") or f.get("sharedWith")
     if shared:

@@ -242,13 +242,16 @@ def shared_turns(source: str) -> list[str]:
     return [t for t in source[len(SHARED_SOURCE) :].split(",") if t]
 
 
-# A change made by work an agent left running after its call returned (a background shell job:
-# "background-shell"; a background subagent: "background-agent"): shown as "background".
-BACKGROUND_SOURCE = "background"
+# A change made by work a turn started that went on after the turn ended (a background subagent:
+# `background-agent`; a background shell: `background-shell`), credited to that turn. Listings
+# and blame call every such source "background".
+BACKGROUND = "background"
+BACKGROUND_AGENT = "background-agent"
+BACKGROUND_SHELL = "background-shell"
 
 
 def is_background(source: str) -> bool:
-    return source.startswith(BACKGROUND_SOURCE)
+    return source.startswith(BACKGROUND)
 
 
 class Change(NamedTuple):

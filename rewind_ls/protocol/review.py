@@ -13,7 +13,7 @@ BlameSource = Literal[
     "agent",  # an agent's edit tool
     "subagent",
     "shell",  # a shell command inside an agent's turn
-    "background",  # a job its turn left running (a background shell command or subagent)
+    "background",  # work a turn started, after the turn ended (a background subagent, shell)
     "save",  # the person's save in an editor
     "outside",  # a change found between turns (a shell, another tool, the person)
     "restore",  # a rewind, revert or undo of rewind-ls

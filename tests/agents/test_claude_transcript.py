@@ -60,6 +60,20 @@ def two_turns(claude: RealClaude, api: FakeAnthropic) -> tuple[str, dict[str, by
     )
     sid = claude.run("turn one: files")["session_id"]
     after1 = snapshot(claude.project)
+    # Claude Code 2.1.332 runs the Agent call in the background: the subagent's requests come at
+    # the same time as the main loop's, so they get their own replies (its task names s.txt).
+    subagent = [
+        [tool_use("Write", {"file_path": p + "/s.txt", "content": "sub\n"})],
+        [text("subagent done")],
+    ]
+
+    def respond(body: dict[str, Any]) -> Any:
+        first = json.dumps((body.get("messages") or [{}])[0])
+        if body.get("tools") and "write s.txt" in first and subagent:
+            return subagent.pop(0)
+        return None
+
+    api.responder = respond
     api.add(
         [
             tool_use(
@@ -67,8 +81,6 @@ def two_turns(claude: RealClaude, api: FakeAnthropic) -> tuple[str, dict[str, by
                 {"description": "e", "prompt": "write s.txt", "subagent_type": "general-purpose"},
             )
         ],
-        [tool_use("Write", {"file_path": p + "/s.txt", "content": "sub\n"})],
-        [text("subagent done")],
         [tool_use("Read", {"file_path": p + "/a.txt"})],
         [tool_use("Edit", {"file_path": p + "/a.txt", "old_string": "alpha", "new_string": "A"})],
         [text("turn two done")],

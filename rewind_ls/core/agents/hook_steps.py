@@ -432,21 +432,32 @@ def wait_for_first_checkpoint(rec: Recorder) -> None:
         )
 
 
-def shell_finished(rec: Recorder, session_id: str, run_id: str, turn: str) -> list[Any]:
+def shell_finished(
+    rec: Recorder, session_id: str, run_id: str, turn: str, source: str = "scan"
+) -> list[Any]:
     """A shell command finished: it may have changed files no edit tool reports, so the workspace
-    scan attributes them to `turn` now. Returns the changed files."""
+    scan attributes them to `turn` now (as `source`). Returns the changed files."""
     from rewind_ls.core.capture import shell_runs
 
-    changed = list(rec.scan_into(turn, session_id))
+    changed = list(rec.scan_into(turn, session_id, source))
     shell_runs.shell_finished(rec.store, session_id, run_id)
     return changed
 
 
-def record_path(rec: Recorder, session_id: str, rel: str, before: bool, agent: str) -> str:
-    """Record a tool call's file before it runs (`before`) or after; returns the turn."""
+def record_path(
+    rec: Recorder,
+    session_id: str,
+    rel: str,
+    before: bool,
+    agent: str,
+    turn: str | None = None,
+    source: str = "tool",
+) -> str:
+    """Record a tool call's file before it runs (`before`) or after, in the session's open turn
+    or in `turn` (background work of a turn that ended); returns the turn."""
     if before:
-        return rec.before(session_id, rel, "tool", agent)
-    return rec.after(session_id, rel, "tool", agent)
+        return rec.before(session_id, rel, source, agent, turn)
+    return rec.after(session_id, rel, source, agent, turn)
 
 
 def session_event(
@@ -473,13 +484,14 @@ def shell_event(
     run: str,
     turn_of: Callable[[], str],
     limit_s: float | None = None,
+    source: str = "scan",
 ) -> tuple[Outcome, str | None, list[Any]]:
     """A shell command starts (registered; `limit_s`: the longest it can run), or finished (or
-    failed): what it changed goes to the turn `turn_of()`. Returns the outcome, and once it
-    finished, that turn and the changed files."""
+    failed): what it changed goes to the turn `turn_of()` (as `source`). Returns the outcome,
+    and once it finished, that turn and the changed files."""
     if hook.name == names.after_tool:
         turn = turn_of()
-        changed = shell_finished(rec, hook.session_id, run, turn)
+        changed = shell_finished(rec, hook.session_id, run, turn, source)
         return Outcome(f"{hook.tool}: {len(changed)} changed file(s)"), turn, changed
     shell_started(rec, hook.session_id, run, limit_s)
     return Outcome(f"{hook.tool}: command registered"), None, []
@@ -493,10 +505,13 @@ def record_edits(
     paths: list[str],
     agent: str,
     then: Callable[[str], None] | None = None,
+    turn: str | None = None,
+    source: str = "tool",
 ) -> tuple[str, str | None]:
     """Record the files an edit tool names (relative ones are relative to the payload's cwd),
     before it runs or after it ran, with the session's activity and `then(turn)` (the caller's
-    own rows for the tool call, e.g. its claimed id). In a turn already open, in one write
+    own rows for the tool call, e.g. its claimed id); in `turn` as `source` when given (background
+    work of a turn that ended), else in the session's turn. In a turn already open, in one write
     transaction: a hook on an edit commits once. Without one, as separate commits: opening the
     turn scans the workspace (its own transactions), and an edit's `after` takes its change
     back from that very scan (`Recorder.after`). Returns the log line ("<tool> <files>:
@@ -507,12 +522,13 @@ def record_edits(
 
     before = hook.name == names.before_tool
     rels = [relative_path(root, p, hook.cwd) for p in paths]
+    target = turn
     turn = None
-    in_turn = rec.open_turn_id(hook.session_id) is not None
+    in_turn = target is not None or rec.open_turn_id(hook.session_id) is not None
     with rec.store.transaction() if in_turn else nullcontext():
         rec.store.ensure_session(hook.session_id, "agent", agent, hook.transcript)
         for rel in rels:
-            turn = record_path(rec, hook.session_id, rel, before, agent)
+            turn = record_path(rec, hook.session_id, rel, before, agent, target, source)
         if then is not None and turn is not None:
             then(turn)
     return f"{hook.tool} {', '.join(rels)}: {'before' if before else 'after'} recorded", turn

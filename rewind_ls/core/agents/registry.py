@@ -125,6 +125,7 @@ AGENTS: dict[str, Agent] = {
                 "StopFailure": None,  # the turn ended on an API error
                 "SubagentStop": None,  # closes an isolated subagent's turn in its worktree
                 "SessionEnd": None,
+                "SubagentStart": None,  # which turn launched a (background) subagent
             },
             settings_path=_claude_settings,
             local_settings_path=_claude_local_settings,

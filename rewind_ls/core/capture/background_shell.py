@@ -26,13 +26,13 @@ import os
 import time
 
 from rewind_ls.core.capture import shell_runs
+from rewind_ls.core.model import BACKGROUND_SHELL
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rewind_ls.core.capture.scan_commit import Attribute, Change
     from rewind_ls.core.store import Store
 
-BACKGROUND_SHELL = "background-shell"  # the change source of a background job's write
 _JOB = shell_runs.BACKGROUND_JOB  # meta key "<prefix><session> <task id>" -> Job.encode()
 END_DIR = "background-ends"  # in the store's folder: one file per ended job, "<ns> sure|unsure"
 # The coarse clock's lag behind a change (as in `core.capture.scan`): whole-second file systems

@@ -225,8 +225,7 @@ class Recorder:
         return self.store.begin_turn(session_id, prompt, info=info)
 
     def note_subagent(self, turn: str, agent_type: str, agent_id: str | None = None) -> None:
-        """Remember that a subagent (`agent_type`, e.g. general-purpose; its `agent_id`) edited in
-        `turn`."""
+        """Remember that a subagent (`agent_type`; its `agent_id`) edited in `turn`."""
         info = turn_info(self.store.turn(turn))
         agents = info.setdefault("subagents", [])
         ids = info.setdefault("agentIds", [])
@@ -352,21 +351,31 @@ class Recorder:
     # --- changes -------------------------------------------------------------------------------
 
     def before(
-        self, session_id: str, rel: str, source: str = "tool", agent: str | None = None
+        self,
+        session_id: str,
+        rel: str,
+        source: str = "tool",
+        agent: str | None = None,
+        turn: str | None = None,
     ) -> str:
-        """First touch of `rel` in the session's turn: keep what it holds now."""
-        turn = self.ensure_turn(session_id, agent=agent)
+        """First touch of `rel` in the session's turn (or `turn`): keep what it holds now."""
+        turn = turn or self.ensure_turn(session_id, agent=agent)
         if self.store.change(turn, rel) is None:
             version = self.current_version(rel)
             self.store.record_before(turn, rel, version, source)
         return turn
 
     def after(
-        self, session_id: str, rel: str, source: str = "tool", agent: str | None = None
+        self,
+        session_id: str,
+        rel: str,
+        source: str = "tool",
+        agent: str | None = None,
+        turn: str | None = None,
     ) -> str:
-        """`rel` was just changed in the session's turn: keep what it holds now."""
+        """`rel` was just changed in the session's turn (or `turn`): keep what it holds now."""
         self.last_scan = None
-        turn = self.ensure_turn(session_id, agent=agent)
+        turn = turn or self.ensure_turn(session_id, agent=agent)
         known = self.store.known(rel)
         previous = None if known is None else known[0]
         if self.store.change(turn, rel) is None:
@@ -401,15 +410,12 @@ class Recorder:
         else:
             self.store.record_after(turn, rel, after)
 
-    def record_known_change(
-        self, turn: str, rel: str, before: Version, after: Version, source: str
-    ) -> None:
-        self._record_change(turn, rel, before, after, source)
-
     def _record_change(self, turn: str, rel: str, old: Version, new: Version, source: str) -> None:
         with self.store.transaction():
             self.store.record_before(turn, rel, old, source)
             self._settle(turn, rel, new)
+
+    record_known_change = _record_change  # for the recorders outside (transcript, saves)
 
     def changed_since_seen(
         self, paths: Iterable[str] | None = None
@@ -504,14 +510,14 @@ class Recorder:
         return result.changes
 
     def scan_into(
-        self, turn: str, session_id: str | None = None
+        self, turn: str, session_id: str | None = None, source: str = "scan"
     ) -> list[tuple[str, Version, Version]]:
         """Record in `turn` every change in the workspace since rewind-ls last saw it (a shell
         command's effects); `session_id` owns the turn. Returns the changes."""
 
         def attribute(found: list[tuple[str, Version, Version]]) -> str:
             for rel, old, new in found:
-                self._record_change(turn, rel, old, new, "scan")
+                self._record_change(turn, rel, old, new, source)
             return turn
 
         self.close_abandoned(except_session=session_id)
@@ -519,7 +525,7 @@ class Recorder:
         if result is None:
             changed = self.changed_since_seen()
             for rel, old, new in changed:
-                self._record_change(turn, rel, old, new, "scan")
+                self._record_change(turn, rel, old, new, source)
             return changed
         return result.changes
 

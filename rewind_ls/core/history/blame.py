@@ -28,15 +28,7 @@ from typing import NamedTuple
 
 from rewind_ls.core.capture.recorder import REWIND_SESSION, turn_info
 from rewind_ls.core.errors import CorruptBlob
-from rewind_ls.core.model import (
-    BACKGROUND_SOURCE,
-    FILE,
-    PathChange,
-    SessionKind,
-    TurnState,
-    Version,
-    is_background,
-)
+from rewind_ls.core.model import FILE, PathChange, SessionKind, TurnState, Version, is_background
 from rewind_ls.core.store import Store, digest
 from rewind_ls.core.text.gallop import common_run, common_run_before
 from rewind_ls.core.text.merge import line_diff
@@ -45,7 +37,7 @@ from rewind_ls.core.text.merge import line_diff
 AGENT = "agent"  # an agent's edit tool (Write, Edit, apply_patch, replace, ...)
 SUBAGENT = "subagent"  # an agent's edit in a turn where only subagents edited
 SHELL = "shell"  # a shell command inside an agent's turn (found by the scan)
-BACKGROUND = BACKGROUND_SOURCE  # a job the turn left running (a background shell or subagent)
+BACKGROUND = "background"  # work a turn started, after the turn ended (`model.is_background`)
 SAVE = "save"  # the person's save in an editor
 OUTSIDE = "outside"  # a change found between turns (a shell, another tool, the person)
 RESTORE = "restore"  # written by a rewind / revert / undo of rewind-ls
@@ -333,7 +325,7 @@ class Blamer:
         else:
             source = AGENT
         agent = session.agent if session is not None else None
-        if source == AGENT and turn is not None:
+        if source in (AGENT, BACKGROUND) and turn is not None:
             subagents = turn_info(turn).get("subagents") or []
             if subagents:
                 agent = f"{agent or 'agent'} (subagent {', '.join(map(str, subagents))})"

@@ -31,7 +31,7 @@ WHO = {
     AGENT: "agent",
     SUBAGENT: "subagent",
     SHELL: "shell command",
-    BACKGROUND: "background job",
+    BACKGROUND: "background work",
     SAVE: "your save",
     OUTSIDE: "outside change",
     RESTORE: "rewind-ls restore",

@@ -9,6 +9,7 @@ from rewind_ls.core.capture.local_history import WATCH_SOURCE
 from rewind_ls.core.history.timeline import iso
 from rewind_ls.core.model import (
     ABSENT,
+    BACKGROUND,
     FILE,
     PathChange,
     Session,
@@ -21,7 +22,7 @@ from rewind_ls.core.store import Store
 
 def source_label(session_kind: str, source: str) -> str:
     """Who made a change, in the person's words: agent, your save, your edit, shell, outside,
-    restore."""
+    restore, background."""
     if session_kind == SessionKind.REWIND or source == "restore":
         return "restore"
     if session_kind == SessionKind.EDITOR or source == "save":
@@ -31,7 +32,7 @@ def source_label(session_kind: str, source: str) -> str:
     if session_kind == SessionKind.EXTERNAL:
         return "outside"  # found between turns: a shell, another tool, the person
     if is_background(source):
-        return "background"  # a job its turn left running (a background shell or subagent)
+        return BACKGROUND  # work the turn started, after it ended (a background subagent, shell)
     if source == "scan":
         return "shell"  # found at a boundary of the agent's turn: its shell commands
     return "agent"

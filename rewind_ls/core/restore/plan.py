@@ -35,6 +35,7 @@ from rewind_ls.core.model import (
     Turn,
     TurnState,
     Version,
+    is_background,
     shared_turns,
 )
 from rewind_ls.core.restore.kept_partners import kept_partner
@@ -222,7 +223,8 @@ def _describe(store: Store, change: PathChange) -> str:
         return "a change made outside agent turns"
     turn = store.turn(change.turn_id)
     number = turn.number if turn is not None else "?"
-    return f"turn #{number} of session {change.session_id[:8]}"
+    work = "background work of turn" if is_background(change.source) else "turn"
+    return f"{work} #{number} of session {change.session_id[:8]}"
 
 
 def _read_path(reader: Reader, path: str) -> PathPlan:
@@ -355,13 +357,16 @@ def _check_others(store: Store, pp: PathPlan, turn: Turn, history: list[PathChan
     Nor is a change that only put back content this session had there (the agent's own restore,
     Claude Code's /rewind or Gemini's /restore, which no hook reports: a scan sees it as an
     outside change): the rewind discards nothing but the session's own version."""
-    own = {h.seq for h in history if h.session_id == turn.session_id}
+    # An earlier turn's change made after T began (its background work) is not T's own either.
+    same = [h for h in history if h.session_id == turn.session_id != REWIND_SESSION]
+    earlier = {h.seq for h in same if (store.turn(h.turn_id) or turn).seq < turn.seq}
+    own = {h.seq for h in history if h.session_id == turn.session_id and h.seq not in earlier}
     # What the session had at the path: at T's start, and what each of its changes wrote.
     mine = [history[0].before, *(h.after for h in history if h.seq in own and h.after)]
     later = [
         h
         for h in history
-        if h.session_id not in (turn.session_id, REWIND_SESSION)
+        if (h.session_id not in (turn.session_id, REWIND_SESSION) or h.seq in earlier)
         and h.turn_state != TurnState.ROLLED_BACK
         and h.seq not in own
         and not _undone_before_fork(store, turn.session_id, h, history)

@@ -9,6 +9,12 @@ NotebookEdit's carries `original_file`/`updated_file`. Subagent files carry the 
 results but no `toolUseResult` (2.1.332 too): there the "before" is the last content rewind-ls
 knows.
 
+Background work (2.1.332): an Agent call's result line carries `toolUseResult.agentId` under the
+launching prompt's id (`Launch`); a subagent's file starts with its task under that same prompt
+id, while its later lines carry whatever prompt the main conversation is at (an edit under another
+prompt is background work, done after its turn). A task notification's line is not a prompt
+(`claude.notifications`): it is a `Notification`, credited to the turn that launched the task.
+
 Reading only: recording the events is `claude.recorder`'s job.
 """
 
@@ -20,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from rewind_ls.core.agents.claude.notifications import is_notification_line, notification_ids
 from rewind_ls.core.agents.claude.tools import EDIT_TOOLS
 from rewind_ls.core.agents.claude.transcript import content_blocks, json_objects, prompt_text
 from rewind_ls.core.capture.interrupts import is_interrupt, line_time
@@ -71,6 +78,10 @@ class Edit:
     agent_type: str | None
     agent_id: Any
     cut: int = 0  # the length of its line when that line was over the cap (its texts cut)
+    background: bool = False  # made after its turn: a background subagent, a notification's answer
+    # An Edit's input when what it wrote is not told (a subagent's file has no `toolUseResult`):
+    # the recorder replays it on the content rewind-ls knows.
+    replay: dict[str, Any] | None = None
 
 
 class End:
@@ -92,7 +103,32 @@ class Interrupt:
         self.at = at
 
 
-Event = Prompt | Edit | End | Interrupt
+class Launch:
+    """A subagent launched by the Agent call of prompt `prompt_id` (its result line)."""
+
+    __slots__ = ("agent_id", "at", "prompt_id", "session_id")
+
+    def __init__(self, session_id: str, agent_id: str, prompt_id: str, at: float) -> None:
+        self.session_id = session_id
+        self.agent_id = agent_id
+        self.prompt_id = prompt_id
+        self.at = at
+
+
+class Notification:
+    """A task notification (prompt id `prompt_id`): not a turn. `launched_by`: the prompt id of
+    the turn that started the task, when the transcript says."""
+
+    __slots__ = ("at", "launched_by", "prompt_id", "session_id")
+
+    def __init__(self, session_id: str, prompt_id: str, launched_by: str | None, at: float) -> None:
+        self.session_id = session_id
+        self.prompt_id = prompt_id
+        self.launched_by = launched_by
+        self.at = at
+
+
+Event = Prompt | Edit | End | Interrupt | Launch | Notification
 
 
 def rests(line: dict[str, Any]) -> bool:
@@ -153,7 +189,7 @@ def apply_patch(original: str, hunks: Any) -> str | None:
     return "\n".join(out)
 
 
-def _edits_applied(tool: str, tool_input: dict[str, Any], before: str, result: Any) -> Any:
+def edits_applied(tool: str, tool_input: dict[str, Any], before: str, result: Any) -> Any:
     """What an Edit or MultiEdit wrote over `before`: its replacements in order, else the result's
     `structuredPatch`; MISSING when neither applies."""
     edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
@@ -195,7 +231,7 @@ def _file_sides(
         ):
             before = None  # a subagent's Write of a new file (no toolUseResult)
     elif isinstance(before, str):
-        after = _edits_applied(tool, tool_input, before, result)
+        after = edits_applied(tool, tool_input, before, result)
     return path, before, after
 
 
@@ -209,6 +245,11 @@ class TranscriptParser:
         # tool_use_id -> (tool, input, whether its line was cut)
         self.pending: dict[str, tuple[str, dict[str, Any], bool]] = {}
         self.prompts_seen: set[str] = set()
+        # Background work: agent id or tool_use id -> the prompt id that launched it; the task
+        # notifications' prompt ids; a subagent file's launching prompt id (its first line's).
+        self.launched: dict[str, str] = {}
+        self.notifications: set[str] = set()
+        self.launch_prompt: str | None = None
         self.session_id: str | None = None
         self.cwd: str | None = None
         self.last_at = 0.0
@@ -232,10 +273,36 @@ class TranscriptParser:
         prompt_id = line.get("promptId")
         if kind != "user" or not isinstance(prompt_id, str) or not prompt_id:
             return []
+        if self.launch_prompt is None:
+            self.launch_prompt = prompt_id
+        if self.agent_type is None and is_notification_line(line):
+            return self._notification(line, sid, prompt_id, at)
         prompt = self._prompt(line, sid, prompt_id, at)
         if prompt is not None:
             return [prompt]
-        return self._results(line, prompt_id, at)
+        return [*self._launches(line, sid, prompt_id, at), *self._results(line, prompt_id, at)]
+
+    def _notification(
+        self, line: dict[str, Any], sid: str, prompt_id: str, at: float
+    ) -> list[Event]:
+        """A task notification's line, the first time its prompt id is seen."""
+        if prompt_id in self.notifications:
+            return []
+        self.notifications.add(prompt_id)
+        task_id, tool_use_id = notification_ids(prompt_text(line) or "")
+        launched_by = self.launched.get(task_id or "") or self.launched.get(tool_use_id or "")
+        return [Notification(sid, prompt_id, launched_by, at)]
+
+    def _launches(self, line: dict[str, Any], sid: str, prompt_id: str, at: float) -> list[Event]:
+        """The subagent an Agent call's result line launched (`toolUseResult.agentId`)."""
+        result = line.get("toolUseResult")
+        agent_id = result.get("agentId") if isinstance(result, dict) else None
+        if self.agent_type is not None or not isinstance(agent_id, str) or not agent_id:
+            return []
+        self.launched[agent_id] = prompt_id
+        for block in content_blocks(line, "user", "tool_result"):
+            self.launched[str(block.get("tool_use_id"))] = prompt_id
+        return [Launch(sid, agent_id, prompt_id, at)]
 
     def _follow_context(self, line: dict[str, Any]) -> str | None:
         """Keep the session id, cwd and time the lines so far have given; returns the session id."""
@@ -334,9 +401,13 @@ class TranscriptParser:
             before = MISSING if isinstance(before, str) else before
             after = MISSING
         assert self.session_id is not None
+        # A subagent's edit belongs to its launching prompt; under another prompt id (the main
+        # conversation went on) it is background work, as is the answer to a notification.
+        launched = self.launch_prompt if self.agent_type is not None else None
+        background = prompt_id in self.notifications or (launched or prompt_id) != prompt_id
         return Edit(
             session_id=self.session_id,
-            prompt_id=prompt_id,
+            prompt_id=launched or prompt_id,
             tool_use_id=str(block.get("tool_use_id")),
             tool=tool,
             path=path,
@@ -347,6 +418,8 @@ class TranscriptParser:
             agent_type=self.agent_type,
             agent_id=line.get("agentId") if self.agent_type else None,
             cut=cut,
+            background=background,
+            replay=tool_input if after is MISSING and tool in ("Edit", "MultiEdit") else None,
         )
 
 

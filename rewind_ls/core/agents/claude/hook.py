@@ -14,6 +14,7 @@ from rewind_ls.core.agents import hook_steps as steps
 from rewind_ls.core.agents.claude.tools import EDIT_TOOLS, SHELL_TOOLS
 from rewind_ls.core.agents.hook_steps import Outcome, optional_text
 from rewind_ls.core.fs import config
+from rewind_ls.core.model import BACKGROUND_AGENT
 
 if TYPE_CHECKING:
     from rewind_ls.core.capture.recorder import Recorder
@@ -25,6 +26,9 @@ BASH_MAX_MS = 600_000  # and the longest it accepts
 EVENTS = steps.CLAUDE_EVENTS
 # Hooked only to close an isolated subagent's turn in its worktree (`worktree.py`).
 SUBAGENT_STOP = "SubagentStop"
+# A subagent starts: its payload names its `agent_id` and the `prompt_id` of the turn that launched
+# it (2.1.332), which its later hooks no longer carry once the person has sent another prompt.
+SUBAGENT_START = "SubagentStart"
 
 
 def handle_event(payload: dict[str, Any]) -> Outcome:
@@ -34,13 +38,17 @@ def handle_event(payload: dict[str, Any]) -> Outcome:
 
     hook = steps.HookEvent(payload, strict_transcript=True, names=EVENTS)
     subagent_stop = hook.raw_name == SUBAGENT_STOP
-    if not subagent_stop and not hook.watched(EVENTS, EDIT_TOOLS, SHELL_TOOLS):
+    started = hook.raw_name == SUBAGENT_START
+    if not (subagent_stop or started) and not hook.watched(EVENTS, EDIT_TOOLS, SHELL_TOOLS):
         return Outcome(f"{hook.name}: ignored")
     file_path, skipped = steps.edit_target(hook, payload, EVENTS, EDIT_TOOLS, config.claude_dir())
     if skipped is not None:
         return skipped
     # One workspace per session, whatever folder the agent's shell has moved to since.
     root = session_workspace_root(hook.session_id, hook.cwd, os.environ.get("CLAUDE_PROJECT_DIR"))
+    if started:  # noted in the session's own workspace, where its launching turn is
+        with Store.open(root) as store:
+            return _subagent_start(steps.recorder(store), hook, payload)
     folder = launch = None
     if optional_text(payload, "agent_id"):  # (the main agent's events skip the import)
         from rewind_ls.core.agents.claude import worktree
@@ -95,12 +103,69 @@ def _prompt(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Ou
         if opened is not None:  # it died after opening the turn: only the link was missing
             rec.store.set_event_turn(hook.session_id, "prompt", prompt_id, opened)
             return Outcome(f"turn {opened} opened")
-    info = json.dumps({"promptId": prompt_id}) if prompt_id else None
+    from rewind_ls.core.agents.claude.notifications import is_notification_text
+
     prompt = payload.get("prompt")
+    if isinstance(prompt, str) and is_notification_text(prompt):
+        return _notification(rec, hook, prompt, prompt_id)
+    info = json.dumps({"promptId": prompt_id}) if prompt_id else None
     turn = steps.open_turn(rec, hook.session_id, prompt, AGENT, hook.transcript, info)
     if prompt_id:
         rec.store.set_event_turn(hook.session_id, "prompt", prompt_id, turn)
     return Outcome(f"turn {turn} opened")
+
+
+def _notification(
+    rec: Recorder, hook: steps.HookEvent, prompt: str, prompt_id: str | None
+) -> Outcome:
+    """A task notification (`claude.notifications`) opens no turn: its prompt id is claimed for
+    the turn that started the task (its subagent's, by the task id), so what the agent does in
+    answer is credited there; when that turn is not known, the session's latest turn."""
+    from rewind_ls.core.agents.claude.notifications import notification_ids
+
+    sid = hook.session_id
+    task_id, tool_use_id = notification_ids(prompt)
+    turn = None
+    for kind, key in (("agent", task_id), ("tool", tool_use_id)):
+        found = rec.store.event(sid, kind, key) if key else None
+        if found is not None and found.turn_id:
+            turn = found.turn_id
+            break
+    if turn is None:
+        latest = rec.store.turn_number_range(sid)[1]
+        row = rec.store.turn_by_number(sid, latest) if latest is not None else None
+        turn = row.id if row is not None else None
+    if prompt_id and turn is not None:  # claimed by `_prompt` already
+        rec.store.set_event_turn(sid, "prompt", prompt_id, turn)
+    return Outcome(f"task notification {task_id or '-'}: no turn opened; its work goes to {turn}")
+
+
+def _subagent_start(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Outcome:
+    """Remember which turn launched the subagent (its prompt's turn, else the open one): its
+    edits go there, even after that turn ended (a background subagent)."""
+    agent_id = optional_text(payload, "agent_id")
+    prompt_id = optional_text(payload, "prompt_id")
+    sid = hook.session_id
+    prompt = rec.store.event(sid, "prompt", prompt_id) if prompt_id else None
+    turn = prompt.turn_id if prompt is not None and prompt.turn_id else rec.open_turn_id(sid)
+    if agent_id is None or turn is None:
+        return Outcome(f"{SUBAGENT_START}: no agent id or no turn, not recorded")
+    rec.store.claim_event(sid, "agent", agent_id, "hook", turn)
+    return Outcome(f"subagent {agent_id} started in {turn}")
+
+
+def _background_turn(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> str | None:
+    """The turn that started this work, when it is not the session's open turn: a subagent's
+    launching turn (`_subagent_start`), or, for the main agent's answer to a task notification, the
+    turn its prompt id was claimed for. None: the open turn's work, as usual."""
+    sid = hook.session_id
+    agent_id = optional_text(payload, "agent_id")
+    prompt_id = optional_text(payload, "prompt_id")
+    found = rec.store.event(sid, "agent", agent_id) if agent_id else None
+    if found is None and prompt_id:
+        found = rec.store.event(sid, "prompt", prompt_id)
+    turn = found.turn_id if found is not None else None
+    return turn if turn is not None and turn != rec.open_turn_id(sid) else None
 
 
 def _turn_of_prompt(rec: Recorder, session_id: str, prompt_id: str) -> str | None:
@@ -117,9 +182,11 @@ def _turn_of_prompt(rec: Recorder, session_id: str, prompt_id: str) -> str | Non
 
 
 def _shell(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Outcome:
-    """A Bash call; a subagent's that changed files is noted on the turn. One that went on in
-    the background (its result names a `backgroundTaskId`, 2.1.332) is registered as a job once
-    its scan recorded what it wrote so far (`core.capture.background_shell`)."""
+    """A Bash call; a subagent's that changed files is noted on the turn. One of a background
+    subagent (or of the answer to a task notification) goes to the turn that started it. One that
+    went on in the background (its result names a `backgroundTaskId`, 2.1.332) is registered as a
+    job once its scan recorded what it wrote so far (`core.capture.background_shell`)."""
+    background = _background_turn(rec, hook, payload) if hook.name == EVENTS.after_tool else None
     task = _background_task(payload) if hook.name == EVENTS.after_tool else None
     seq = rec.store.seq_now() if task is not None else 0
     outcome, turn, changed = steps.shell_event(
@@ -127,8 +194,9 @@ def _shell(rec: Recorder, hook: steps.HookEvent, payload: dict[str, Any]) -> Out
         hook,
         EVENTS,
         steps.run_id(payload),
-        lambda: rec.ensure_turn(hook.session_id, agent=AGENT),
+        lambda: background or rec.ensure_turn(hook.session_id, agent=AGENT),
         bash_limit(payload.get("tool_input")),
+        BACKGROUND_AGENT if background else "scan",
     )
     agent_type = optional_text(payload, "agent_type")
     if agent_type and turn is not None and changed:
@@ -176,9 +244,13 @@ def _edit(
             # Subagent tool calls carry agent_id/agent_type; the turn shows who did the work.
             rec.note_subagent(turn, agent_type, optional_text(payload, "agent_id"))
 
-    done, turn = steps.record_edits(rec, hook, EVENTS, root, [file_path], AGENT, claim)
+    background = _background_turn(rec, hook, payload)
+    source = BACKGROUND_AGENT if background else "tool"
+    done, turn = steps.record_edits(
+        rec, hook, EVENTS, root, [file_path], AGENT, claim, background, source
+    )
     assert turn is not None
-    done += f" in {turn}"
+    done += f" in {turn}" + (" (background)" if background else "")
     if agent_type:
         done += f" (subagent: {agent_type})"
     return Outcome(done)

@@ -22,7 +22,10 @@ from rewind_ls.core.agents.claude.events import (
     Edit,
     Event,
     Interrupt,
+    Launch,
+    Notification,
     Prompt,
+    edits_applied,
     session_events,
 )
 from rewind_ls.core.agents.hook_steps import inside_folder
@@ -35,9 +38,9 @@ from rewind_ls.core.capture.recorder import (
     read_current,
     turn_info,
 )
-from rewind_ls.core.errors import BadPath, OutsideWorkspace
+from rewind_ls.core.errors import BadPath, OutsideWorkspace, RewindError
 from rewind_ls.core.fs import config
-from rewind_ls.core.model import Turn
+from rewind_ls.core.model import BACKGROUND_AGENT, Turn
 from rewind_ls.core.store import ABSENT_VERSION, FILE, UNKNOWN, Store, Version
 
 AGENT = "claude-code"
@@ -94,6 +97,10 @@ class TranscriptRecorder:
                 self._edit(ev)
             elif isinstance(ev, Interrupt):
                 self._interrupt(ev)
+            elif isinstance(ev, Launch):
+                self._launch(ev)
+            elif isinstance(ev, Notification):
+                self._notification(ev)
             else:
                 self._end(ev.session_id, ev.at)
 
@@ -125,6 +132,27 @@ class TranscriptRecorder:
         self.scan_turns.append(turn)
         self.store.set_event_turn(sid, "prompt", ev.prompt_id, turn)
         self.turns += 1
+
+    def _launch(self, ev: Launch) -> None:
+        """Remember the turn that launched a subagent (as the hook's SubagentStart does)."""
+        prompt = self.store.event(ev.session_id, "prompt", ev.prompt_id)
+        if prompt is not None and prompt.turn_id:
+            self.store.claim_event(ev.session_id, "agent", ev.agent_id, SOURCE, prompt.turn_id)
+
+    def _notification(self, ev: Notification) -> None:
+        """A task notification opens no turn (`claude.notifications`): the agent was idle, so the
+        open turn ends here, and the notification's prompt id is claimed for the turn that
+        launched the task (else the session's latest turn), where its answer's edits go."""
+        sid = ev.session_id
+        self._end(sid, ev.at)
+        launched = self.store.event(sid, "prompt", ev.launched_by) if ev.launched_by else None
+        turn = launched.turn_id if launched is not None else None
+        if turn is None:
+            latest = self.store.turn_number_range(sid)[1]
+            row = self.store.turn_by_number(sid, latest) if latest is not None else None
+            turn = row.id if row is not None else None
+        if turn is not None:
+            self.store.claim_event(sid, "prompt", ev.prompt_id, SOURCE, turn)
 
     def _hook_placeholder(self, session_id: str, prompt_id: str) -> Turn | None:
         """The turn a hook opened for this prompt's tool calls without seeing the prompt itself
@@ -232,6 +260,8 @@ class TranscriptRecorder:
         self.store.set_event_turn(sid, "tool", ev.tool_use_id, turn)
         before = self._version(rel, ev.before, known)
         after = self._version(rel, ev.after, None)
+        if after is None and ev.replay is not None and before is not None:
+            after = self._replayed(ev, rel, before)
         if after is None and self.live:
             after = self.rec.snapshot(rel, known)  # happening now: the disk holds what it wrote
         if before is None:
@@ -244,11 +274,24 @@ class TranscriptRecorder:
             )
             self.skipped.append(f"{ev.tool} {rel}: {why}")
             return
-        self.rec.record_known_change(turn, rel, before, after, SOURCE)
+        source = BACKGROUND_AGENT if ev.background else SOURCE
+        self.rec.record_known_change(turn, rel, before, after, source)
         self.changes += 1
         self._remember_disk(rel, after)
         if ev.agent_type:
             self.rec.note_subagent(turn, ev.agent_type, ev.agent_id)
+
+    def _replayed(self, ev: Edit, rel: str, before: Version) -> Version | None:
+        """What a subagent's Edit wrote (its file tells no content): its replacements applied to
+        the content it started from, when rewind-ls has it; None otherwise."""
+        if before.kind != FILE or before.hash is None or ev.replay is None:
+            return None
+        try:
+            text = self.store.get_blob(before.hash).decode("utf-8", "surrogateescape")
+        except RewindError:
+            return None
+        done = edits_applied(ev.tool, ev.replay, text, {})
+        return None if done is MISSING else self._version(rel, done, None)
 
     def _relative(self, ev: Edit) -> str | None:
         """The edit's workspace-relative path; None for a file outside the workspace or in the

@@ -69,3 +69,28 @@ def test_doctor_fails_when_claude_code_would_run_no_hook(ws: Path, cli: Cli) -> 
     off = [c for c in report["checks"] if c["name"] == "claude code hooks" and not c["ok"]]
     assert not report["ok"] and len(off) == 1, report
     assert "settings.local.json sets disableAllHooks: true" in off[0]["detail"], off
+
+
+def test_doctor_names_the_events_an_older_install_lacks(ws: Path, cli: Cli) -> None:
+    """An install written before an event was added (Claude Code's `SubagentStart`, which credits a
+    background subagent's work to the turn that launched it) fails doctor, naming the event and
+    the command that adds it; running it keeps the person's own hook and clears the failure."""
+    import json
+
+    cli("install", "claude-code", "--no-mcp")
+    settings = ws / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    del data["hooks"]["SubagentStart"]  # as rewind-ls wrote it before 2.1.332's background work
+    mine = {"type": "command", "command": "echo mine"}
+    data["hooks"]["Notification"] = [{"hooks": [mine]}]
+    settings.write_text(json.dumps(data))
+
+    report = cli.json("doctor", ok=False)
+    old = [c for c in report["checks"] if c["name"] == "claude code hooks" and not c["ok"]]
+    assert not report["ok"] and len(old) == 1, report
+    assert f"{settings}: written by an older rewind-ls, no hook on SubagentStart" in old[0]["detail"]
+    assert "run `rewind-ls install claude-code` again" in old[0]["detail"], old
+
+    cli("install", "claude-code", "--no-mcp")
+    assert cli.json("doctor")["ok"]
+    assert json.loads(settings.read_text())["hooks"]["Notification"] == [{"hooks": [mine]}]

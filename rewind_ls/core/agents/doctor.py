@@ -304,6 +304,7 @@ def hook_checks(root: str) -> list[dict[str, Any]]:
             if check["ok"] and who.after_install:  # it runs, once the agent lets it
                 check["detail"] += f"; {who.after_install}"
             checks.append(check)
+        checks += _missing_events(name, who, root, files)
         if who.name == "claude-code":
             from rewind_ls.core.agents.claude.check import hooks_switched_off
 
@@ -321,6 +322,33 @@ def hook_checks(root: str) -> list[dict[str, Any]]:
     if not checks:
         checks.append(_check("agent hooks", False, NOT_INSTALLED))
     return checks + absent
+
+
+def _missing_events(
+    name: str, who: Any, root: str, files: list[tuple[str, list[str]]]
+) -> list[dict[str, Any]]:
+    """A settings file whose hooks an older rewind-ls wrote, without the events added since (Claude
+    Code's `SubagentStart`, which credits a background subagent's work to its turn): what those
+    events tell is not recorded until `install` runs again (it keeps every other hook)."""
+    events_of = getattr(who.hooks_file(), "hooked_events", None)
+    if events_of is None:  # a plugin file (OpenCode) is rewritten whole by each install
+        return []
+    out = []
+    for path, _commands in files:
+        missing = [e for e in who.events if e not in events_of(path, who.name)]
+        if missing:
+            flag = " --user" if path == who.settings_path(root, True) else ""
+            if who.local_settings_path is not None and path == who.local_settings_path(root):
+                flag = " --local"
+            out.append(
+                _check(
+                    name,
+                    False,
+                    f"{path}: written by an older rewind-ls, no hook on {', '.join(missing)}; "
+                    f"run `rewind-ls install {who.name}{flag}` again (it keeps your other hooks)",
+                )
+            )
+    return out
 
 
 def worktree_hooks_check(root: str) -> list[dict[str, Any]]:

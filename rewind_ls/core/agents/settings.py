@@ -69,20 +69,35 @@ def installed_hooks(root: str, agent: str = "claude-code") -> list[tuple[str, li
 
 def hook_commands(path: str, agent: str = "claude-code") -> list[str]:
     """Our hook commands in the settings file at `path` (normally one, repeated per event)."""
+    found: list[str] = []
+    for _event, command in _our_hooks(path, agent):
+        if command not in found:
+            found.append(command)
+    return found
+
+
+def hooked_events(path: str, agent: str = "claude-code") -> set[str]:
+    """The events our hook command runs on in the settings file at `path` (an install by an older
+    rewind-ls lacks the events added since)."""
+    return {event for event, _command in _our_hooks(path, agent)}
+
+
+def _our_hooks(path: str, agent: str) -> list[tuple[str, str]]:
+    """(event, command) of each of our hooks in the settings file at `path`."""
     try:
         data = load_json(path)
     except BadInput:
         return []
     hooks = data.get("hooks", {})
-    found: list[str] = []
     if not isinstance(hooks, dict):
-        return found
-    for groups in hooks.values():
-        for g in groups if isinstance(groups, list) else []:
-            for h in (g.get("hooks") or []) if isinstance(g, dict) else []:
-                if _ours(h, agent) and h.get("command") not in found:
-                    found.append(str(h.get("command")))
-    return found
+        return []
+    return [
+        (str(event), str(h.get("command")))
+        for event, groups in hooks.items()
+        for g in (groups if isinstance(groups, list) else [])
+        for h in ((g.get("hooks") or []) if isinstance(g, dict) else [])
+        if _ours(h, agent)
+    ]
 
 
 def load_json(path: str) -> dict[str, Any]:

@@ -10,9 +10,9 @@ import json
 import os
 
 from rewind_ls.core.agents import settings
-from rewind_ls.core.agents.settings import hook_commands
+from rewind_ls.core.agents.settings import hook_commands, hooked_events
 
-__all__ = ["hook_commands", "install"]
+__all__ = ["hook_commands", "hooked_events", "install"]
 
 
 def install(

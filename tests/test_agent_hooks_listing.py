@@ -88,7 +88,9 @@ def test_doctor_names_the_events_an_older_install_lacks(ws: Path, cli: Cli) -> N
     report = cli.json("doctor", ok=False)
     old = [c for c in report["checks"] if c["name"] == "claude code hooks" and not c["ok"]]
     assert not report["ok"] and len(old) == 1, report
-    assert f"{settings}: written by an older rewind-ls, no hook on SubagentStart" in old[0]["detail"]
+    assert (
+        f"{settings}: written by an older rewind-ls, no hook on SubagentStart" in old[0]["detail"]
+    )
     assert "run `rewind-ls install claude-code` again" in old[0]["detail"], old
 
     cli("install", "claude-code", "--no-mcp")

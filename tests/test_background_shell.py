@@ -219,3 +219,29 @@ def test_the_end_watcher_writes_when_the_process_exits(tmp_path: Path) -> None:
     watcher.join(10)
     ns, sure = end_file.read_text().split()
     assert sure == "sure" and killed <= int(ns) <= time.time_ns()
+
+
+@pytest.mark.usefixtures("ignore_flag")
+def test_the_timeline_page_colours_the_jobs_log_as_background(
+    agent: FakeClaude, cli: Cli, ws: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The activity grid (`timeline --html`, VS Code's timeline view) says "background" for the
+    job's log in turn 1, as `turns` and `blame` do, not "agent"."""
+    from rewind_ls.core.history.activity import activity
+    from rewind_ls.core.history.activity_page import grid_json
+
+    monkeypatch.setenv("REWIND_LS_HOME", str(home))  # the store the hooks write, opened here
+    cli("scan")
+    job = start_job(agent, ws)
+    try:
+        ticks = lines(ws / "job.log")
+        wait_for(lambda: lines(ws / "job.log") >= ticks + 3, "ticks after turn 1")
+        agent.hook("UserPromptSubmit", prompt="turn two")  # its opening scan records them
+        agent.hook("Stop", stop_hook_active=False)
+    finally:
+        stop_job(ws, job)
+    with Store.open(str(ws)) as store:
+        data = grid_json(activity(store, agent.session_id))
+    who = {data["paths"][c[0]]: data["who"][c[2]] for c in data["cells"]}  # type: ignore[index]
+    assert who == {"job.log": "background"}, data
+    assert data["whoLabels"][data["who"].index("background")].startswith("background")  # type: ignore[index,attr-defined]

@@ -162,3 +162,39 @@ def test_review_quickfix_hunk_jumps_revert_mapping_and_numbered_signs(
         what="numbered signs",
     )
     assert [7, "2 "] in signs, signs
+
+
+def test_blame_words_name_background_work() -> None:
+    """`]r`'s message says whose a change is in blame's words (`rewind/blame` runs): a background
+    job's or subagent's write is the turn's "(background)", as `rewind-ls blame` says `t1 background`
+    (real Neovim running the plugin's Lua)."""
+    import json
+    import shutil
+    import subprocess
+
+    nvim = shutil.which("nvim") or str(Path(sys.executable).parent / "nvim")
+    runs = [
+        {"source": "background", "number": 1, "prompt": "start the job"},
+        {"source": "shell", "number": 2, "prompt": "build"},
+        {"source": "agent", "number": 3, "prompt": "edit"},
+        {"source": "outside"},
+    ]
+    lua = (
+        "local r = require('rewind.review') local out = {}"
+        f" for _, run in ipairs(vim.json.decode({json.dumps(json.dumps(runs))})) do"
+        " table.insert(out, r.who(run)) end io.stdout:write(vim.json.encode(out))"
+    )
+    plugin = HERE.parents[1] / "editors" / "nvim"
+    argv = [nvim, "--headless", "-u", "NONE", "--cmd", f"set rtp+={plugin}"]
+    done = subprocess.run(
+        [*argv, "-c", f"lua {lua}", "-c", "qa!"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert json.loads(done.stdout) == [
+        "turn 1 (background): start the job",
+        "turn 2 (shell): build",
+        "turn 3: edit",
+        "outside change",
+    ], done

@@ -6,7 +6,7 @@ rewind-ls from its start on (your saves, changes found between turns, restores),
 shows everything that touched the files since the session began but other agents' sessions; or
 every turn of every session (`every_session`). Rows are the files any of those turns changed, grouped by folder. A cell
 says who changed the file in that turn, in blame's words (`blame.Blamer.origin`: agent, shell,
-save, outside, restore; `subagent` for an agent's edit in a turn where subagents edited), how
+save, outside, restore, background; `subagent` for an agent's edit in a turn where subagents edited), how
 (created, modified, deleted), and two marks: `shared` (a change two sessions' shell commands could
 both have made: `model.SHARED_SOURCE`) and `conflict` (someone else changed the file after this
 turn's change: rewinding the turn would stop on it, as `plan_rewind` does).
@@ -43,7 +43,7 @@ class Column(NamedTuple):
 class Cell(NamedTuple):
     row: int
     column: int
-    who: str  # blame's sources: agent, subagent, shell, save, outside, restore
+    who: str  # blame's sources: agent, subagent, shell, save, outside, restore, background
     change: str  # created, modified, deleted
     shared: bool
     conflict: bool

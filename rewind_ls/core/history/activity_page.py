@@ -19,7 +19,7 @@ import time
 
 from rewind_ls.core.history.activity import Grid
 
-WHO = ("agent", "subagent", "shell", "save", "outside", "restore")
+WHO = ("agent", "subagent", "shell", "save", "outside", "restore", "background")
 WHO_LABELS = {
     "agent": "agent (edit tool)",
     "subagent": "subagent",
@@ -27,6 +27,7 @@ WHO_LABELS = {
     "save": "your save",
     "outside": "outside turns (you, another tool)",
     "restore": "restore (rewind, revert, undo)",
+    "background": "background work (after its turn ended)",
 }
 CHANGES = ("created", "modified", "deleted")
 
@@ -94,7 +95,7 @@ _PAGE = """<!DOCTYPE html>
 :root { --cw: 14px; --ch: 16px; --name: 320px; color-scheme: light dark;
   --bg: #fff; --fg: #1f2328; --dim: #6e7781; --line: #d0d7de; --head: #f6f8fa;
   --agent: #3b6fd8; --subagent: #8a5cd1; --shell: #e08a2c; --save: #2f9e5b; --outside: #86c29c;
-  --restore: #8c959f; --conflict: #d1242f; }
+  --restore: #8c959f; --background: #1a9aa8; --conflict: #d1242f; }
 @media (prefers-color-scheme: dark) { :root { --bg: #0d1117; --fg: #e6edf3; --dim: #8d96a0;
   --line: #30363d; --head: #161b22; } }
 body { margin: 0; font: 13px/1.4 system-ui, sans-serif; background: var(--bg); color: var(--fg); }
@@ -133,6 +134,7 @@ header h1 { font-size: 14px; margin: 0; }
 .cell[data-who="save"] { background: var(--save); }
 .cell[data-who="outside"] { background: var(--outside); }
 .cell[data-who="restore"] { background: var(--restore); }
+.cell[data-who="background"] { background: var(--background); }
 .cell[data-change="created"] { border-radius: 50% 2px 2px 50%; }
 .cell[data-change="deleted"] { opacity: .55; }
 .cell.shared { background-image: repeating-linear-gradient(45deg, transparent 0 3px,

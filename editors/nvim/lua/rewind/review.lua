@@ -22,7 +22,9 @@ function M.sign_text(number)
   return tostring(number % 100)
 end
 
-local function who(run)
+--- Who wrote a blame run, in words: a turn (with how: a shell command, or background work the
+--- turn left running), your save, an outside change, a restore.
+function M.who(run)
   if run.source == 'save' then
     return 'your save'
   elseif run.source == 'outside' then
@@ -30,8 +32,8 @@ local function who(run)
   elseif run.source == 'restore' then
     return 'restore'
   end
-  local what = run.source == 'shell' and ' (shell)' or ''
-  return string.format('turn %s%s: %s', tostring(run.number), what, run.prompt or '')
+  local how = { shell = ' (shell)', background = ' (background)' }
+  return string.format('turn %s%s: %s', tostring(run.number), how[run.source] or '', run.prompt or '')
 end
 
 --- The blame runs of `bufnr` that a recorded change wrote (in a coroutine): { start, end, ... } 0-based.
@@ -89,7 +91,7 @@ function M.jump(dir)
       vim.api.nvim_win_set_cursor(win, { target.start + 1, 0 })
     end
     M.last_jump = target
-    vim.notify(string.format('rewind: lines %d-%d: %s', target.start + 1, target['end'], who(target)), vim.log.levels.INFO)
+    vim.notify(string.format('rewind: lines %d-%d: %s', target.start + 1, target['end'], M.who(target)), vim.log.levels.INFO)
   end)
 end
 

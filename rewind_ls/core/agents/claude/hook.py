@@ -137,6 +137,11 @@ def _notification(
         turn = row.id if row is not None else None
     if prompt_id and turn is not None:  # claimed by `_prompt` already
         rec.store.set_event_turn(sid, "prompt", prompt_id, turn)
+    if rec.open_turn_id(sid) is None:
+        # The work just ended: what it wrote is recorded now, as a person's prompt records what
+        # changed since the last turn (a background job's writes go to its turn, the person's
+        # edits meanwhile are theirs), not left for a next prompt that may never come.
+        rec.attribute_outside_changes()
     return Outcome(f"task notification {task_id or '-'}: no turn opened; its work goes to {turn}")
 
 

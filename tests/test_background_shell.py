@@ -11,7 +11,6 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,17 +20,10 @@ from rewind_ls.core.model import BACKGROUND_SHELL
 from rewind_ls.core.store import Store
 from tests.conftest import Cli
 from tests.support.agent import FakeClaude
+from tests.support.listing import outside_paths
+from tests.support.waiting import wait_for
 
 JOB = "for i in $(seq 1 600); do [ -f stop.flag ] && break; echo tick >> job.log; sleep 0.1; done"
-
-
-def wait_for(check: Any, what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def lines(path: Path) -> int:
@@ -44,14 +36,7 @@ def agent_files(cli: Cli, agent: FakeClaude) -> list[dict[str, str]]:
 
 
 def outside_files(cli: Cli) -> list[str]:
-    listing = cli.json("turns", "--all")
-    return sorted(
-        f["path"]
-        for s in listing["sessions"]
-        if s["kind"] == "external"
-        for t in s["turns"]
-        for f in t["files"]
-    )
+    return outside_paths(cli.json("turns", "--all"))
 
 
 def start_job(agent: FakeClaude, ws: Path) -> subprocess.Popen[bytes]:

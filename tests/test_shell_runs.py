@@ -20,6 +20,8 @@ from rewind_ls.core.capture import shell_runs
 from rewind_ls.core.store import Store
 from tests.conftest import Cli
 from tests.support.agent import FakeClaude
+from tests.support.git import git
+from tests.support.listing import outside_paths
 
 
 def files_of(cli: Cli, session: str) -> list[list[str]]:
@@ -33,14 +35,7 @@ def files_of(cli: Cli, session: str) -> list[list[str]]:
 
 
 def external_paths(cli: Cli) -> list[str]:
-    listing = cli.json("turns", "--all")
-    return sorted(
-        f["path"]
-        for s in listing["sessions"]
-        if s["kind"] == "external"
-        for t in s["turns"]
-        for f in t["files"]
-    )
+    return outside_paths(cli.json("turns", "--all"))
 
 
 def bash_pre(agent: FakeClaude, command: str, timeout_ms: int | None = None) -> str:
@@ -424,20 +419,6 @@ def test_a_deletion_after_the_interrupt_is_shared_not_the_turns(
     assert not (ws / "old.txt").exists()
 
 
-def _git(cwd: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, HOME=str(cwd))
-    proc = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return proc.stdout
-
-
 @pytest.mark.parametrize("watch", ["0", "1"], ids=["walk", "watcher"])
 def test_worktree_inside_the_workspace_is_another_checkout(
     agent: FakeClaude, cli: Cli, ws: Path, watch: str, monkeypatch: pytest.MonkeyPatch
@@ -449,14 +430,14 @@ def test_worktree_inside_the_workspace_is_another_checkout(
     agent.env["REWIND_LS_WATCH"] = watch
     cli.env["REWIND_LS_WATCH"] = watch
     (ws / "main.txt").write_text("v1\n")
-    _git(ws, "init", "-q", "-b", "main")
-    _git(ws, "add", "main.txt")
-    _git(ws, "commit", "-qm", "init")
+    git(ws, "init", "-q", "-b", "main")
+    git(ws, "add", "main.txt")
+    git(ws, "commit", "-qm", "init")
     agent.hook("SessionStart", source="startup")
     agent.turn("warm up", {"seed.txt": "seed\n"})  # the baseline (and the watcher's mark)
     agent.hook("UserPromptSubmit", prompt="work in a worktree", prompt_id="p2")
     tid = bash_pre(agent, "git worktree add .claude/worktrees/nest")
-    _git(ws, "worktree", "add", "-q", ".claude/worktrees/nest")
+    git(ws, "worktree", "add", "-q", ".claude/worktrees/nest")
     nest = ws / ".claude" / "worktrees" / "nest"
     (nest / "a.txt").write_text("in the worktree\n")
     (nest / "main.txt").write_text("changed in the worktree\n")
@@ -472,7 +453,7 @@ def test_worktree_inside_the_workspace_is_another_checkout(
     assert (ws / "main.txt").read_text() == "v1\n"
     assert (nest / "a.txt").read_text() == "edited again\n"
     assert (nest / "main.txt").read_text() == "changed in the worktree\n"
-    assert _git(nest, "status", "--porcelain") == " M main.txt\n?? a.txt\n"
+    assert git(nest, "status", "--porcelain") == " M main.txt\n?? a.txt\n"
 
 
 def test_a_bash_ended_by_no_event_of_its_own_shares_what_changed(
@@ -532,10 +513,10 @@ def test_an_edit_tool_writing_in_a_nested_worktree_is_not_this_workspaces(
     from tests.support.agent import run_hook
 
     (ws / "main.txt").write_text("v1\n")
-    _git(ws, "init", "-q", "-b", "main")
-    _git(ws, "add", "main.txt")
-    _git(ws, "commit", "-qm", "init")
-    _git(ws, "worktree", "add", "-q", ".claude/worktrees/sub")
+    git(ws, "init", "-q", "-b", "main")
+    git(ws, "add", "main.txt")
+    git(ws, "commit", "-qm", "init")
+    git(ws, "worktree", "add", "-q", ".claude/worktrees/sub")
     agent.hook("SessionStart", source="startup")
     agent.hook("UserPromptSubmit", prompt="delegate", prompt_id="p1")
     target = ws / ".claude" / "worktrees" / "sub" / "b.txt"

@@ -20,7 +20,9 @@ from typing import Any
 import pytest
 
 from tests.support.fake_anthropic import FakeAnthropic, text, tool_use
+from tests.support.listing import outside_paths
 from tests.support.real_claude import LiveSession, RealClaude, claude_binary
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.agent
 
@@ -28,15 +30,6 @@ pytestmark = pytest.mark.agent
 TICK = (
     "for i in $(seq 1 300); do [ -f stop.flag ] && break; echo tick $i >> job.log; sleep 0.3; done"
 )
-
-
-def wait_for(check: Any, what: str, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def listing(claude: RealClaude) -> dict[str, Any]:
@@ -143,13 +136,7 @@ def test_background_bash_ticking_across_turns_while_the_person_edits(tmp_path: P
         assert files_of(turns[0]) == {"job.log": "background-shell"}
         assert files_of(turns[1]) == {"two.txt": "tool"}
         assert files_of(turns[2]) == {"three.txt": "tool"}
-        outside = sorted(
-            f["path"]
-            for s in listing(claude)["sessions"]
-            if s["kind"] == "external"
-            for t in s["turns"]
-            for f in t["files"]
-        )
+        outside = outside_paths(listing(claude))
         assert "job.log" not in outside and {"notes.txt", "hand.txt"} <= set(outside), outside
 
         # `blame`: every line of the log is turn 1's background job; the person's line theirs.

@@ -18,14 +18,14 @@ import json
 import subprocess
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.fake_anthropic import FakeAnthropic, Reply, is_compaction, text, tool_use
-from tests.support.real_claude import RealClaude, claude_binary
+from tests.support.real_claude import RealClaude, claude_binary, stream_json_process
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.agent
 
@@ -65,23 +65,7 @@ class StreamSession:
     binary starts by itself for a task notification. Its output is read by a thread."""
 
     def __init__(self, claude: RealClaude) -> None:
-        self.proc = subprocess.Popen(
-            [
-                str(claude.binary),
-                "-p",
-                "--input-format",
-                "stream-json",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-            ],
-            cwd=claude.project,
-            env=claude.env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        self.proc = stream_json_process(claude)
         self.results: list[dict[str, Any]] = []
         self.lines: list[str] = []  # everything it wrote, for a failure's message
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -112,16 +96,6 @@ class StreamSession:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-
-
-def wait_for(what: str, check: Callable[[], bool], timeout: float = 180.0) -> None:
-    """Poll `check` (a loaded 2-core machine: generous, no timing asserted)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -201,7 +175,7 @@ def run_session(
     session = StreamSession(claude)
     try:
         session.send(PROMPTS[0])
-        wait_for("turn 1's result", lambda: len(session.results) >= 1)
+        wait_for(lambda: len(session.results) >= 1, "turn 1's result")
         assert not (claude.project / "bg.txt").exists()  # the subagent waits: after turn 1's Stop
 
         # Turn 2: the person's prompt. Its Write and Edit, then a Bash that keeps it open while the
@@ -220,27 +194,27 @@ def run_session(
         ]
         session.send(PROMPTS[1])
         wait_for(
-            "turn 2's edit",
             lambda: (claude.project / "shared.txt").read_text().startswith("ONE"),
+            "turn 2's edit",
         )
         flag_sub.write_text("go")
         wait_for(
-            "the subagent's edit",
             lambda: "TWO" in (claude.project / "shared.txt").read_text(),
+            "the subagent's edit",
         )
         if hooked:  # its hooks recorded it (in turn 1) while turn 2 is still open
             wait_for(
-                "the subagent's edit recorded",
                 lambda: "shared.txt" in files_of(agent_turns(claude)[0]),
+                "the subagent's edit recorded",
             )
             assert agent_turns(claude)[1]["endedAt"] is None, "turn 2 must still be open"
         else:
             time.sleep(1)  # its PostToolUse line: the transcript is read after the session
         flag_turn2.write_text("go")
-        wait_for("turn 2's result", lambda: len(session.results) >= 2)
+        wait_for(lambda: len(session.results) >= 2, "turn 2's result")
         flag_done.write_text("go")
         # The notification's own exchange: the agent's answer, its edit.
-        wait_for("the notification's answer", lambda: len(session.results) >= 3)
+        wait_for(lambda: len(session.results) >= 3, "the notification's answer")
         assert (claude.project / "shared.txt").read_text() == "ONE\nTWO\n3\n"
 
         script.main += [
@@ -248,7 +222,7 @@ def run_session(
             [text("turn three done")],
         ]
         session.send(PROMPTS[2])
-        wait_for("turn 3's result", lambda: len(session.results) >= 4)
+        wait_for(lambda: len(session.results) >= 4, "turn 3's result")
     finally:
         session.close()
     assert not script.main and not script.sub and not script.notified, "unused replies"

@@ -31,6 +31,7 @@ from tests.support.fake_anthropic import (
     tool_use,
     usage,
 )
+from tests.support.listing import outside_paths
 from tests.support.real_claude import NOTEBOOK, RealClaude, claude_binary
 
 pytestmark = pytest.mark.agent
@@ -430,13 +431,7 @@ def test_automatic_compaction_inside_a_turn(binary: Path, tmp_path: Path) -> Non
             "late.txt": "created",
             "after.txt": "created",
         }
-        assert not [
-            f["path"]
-            for s in listing["sessions"]
-            if s["kind"] == "external"
-            for t in s["turns"]
-            for f in t["files"]
-        ]
+        assert not outside_paths(listing)
 
         fork = fork_before(claude, sid, 2)
         assert_fork_is_original_subsequence(claude, sid, fork)

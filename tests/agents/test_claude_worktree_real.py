@@ -8,10 +8,8 @@ removed its history is still there (`rewind-ls -C DIR turns`, `export`)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,9 @@ from typing import Any
 import pytest
 
 from tests.support.fake_anthropic import FakeAnthropic, Reply, text, tool_use
+from tests.support.git import git
 from tests.support.real_claude import RealClaude, claude_binary
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.agent
 
@@ -64,19 +64,6 @@ class ByPrompt(FakeAnthropic):
                     self.requests.append(body)
                 return chosen(body) if callable(chosen) else chosen
         return super()._answer(body)
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, HOME=str(cwd))
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
 
 
 def setup(binary: Path, api: FakeAnthropic, tmp_path: Path) -> RealClaude:
@@ -136,15 +123,6 @@ def snapshot(folder: Path) -> dict[str, bytes]:
         for p in sorted(folder.rglob("*"))
         if p.is_file() and not {".git", ".claude"} & set(p.relative_to(folder).parts)
     }
-
-
-def wait_for(check: Callable[[], bool], what: str, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_claude_w_session_is_recorded_in_its_worktree(binary: Path, tmp_path: Path) -> None:

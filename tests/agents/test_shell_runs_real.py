@@ -17,8 +17,11 @@ from typing import Any
 import pytest
 
 from tests.support.fake_anthropic import FakeAnthropic, Reply, text, tool_use
+from tests.support.git import git
+from tests.support.listing import outside_paths
 from tests.support.real_claude import RealClaude, claude_binary
 from tests.support.terminal import Terminal
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.agent
 
@@ -95,23 +98,7 @@ def turn_files(claude: RealClaude, sid: str) -> list[list[str]]:
 
 
 def external_files(claude: RealClaude) -> list[str]:
-    listing = json.loads(claude.rewind_ls("turns", "--all", "--json").stdout)
-    return sorted(
-        f["path"]
-        for s in listing["sessions"]
-        if s["kind"] == "external"
-        for t in s["turns"]
-        for f in t["files"]
-    )
-
-
-def wait_for(check: Any, what: str, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+    return outside_paths(json.loads(claude.rewind_ls("turns", "--all", "--json").stdout))
 
 
 def kill_left_in(folder: Path) -> None:
@@ -389,19 +376,6 @@ def test_resumed_fork_rewinds_its_inherited_turn_without_a_false_conflict(
         assert not (project / "a.txt").exists() and not (project / "c.txt").exists()
 
 
-def _git(cwd: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, HOME=str(cwd))
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-
-
 def test_claude_w_worktree_is_another_checkout(binary: Path, tmp_path: Path) -> None:
     """Issue #38 item 1 with `claude -w NAME` (2.1.197 and 2.1.332 have it): while the main session's Bash
     runs, a session in `.claude/worktrees/nest` writes a file there. The main turn lists only its
@@ -422,9 +396,9 @@ def test_claude_w_worktree_is_another_checkout(binary: Path, tmp_path: Path) -> 
         claude = RealClaude(binary, api, tmp_path, project)
         (project / "main.txt").write_text("v1\n")
         (project / ".gitignore").write_text("*.flag\n")
-        _git(project, "init", "-q", "-b", "main")
-        _git(project, "add", "main.txt", ".gitignore")
-        _git(project, "commit", "-qm", "init")
+        git(project, "init", "-q", "-b", "main")
+        git(project, "add", "main.txt", ".gitignore")
+        git(project, "commit", "-qm", "init")
         claude.install_hooks()
         claude.allow("Bash", "Write")
         claude.rewind_ls("scan")  # the baseline
@@ -442,6 +416,6 @@ def test_claude_w_worktree_is_another_checkout(binary: Path, tmp_path: Path) -> 
         claude.rewind_ls("rewind", "1", "--session", sid, "--yes")
         assert (project / "main.txt").read_text() == "v1\n"
         assert (nest / "a.txt").read_text() == "nested\n"
-        status = _git(nest, "status", "--porcelain").splitlines()
+        status = git(nest, "status", "--porcelain").splitlines()
         assert "?? a.txt" in status  # not deleted; `.claude/` there is the session's own
         assert not [line for line in status if "D" in line[:2]], status

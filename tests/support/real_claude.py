@@ -156,28 +156,34 @@ class RealClaude(RealAgent):
         return found[0]
 
 
+def stream_json_process(claude: RealClaude) -> subprocess.Popen[str]:
+    """`claude -p` reading user messages as stream-json on its stdin, its events on its stdout:
+    one process, several prompts (and the turns the binary starts by itself)."""
+    return subprocess.Popen(
+        [
+            str(claude.binary),
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ],
+        cwd=claude.project,
+        env=claude.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 class LiveSession:
     """A running `claude -p --input-format stream-json` (use as a context manager): `prompt()`
     sends one user message and returns the binary's result line for it."""
 
     def __init__(self, claude: RealClaude) -> None:
-        self.proc = subprocess.Popen(
-            [
-                str(claude.binary),
-                "-p",
-                "--input-format",
-                "stream-json",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-            ],
-            cwd=claude.project,
-            env=claude.env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        self.proc = stream_json_process(claude)
 
     def __enter__(self) -> LiveSession:
         return self

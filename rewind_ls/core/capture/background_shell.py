@@ -35,10 +35,6 @@ if TYPE_CHECKING:
 
 _JOB = shell_runs.BACKGROUND_JOB  # meta key "<prefix><session> <task id>" -> Job.encode()
 END_DIR = "background-ends"  # in the store's folder: one file per ended job, "<ns> sure|unsure"
-# The coarse clock's lag behind a change (as in `core.capture.scan`): whole-second file systems
-# get a whole second or two.
-_TICK_SLACK_NS = 50_000_000
-_SECOND_SLACK_NS = 2_000_000_000
 _END_WAIT_S = 2.0  # how long a scan waits for the watcher's end once the process is gone
 _ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 _MAX_PROCESSES = 256  # of a job's process tree looked at for open files
@@ -88,14 +84,9 @@ class Job:
                 return None
             if ctime_ns is None or not self.sure:
                 return "shared"  # a deletion has no time; an unknown end leaves it open
-        if own_start is not None and (ctime_ns is None or ctime_ns >= own_start - _slack(ctime_ns)):
+        if own_start is not None and not shell_runs.surely_before(ctime_ns, own_start):
             return "shared"  # the scanning session's own command ran meanwhile
         return "job"
-
-
-def _slack(ctime_ns: int | None) -> int:
-    whole_seconds = ctime_ns is not None and ctime_ns % 1_000_000_000 == 0
-    return _SECOND_SLACK_NS if whole_seconds else _TICK_SLACK_NS
 
 
 def valid_id(task_id: object) -> bool:
@@ -329,7 +320,7 @@ def forget_ended(store: Store, scan_start_ns: int) -> None:
     whose turn is gone."""
     for job in jobs(store):
         end = _read_end(job.end_file(store.path))
-        ended = end is not None and end[0] < scan_start_ns - _TICK_SLACK_NS
+        ended = end is not None and end[0] < scan_start_ns - shell_runs.TICK_SLACK_NS
         if ended or store.turn(job.turn_id) is None:
             store.delete_meta(job.key())
             try:

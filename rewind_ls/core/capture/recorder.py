@@ -410,12 +410,13 @@ class Recorder:
         else:
             self.store.record_after(turn, rel, after)
 
-    def _record_change(self, turn: str, rel: str, old: Version, new: Version, source: str) -> None:
+    def record_known_change(
+        self, turn: str, rel: str, old: Version, new: Version, source: str
+    ) -> None:
+        """Record in `turn` that `rel` went from `old` to `new` (both already seen)."""
         with self.store.transaction():
             self.store.record_before(turn, rel, old, source)
             self._settle(turn, rel, new)
-
-    record_known_change = _record_change  # for the recorders outside (transcript, saves)
 
     def changed_since_seen(
         self, paths: Iterable[str] | None = None
@@ -464,7 +465,7 @@ class Recorder:
         self.store.ensure_session(EXTERNAL_SESSION, "external", "workspace")
         turn = self.store.begin_turn(EXTERNAL_SESSION, "changes made outside agent turns")
         for rel, old, new in found:
-            self._record_change(turn, rel, old, new, "scan")
+            self.record_known_change(turn, rel, old, new, "scan")
         self.store.end_turn(turn)
         return turn
 
@@ -496,7 +497,7 @@ class Recorder:
                 if window is None:
                     outside.append((rel, old, new))
                 else:
-                    self._record_change(window.turn, rel, old, new, "scan")
+                    self.record_known_change(window.turn, rel, old, new, "scan")
             if outside:
                 self._record_outside(outside)
             return latest.turn
@@ -517,7 +518,7 @@ class Recorder:
 
         def attribute(found: list[tuple[str, Version, Version]]) -> str:
             for rel, old, new in found:
-                self._record_change(turn, rel, old, new, source)
+                self.record_known_change(turn, rel, old, new, source)
             return turn
 
         self.close_abandoned(except_session=session_id)
@@ -525,7 +526,7 @@ class Recorder:
         if result is None:
             changed = self.changed_since_seen()
             for rel, old, new in changed:
-                self._record_change(turn, rel, old, new, source)
+                self.record_known_change(turn, rel, old, new, source)
             return changed
         return result.changes
 

@@ -64,7 +64,13 @@ from rewind_ls.core.capture.scan_links import META_UNRECORDED as META_UNRECORDED
 from rewind_ls.core.capture.scan_links import note_links
 from rewind_ls.core.capture.scan_links import unrecorded as unrecorded
 from rewind_ls.core.capture.scan_settings import extra_ignore_patterns
-from rewind_ls.core.capture.shell_runs import BACKGROUND_JOB, in_flight, session_runs
+from rewind_ls.core.capture.shell_runs import (
+    BACKGROUND_JOB,
+    CLOCK_SLACK_NS,
+    in_flight,
+    session_runs,
+    surely_before,
+)
 from rewind_ls.core.capture.walk import relative_skips
 from rewind_ls.core.fs import config
 from rewind_ls.core.fs.paths import nested_checkout
@@ -87,10 +93,7 @@ if TYPE_CHECKING:
 
 META_WATERMARK = "scan.watermark_ns"  # when the last scan began (ctime test for new files)
 # Timestamps come from the kernel's coarse clock, which lags time.time_ns() by up to a tick or two.
-_CLOCK_SLACK_NS = 2_000_000_000
-# A file system with nanosecond timestamps: a ctime lags the moment of the change by at most a few
-# of the coarse clock's ticks (1/HZ, 4-10 ms).
-_TICK_SLACK_NS = 50_000_000
+_CLOCK_SLACK_NS = CLOCK_SLACK_NS
 # A baseline taken in one process (no worker: `REWIND_LS_BASELINE_SECONDS` set, `rewind-ls scan`)
 # commits this many files at a time: fewer, larger transactions rewrite the random-keyed hash
 # index less often (100k files: the scanning thread's commits 2.0 -> 1.7 s CPU against 2,000).
@@ -416,9 +419,9 @@ class ScanRun:
         A change timed before a command started is not that command's (`_before`): left to the
         others when it is before this session's own, this session's alone when it is before
         every other's."""
-        if self.own_start is None or _before(ctime_ns, self.own_start):
+        if self.own_start is None or surely_before(ctime_ns, self.own_start):
             return False
-        partners = [r.session_id for r in self.others if not _before(ctime_ns, r.start_ns)]
+        partners = [r.session_id for r in self.others if not surely_before(ctime_ns, r.start_ns)]
         if partners:
             self.shared[rel] = partners
         return True
@@ -565,16 +568,6 @@ class _MovedIn:
             self.answers[folder] = ctime >= self.watermark
             return self.answers[folder]
         return False
-
-
-def _before(ctime_ns: int | None, start_ns: int) -> bool:
-    """A change's ctime is surely before a command's start: by more than the kernel's coarse
-    clock lags (`_TICK_SLACK_NS`), or, on a file system that keeps whole seconds (the ctime has
-    no fraction), by more than `_CLOCK_SLACK_NS`. A deletion (no time) never is."""
-    if ctime_ns is None:
-        return False
-    slack = _CLOCK_SLACK_NS if ctime_ns % 1_000_000_000 == 0 else _TICK_SLACK_NS
-    return ctime_ns < start_ns - slack
 
 
 def fill_old_versions(store: Store, cands: list[Candidate]) -> None:

@@ -27,6 +27,11 @@ SHELL_RUN = "scan.shell-run:"  # meta key prefix: "<prefix><session> <run id>" -
 BACKGROUND_JOB = "scan.background-shell:"
 SHELL_RUN_EXPIRY_NS = 15 * 60 * 1_000_000_000  # no time limit known: Claude Code's longest + 5 min
 SLACK_NS = 30 * 1_000_000_000  # a command killed at its limit still needs a moment to exit
+# A file system keeping whole seconds: a ctime lags the moment of the change by up to two.
+CLOCK_SLACK_NS = 2_000_000_000
+# A file system with nanosecond timestamps: a ctime lags the moment of the change by at most a few
+# of the kernel's coarse clock's ticks (1/HZ, 4-10 ms).
+TICK_SLACK_NS = 50_000_000
 # Processes between the agent and its hook command: the shell it runs hooks with, and wrappers.
 _NOT_THE_AGENT = {"sh", "bash", "dash", "zsh", "fish", "ksh", "busybox", "env", "timeout", "nice"}
 
@@ -187,3 +192,13 @@ def abandoned_sessions(store: Store, now_ns: int) -> dict[str, Run]:
             if prev is None or run.start_ns > prev.start_ns:
                 found[run.session_id] = run
     return found
+
+
+def surely_before(ctime_ns: int | None, start_ns: int) -> bool:
+    """A change's ctime is surely before a command's start: by more than the kernel's coarse
+    clock lags (`TICK_SLACK_NS`), or, on a file system that keeps whole seconds (the ctime has
+    no fraction), by more than `CLOCK_SLACK_NS`. A deletion (no time) never is."""
+    if ctime_ns is None:
+        return False
+    slack = CLOCK_SLACK_NS if ctime_ns % 1_000_000_000 == 0 else TICK_SLACK_NS
+    return ctime_ns < start_ns - slack

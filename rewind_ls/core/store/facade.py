@@ -196,6 +196,9 @@ class Store:
     def turns_dropped(self) -> int:
         return self._sessions.turns_dropped()
 
+    def latest_turn(self, session_id: str) -> Turn | None:
+        return self._sessions.latest_turn(session_id)
+
     def latest_turn_seq(self) -> int | None:
         return self._sessions.latest_turn_seq()
 

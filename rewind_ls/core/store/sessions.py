@@ -289,6 +289,14 @@ class Sessions:
         ).fetchone()
         return low, high
 
+    def latest_turn(self, session_id: str) -> Turn | None:
+        """The session's highest-numbered turn (None: it has none)."""
+        row = self.conn.execute(
+            f"SELECT {TURN_COLS} FROM turns WHERE session_id = ? ORDER BY number DESC LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        return None if row is None else turn_of(row)
+
     def latest_turn_seq(self) -> int | None:
         """The workspace order of the newest turn of any session (None: no turn yet)."""
         row = self.conn.execute("SELECT max(seq) FROM turns").fetchone()

@@ -132,9 +132,8 @@ def _notification(
             turn = found.turn_id
             break
     if turn is None:
-        latest = rec.store.turn_number_range(sid)[1]
-        row = rec.store.turn_by_number(sid, latest) if latest is not None else None
-        turn = row.id if row is not None else None
+        latest = rec.store.latest_turn(sid)
+        turn = latest.id if latest is not None else None
     if prompt_id and turn is not None:  # claimed by `_prompt` already
         rec.store.set_event_turn(sid, "prompt", prompt_id, turn)
     if rec.open_turn_id(sid) is None:
@@ -175,8 +174,7 @@ def _background_turn(rec: Recorder, hook: steps.HookEvent, payload: dict[str, An
 
 def _turn_of_prompt(rec: Recorder, session_id: str, prompt_id: str) -> str | None:
     """The session's latest turn, when it is the one opened for `prompt_id`."""
-    latest = rec.store.turn_number_range(session_id)[1]
-    turn = rec.store.turn_by_number(session_id, latest) if latest is not None else None
+    turn = rec.store.latest_turn(session_id)
     if turn is None or not turn.info:
         return None
     try:

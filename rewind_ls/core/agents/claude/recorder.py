@@ -148,9 +148,8 @@ class TranscriptRecorder:
         launched = self.store.event(sid, "prompt", ev.launched_by) if ev.launched_by else None
         turn = launched.turn_id if launched is not None else None
         if turn is None:
-            latest = self.store.turn_number_range(sid)[1]
-            row = self.store.turn_by_number(sid, latest) if latest is not None else None
-            turn = row.id if row is not None else None
+            latest = self.store.latest_turn(sid)
+            turn = latest.id if latest is not None else None
         if turn is not None:
             self.store.claim_event(sid, "prompt", ev.prompt_id, SOURCE, turn)
 

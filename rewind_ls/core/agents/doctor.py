@@ -330,16 +330,17 @@ def _missing_events(
     """A settings file whose hooks an older rewind-ls wrote, without the events added since (Claude
     Code's `SubagentStart`, which credits a background subagent's work to its turn): what those
     events tell is not recorded until `install` runs again (it keeps every other hook)."""
+    from rewind_ls.core.agents.settings import settings_files
+
     events_of = getattr(who.hooks_file(), "hooked_events", None)
     if events_of is None:  # a plugin file (OpenCode) is rewritten whole by each install
         return []
+    flags = dict(settings_files(root, who.name))
     out = []
     for path, _commands in files:
         missing = [e for e in who.events if e not in events_of(path, who.name)]
         if missing:
-            flag = " --user" if path == who.settings_path(root, True) else ""
-            if who.local_settings_path is not None and path == who.local_settings_path(root):
-                flag = " --local"
+            flag = f" {flags[path]}" if flags.get(path) else ""
             out.append(
                 _check(
                     name,

@@ -49,19 +49,28 @@ def is_fast_command(command: str) -> bool:
     return len(argv) == 6 and argv[1:3] == ["-I", "-S"] and argv[4] == "hook"
 
 
-def installed_hooks(root: str, agent: str = "claude-code") -> list[tuple[str, list[str]]]:
-    """The agent's settings files for `root` (project, the project's per-person file, then user)
-    that hold our hooks, each with its hook commands."""
+def settings_files(root: str, agent: str = "claude-code") -> list[tuple[str, str]]:
+    """The agent's hook settings files for `root`, each with the `install` flag that writes it:
+    the project's (""), the project's per-person file ("--local", where the agent has one), the
+    user's ("--user")."""
     from rewind_ls.core.agents.registry import AGENTS
 
     who = AGENTS[agent]
-    out = []
-    paths = [who.settings_path(root, False)]
+    files = [(who.settings_path(root, False), "")]
     if who.local_settings_path is not None:
-        paths.append(who.local_settings_path(root))
-    paths.append(who.settings_path(root, True))
-    for path in paths:
-        commands = who.hooks_file().hook_commands(path, agent)
+        files.append((who.local_settings_path(root), "--local"))
+    files.append((who.settings_path(root, True), "--user"))
+    return files
+
+
+def installed_hooks(root: str, agent: str = "claude-code") -> list[tuple[str, list[str]]]:
+    """The agent's settings files for `root` (`settings_files`) that hold our hooks, each with its
+    hook commands."""
+    from rewind_ls.core.agents.registry import AGENTS
+
+    out = []
+    for path, _flag in settings_files(root, agent):
+        commands = AGENTS[agent].hooks_file().hook_commands(path, agent)
         if commands:
             out.append((path, commands))
     return out

@@ -116,17 +116,12 @@ def hooks_switched_off(root: str) -> list[str]:
     settings schema): `disableAllHooks` in any settings file it reads there (project, the
     per-person file, the user's, managed), or `allowManagedHooksOnly` in the managed one. One
     line per file that says so; empty when the hooks would run."""
-    from rewind_ls.core.agents.registry import AGENTS
-    from rewind_ls.core.agents.settings import load_json
+    from rewind_ls.core.agents.settings import load_json, settings_files
     from rewind_ls.core.errors import BadInput
 
-    claude = AGENTS[AGENT]
-    files = [claude.settings_path(root, False), claude.settings_path(root, True)]
-    if claude.local_settings_path is not None:
-        files.insert(1, claude.local_settings_path(root))
     managed = managed_settings()
     out = []
-    for path in [*files, managed]:
+    for path in [*(path for path, _flag in settings_files(root, AGENT)), managed]:
         try:
             data = load_json(path)
         except BadInput:

@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from hashlib import sha256
 from pathlib import Path
 
@@ -23,6 +23,8 @@ from rewind_ls.core.capture.recorder import Recorder
 from rewind_ls.core.model import ABSENT, EXTERNAL_SESSION, Change, Version
 from rewind_ls.core.store import Store
 from tests.conftest import Cli
+from tests.support.waiting import wait_for
+from tests.support.watcher import start_watcher, watch_dir
 
 pytestmark = pytest.mark.skipif(
     not os.path.isdir("/proc/sys/fs/inotify"), reason="the watcher needs Linux inotify"
@@ -41,46 +43,15 @@ def store(ws: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sto
     (ws / "keep.txt").write_text("keep\n")
     with Store.open(str(ws)) as s:
         Recorder(s).attribute_outside_changes()  # the baseline
-        _start_watcher(s)
+        start_watcher(s)
         yield s
         _stop(s, signal.SIGKILL)
 
 
-def _wdir(store: Store) -> str:
-    return watch_journal.watch_dir(store.path)
-
-
-def _wait(cond: Callable[[], object], what: str, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
-
-
-def _ready(store: Store) -> bool:
-    try:
-        head = Path(_wdir(store), watch_journal.JOURNAL).read_bytes()
-    except OSError:
-        return False
-    pid = watch_journal.watcher_pid(_wdir(store))
-    first, _, rest = head.partition(b"\n")
-    return (
-        first.startswith(b"E ")
-        and first.endswith(f" {pid}".encode())
-        and rest.startswith(b"R\n")
-        and watch_journal.alive(_wdir(store))
-    )
-
-
-def _start_watcher(store: Store) -> None:
-    watch_journal.ensure_running(store.root, store.path)
-    _wait(lambda: _ready(store), "the watcher to be ready")
-
-
 def _stop(store: Store, signum: int) -> None:
     """Send `signum` to the watcher and wait until it is gone."""
-    wdir = _wdir(store)
-    _wait(lambda: not Path(wdir, watch_journal.STARTING).exists(), "the watcher's lock")
+    wdir = watch_dir(store)
+    wait_for(lambda: not Path(wdir, watch_journal.STARTING).exists(), "the watcher's lock")
     pid = watch_journal.watcher_pid(wdir)
     if pid is None or not watch_journal.alive(wdir):
         return
@@ -92,7 +63,7 @@ def _stop(store: Store, signum: int) -> None:
         os.waitpid(pid, 0)  # started by this process (posix_spawn): reaped here
     except ChildProcessError:
         pass
-    _wait(lambda: not watch_journal.alive(wdir), "the watcher to stop")
+    wait_for(lambda: not watch_journal.alive(wdir), "the watcher to stop")
 
 
 def _h(text: str) -> str:
@@ -124,12 +95,12 @@ def test_a_still_file_is_a_version_and_a_burst_only_its_quiet_point(
     # seconds between two saves to make a quiet point of its own.
     _stop(store, signal.SIGKILL)
     monkeypatch.setenv("REWIND_LS_HISTORY_DEBOUNCE", "3")
-    _start_watcher(store)
+    start_watcher(store)
     a = ws / "a.txt"
     for i in range(6):  # a burst: none of these is still for the debounce
         a.write_text(f"burst {i}\n")
         time.sleep(0.3)
-    _wait(lambda: _has_version(store, "a.txt", "burst 5\n"), "the quiet point's version")
+    wait_for(lambda: _has_version(store, "a.txt", "burst 5\n"), "the quiet point's version")
     hashes = _after_hashes(store, "a.txt")
     assert hashes == [_h("burst 5\n")], "one version per quiet point, not one per write"
     (change,) = _versions(store, "a.txt")
@@ -137,7 +108,7 @@ def test_a_still_file_is_a_version_and_a_burst_only_its_quiet_point(
     assert store.get_blob(_h("burst 5\n")) == b"burst 5\n"
     # An unchanged file costs nothing, and a second quiet point is a second version.
     a.write_text("second\n")
-    _wait(lambda: _has_version(store, "a.txt", "second\n"), "the second version")
+    wait_for(lambda: _has_version(store, "a.txt", "second\n"), "the second version")
     assert _after_hashes(store, "a.txt") == [_h("burst 5\n"), _h("second\n")]
     assert _versions(store, "keep.txt") == []
 
@@ -153,7 +124,7 @@ def test_an_edit_kept_two_seconds_survives_git_checkout(ws: Path, store: Store) 
     time.sleep(2)
     git("checkout", "--", "a.txt")
     assert (ws / "a.txt").read_text() == "one\n"
-    _wait(lambda: _has_version(store, "a.txt", "one\n"), "the checkout's version")
+    wait_for(lambda: _has_version(store, "a.txt", "one\n"), "the checkout's version")
     hashes = _after_hashes(store, "a.txt")
     assert _h("one\nmy line by hand\n") in hashes, "the hand edit was lost"
     assert hashes[-1] == _h("one\n")
@@ -164,11 +135,11 @@ def test_a_deletion_is_recorded_with_the_deleted_content(ws: Path, store: Store)
     new = ws / "sub" / "new.txt"
     new.parent.mkdir()
     new.write_text("made by hand\n")
-    _wait(lambda: _has_version(store, "sub/new.txt", "made by hand\n"), "the new file's version")
+    wait_for(lambda: _has_version(store, "sub/new.txt", "made by hand\n"), "the new file's version")
     created = _versions(store, "sub/new.txt")[0]
     assert created.before.kind == ABSENT
     new.unlink()
-    _wait(lambda: None in _after_hashes(store, "sub/new.txt"), "the deletion")
+    wait_for(lambda: None in _after_hashes(store, "sub/new.txt"), "the deletion")
     deleted = _versions(store, "sub/new.txt")[-1]
     assert deleted.after is not None and deleted.after.kind == ABSENT
     assert deleted.before.hash == _h("made by hand\n")
@@ -179,10 +150,10 @@ def test_ignored_files_and_files_over_the_cap_are_not_read(
     ws: Path, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (ws / ".gitignore").write_text("*.log\n")
-    _wait(lambda: _versions(store, ".gitignore"), "the .gitignore's version")
+    wait_for(lambda: _versions(store, ".gitignore"), "the .gitignore's version")
     (ws / "build.log").write_text("noise\n")
     (ws / "a.txt").write_text("after the log\n")
-    _wait(lambda: _has_version(store, "a.txt", "after the log\n"), "a.txt's version")
+    wait_for(lambda: _has_version(store, "a.txt", "after the log\n"), "a.txt's version")
     assert _versions(store, "build.log") == [] and store.known("build.log") is None
 
 
@@ -193,7 +164,7 @@ def test_a_burst_of_100_saves_in_10_seconds_costs_a_bounded_number_of_versions(
     for i in range(100):
         a.write_text(f"save {i}\n")
         time.sleep(0.1)
-    _wait(lambda: _has_version(store, "a.txt", "save 99\n"), "the last save's version")
+    wait_for(lambda: _has_version(store, "a.txt", "save 99\n"), "the last save's version")
     time.sleep(local_history.debounce_seconds() + 0.5)
     count = len(_versions(store, "a.txt"))
     # Never still for a second: a version at most every MAX_WAIT seconds, then the quiet point
@@ -217,7 +188,7 @@ def _slow_watcher(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """A watcher whose debounce never passes in a test: what it records, the stop made it."""
     _stop(store, signal.SIGKILL)
     monkeypatch.setenv("REWIND_LS_HISTORY_DEBOUNCE", "600")
-    _start_watcher(store)
+    start_watcher(store)
 
 
 def test_a_version_pending_when_the_watcher_stops_is_recorded(
@@ -243,7 +214,7 @@ def test_kill_9_with_versions_pending_is_recovered_by_the_next_scan_once(
         assert not _has_version(store, "a.txt", text)
         Recorder(store).attribute_outside_changes()  # the next scan (a hook's)
         assert _after_hashes(store, "a.txt").count(_h(text)) == 1
-        _start_watcher(store)
+        start_watcher(store)
     _stop(store, signal.SIGTERM)  # the restarted watcher has nothing more to record
     assert _after_hashes(store, "a.txt") == [
         _h("pending at the kill 0\n"),
@@ -262,9 +233,9 @@ def test_log_show_restore_and_undo_a_version_overwritten_by_git_checkout(
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
     mine = "one\nmy line by hand\n"
     (ws / "a.txt").write_text(mine)
-    _wait(lambda: _has_version(store, "a.txt", mine), "the hand edit's version")
+    wait_for(lambda: _has_version(store, "a.txt", mine), "the hand edit's version")
     git("checkout", "--", "a.txt")
-    _wait(lambda: _has_version(store, "a.txt", "one\n"), "the checkout's version")
+    wait_for(lambda: _has_version(store, "a.txt", "one\n"), "the checkout's version")
     versions = cli.json("log", "a.txt")["versions"]
     edits = [v for v in versions if v["source"] == "your edit"]
     assert [v["hash"] for v in edits] == [_h("one\n"), _h(mine)]  # newest first
@@ -289,15 +260,15 @@ def test_a_deleted_file_is_restored_and_a_changed_one_is_a_conflict(
 ) -> None:
     gone = ws / "gone.txt"
     gone.write_text("soon deleted\n")
-    _wait(lambda: _has_version(store, "gone.txt", "soon deleted\n"), "the new file's version")
+    wait_for(lambda: _has_version(store, "gone.txt", "soon deleted\n"), "the new file's version")
     gone.unlink()
-    _wait(lambda: None in _after_hashes(store, "gone.txt"), "the deletion")
+    wait_for(lambda: None in _after_hashes(store, "gone.txt"), "the deletion")
     result = cli.json("restore", "gone.txt", "--version", _h("soon deleted\n"))
     assert result["status"] == "applied" and result["mode"] == "version"
     assert gone.read_text() == "soon deleted\n"
     # Compare-and-swap: content rewind-ls has not seen yet is never overwritten unasked.
     (ws / "a.txt").write_text("two\n")
-    _wait(lambda: _has_version(store, "a.txt", "two\n"), "a.txt's version")
+    wait_for(lambda: _has_version(store, "a.txt", "two\n"), "a.txt's version")
     _stop(store, signal.SIGKILL)
     (ws / "a.txt").write_text("not seen by rewind-ls\n")
     refused = cli("restore", "a.txt", "--version", _h("one\n"), "--yes", ok=False)

@@ -29,6 +29,8 @@ from rewind_ls.core.capture.folder_cache import skip_dirs
 from rewind_ls.core.capture.ignore import IgnoreRules
 from rewind_ls.core.capture.walk import walk
 from rewind_ls.core.store import FILE, Store
+from tests.support.waiting import wait_for
+from tests.support.watcher import start_watcher, watch_dir, watcher_ready
 
 pytestmark = pytest.mark.skipif(
     not os.path.isdir("/proc/sys/fs/inotify"), reason="the watcher needs Linux inotify"
@@ -53,15 +55,11 @@ def store(ws: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sto
         _kill(s)
 
 
-def _wdir(store: Store) -> str:
-    return watch_journal.watch_dir(store.path)
-
-
 def _kill(store: Store) -> None:
     """kill -9 the watcher (and one that was waiting for the lock, if any)."""
-    wdir = _wdir(store)
+    wdir = watch_dir(store)
     starting = Path(wdir, watch_journal.STARTING)
-    _wait(lambda: not starting.exists(), "a starting watcher to take its lock")
+    wait_for(lambda: not starting.exists(), "a starting watcher to take its lock")
     for _ in range(5):
         pid = watch_journal.watcher_pid(wdir)
         if pid is None or not watch_journal.alive(wdir):
@@ -80,36 +78,7 @@ def _reap(pid: int) -> None:
     try:
         os.waitpid(pid, 0)
     except ChildProcessError:
-        _wait(lambda: not Path(f"/proc/{pid}").exists(), f"pid {pid} to end")
-
-
-def _wait(cond: object, what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.01)
-
-
-def _ready(store: Store) -> bool:
-    try:
-        head = Path(_wdir(store), watch_journal.JOURNAL).read_bytes()
-    except OSError:
-        return False
-    pid = watch_journal.watcher_pid(_wdir(store))
-    first, _, rest = head.partition(b"\n")
-    # The running watcher's journal (pid), ready (R), not ended (a new epoch replaces it).
-    return (
-        first.startswith(b"E ")
-        and first.endswith(f" {pid}".encode())
-        and rest.startswith(b"R\n")
-        and b"\nX " not in head
-        and watch_journal.alive(_wdir(store))
-    )
-
-
-def _start_watcher(store: Store) -> None:
-    watch_journal.ensure_running(store.root, store.path)
-    _wait(lambda: _ready(store), "the watcher to be ready")
+        wait_for(lambda: not Path(f"/proc/{pid}").exists(), f"pid {pid} to end")
 
 
 def _truth(ws: Path, store: Store) -> Truth:
@@ -160,7 +129,7 @@ def _baseline(ws: Path, store: Store) -> Truth:
     """The baseline (full walk, starts the watcher), then a full scan synced with the ready
     watcher, which leaves the first mark."""
     scan_mod.scan(store, lambda changes: None)
-    _wait(lambda: _ready(store), "the watcher to be ready")
+    wait_for(lambda: watcher_ready(store), "the watcher to be ready")
     truth = _truth(ws, store)
     result, truth = _scan_and_check(ws, store, truth)
     assert not result.watched
@@ -289,7 +258,7 @@ def test_a_killed_watcher_means_a_full_walk(ws: Path, store: Store) -> None:
     _kill(store)  # kill -9 mid-interval: changes from here on are seen by no one
     (ws / "d1" / "sub1" / "f1.txt").write_text("while dead\n")
     _write(ws / "d2" / "fresh" / "new.txt", "while dead\n")
-    _start_watcher(store)  # a new watcher: it did not run for the whole interval
+    start_watcher(store)  # a new watcher: it did not run for the whole interval
     result, truth = _scan_and_check(ws, store, truth)
     assert not result.watched
     assert {c[0] for c in result.changes} == {"d1/sub1/f1.txt", "d2/fresh/new.txt"}
@@ -308,8 +277,8 @@ def test_queue_overflow_means_a_full_walk(ws: Path, store: Store) -> None:
     limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
     _tree(ws)
     truth = _baseline(ws, store)
-    old = os.open(os.path.join(_wdir(store), watch_journal.JOURNAL), os.O_RDONLY)
-    pid = watch_journal.watcher_pid(_wdir(store))
+    old = os.open(os.path.join(watch_dir(store), watch_journal.JOURNAL), os.O_RDONLY)
+    pid = watch_journal.watcher_pid(watch_dir(store))
     assert pid is not None
     os.kill(pid, signal.SIGSTOP)
     try:
@@ -320,9 +289,11 @@ def test_queue_overflow_means_a_full_walk(ws: Path, store: Store) -> None:
         (ws / "d5" / "sub1" / "f3.txt").write_text("lost in the overflow\n")
     finally:
         os.kill(pid, signal.SIGCONT)
-    _wait(lambda: b"X inotify queue overflowed" in _read_all(old), "the overflow line")
+    wait_for(lambda: b"X inotify queue overflowed" in _read_all(old), "the overflow line")
     os.close(old)
-    _wait(lambda: _ready(store), "the next epoch")  # the same process, a new inotify instance
+    wait_for(
+        lambda: watcher_ready(store), "the next epoch"
+    )  # the same process, a new inotify instance
     result, truth = _scan_and_check(ws, store, truth)
     assert not result.watched
     # f0/f1 have new mtimes but the same bytes: looked at, not changed.
@@ -335,7 +306,7 @@ def test_queue_overflow_means_a_full_walk(ws: Path, store: Store) -> None:
 
 def _journal_tail(store: Store) -> str:
     try:
-        return Path(_wdir(store), watch_journal.JOURNAL).read_text()[-2000:]
+        return Path(watch_dir(store), watch_journal.JOURNAL).read_text()[-2000:]
     except OSError as exc:
         return str(exc)
 
@@ -346,8 +317,8 @@ def _read_all(fd: int) -> bytes:
 
 def test_only_one_watcher_per_workspace(ws: Path, store: Store) -> None:
     _tree(ws, dirs=2)
-    _start_watcher(store)
-    first = watch_journal.watcher_pid(_wdir(store))
+    start_watcher(store)
+    first = watch_journal.watcher_pid(watch_dir(store))
     for _ in range(3):
         watch_journal.ensure_running(store.root, store.path)
     extra = subprocess.run(
@@ -356,15 +327,19 @@ def test_only_one_watcher_per_workspace(ws: Path, store: Store) -> None:
         capture_output=True,
     )
     assert extra.returncode == 0  # found the lock taken and left
-    assert watch_journal.watcher_pid(_wdir(store)) == first and watch_journal.alive(_wdir(store))
+    assert watch_journal.watcher_pid(watch_dir(store)) == first and watch_journal.alive(
+        watch_dir(store)
+    )
 
 
 def test_an_idle_watcher_stops(ws: Path, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REWIND_LS_WATCH_IDLE", "1")
     _tree(ws, dirs=2)
-    _start_watcher(store)
-    _wait(lambda: not watch_journal.alive(_wdir(store)), "the idle watcher to stop", timeout=10)
-    status = Path(_wdir(store), watch_journal.STATUS).read_text()
+    start_watcher(store)
+    wait_for(
+        lambda: not watch_journal.alive(watch_dir(store)), "the idle watcher to stop", timeout=10
+    )
+    status = Path(watch_dir(store), watch_journal.STATUS).read_text()
     assert status.startswith("idle")
     # Like everything in the store, the watcher's files are the owner's only (the real Claude Code
     # test's `doctor` caught a world-readable `watch/` folder and status file).
@@ -414,7 +389,7 @@ def test_watch_limit_means_a_full_walk(ws: Path, store: Store) -> None:
     _write(ws / "b" / "g.txt", "b\n")
     proc = _limited_watcher(store, 5)  # the root, a, b and the sync folder: 4 watches
     try:
-        _wait(lambda: _ready(store), "the limited watcher to be ready")
+        wait_for(lambda: watcher_ready(store), "the limited watcher to be ready")
         scan_mod.scan(store, lambda changes: None)  # baseline, synced: leaves the first mark
         truth = _truth(ws, store)
         (ws / "a" / "f.txt").write_text("watched\n")
@@ -422,15 +397,15 @@ def test_watch_limit_means_a_full_walk(ws: Path, store: Store) -> None:
         assert result.watched
         _write(ws / "c" / "d" / "e" / "deep.txt", "past the limit\n")  # c, d, e: 7 watches
         assert proc.wait(timeout=20) == 0  # the watcher stopped on the limit
-        status = Path(_wdir(store), watch_journal.STATUS).read_text()
+        status = Path(watch_dir(store), watch_journal.STATUS).read_text()
         assert status.startswith("limit"), status
         result, truth = _scan_and_check(ws, store, truth)
         assert not result.watched
         assert [c[0] for c in result.changes] == ["c/d/e/deep.txt"]
         # No new watcher for a while: it would hit the same limit.
         time.sleep(0.3)
-        assert not watch_journal.alive(_wdir(store))
-        assert not Path(_wdir(store), watch_journal.STARTING).exists()
+        assert not watch_journal.alive(watch_dir(store))
+        assert not Path(watch_dir(store), watch_journal.STARTING).exists()
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -448,5 +423,5 @@ def test_the_watcher_runs_our_package_not_a_workspaces_own_rewind_ls(
     marker = ws.parent / "planted-package-ran"
     (planted / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
     monkeypatch.chdir(ws)
-    _start_watcher(store)
+    start_watcher(store)
     assert not marker.exists()

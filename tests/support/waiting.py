@@ -7,11 +7,14 @@ import time
 from collections.abc import Callable
 
 
-def wait_for(check: Callable[[], object], what: str, timeout: float = 90.0) -> None:
-    """Return once `check()` is true; fail naming `what` after `timeout` seconds."""
+def wait_for(
+    check: Callable[[], object], what: str, timeout: float = 90.0, step: float = 0.1
+) -> None:
+    """Return once `check()` is true (asked every `step` seconds); fail naming `what` after
+    `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():
             return
-        time.sleep(0.1)
+        time.sleep(step)
     raise AssertionError(f"timed out waiting for {what}")

@@ -310,7 +310,8 @@ def test_while_the_worker_runs_a_hook_looks_at_what_the_watcher_saw(
     interval from the watcher (killed here) it `lstat`s every known file again. A file created
     meanwhile, which no lean scan adopts, is adopted by the first scan after the worker: that one
     walks (a lean scan's mark is for lean scans only)."""
-    from tests.test_watcher import _kill, _start_watcher
+    from tests.support.watcher import start_watcher
+    from tests.test_watcher import _kill
 
     monkeypatch.setenv("REWIND_LS_WATCH", "1")
     monkeypatch.setenv("REWIND_LS_WATCH_IDLE", "120")
@@ -321,7 +322,7 @@ def test_while_the_worker_runs_a_hook_looks_at_what_the_watcher_saw(
     scan_mod.scan(store, _no_change, None, adopt_only=True)
     with store.transaction():
         store.set_meta(scan_mod.META_BASELINE, "")  # as if more files were still to come
-    _start_watcher(store)
+    start_watcher(store)
     os.makedirs(bs.worker_dir(store.path), exist_ok=True)
     fd = os.open(os.path.join(bs.worker_dir(store.path), bs.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)  # a worker is running
